@@ -392,10 +392,12 @@ def analyse(
     ``taus``, ``n_boot``, ``seed`` and ``own_tokens`` from ``settings``."""
     n_boot, seed, taus = int(settings["n_boot"]), int(settings["seed"]), settings["taus"]
     edges = perplexity_bins(0.5, 1.0)
-    curve = perplexity_curve(judged, edges=edges, boot=Resampling(n_boot=n_boot), min_n=5)
-    results, skipped = familiarity_summary(judged, boot=Resampling(n_boot=n_boot), min_n=20)
+    # one resampling, the run's --seed and --n-boot, for every interval of the run
+    boot = Resampling(n_boot=n_boot, seed=seed)
+    curve = perplexity_curve(judged, edges=edges, boot=boot, min_n=5)
+    results, skipped = familiarity_summary(judged, boot=boot, min_n=20)
     # the human pairs hold no answer of these judges: Figure 5's gap cannot come from them
-    _gaps, pair_gap_skipped = own_perplexity_gap(judged, boot=Resampling(n_boot=n_boot))
+    _gaps, pair_gap_skipped = own_perplexity_gap(judged, boot=boot)
 
     # Figure 5 from the judges' own answers: own vs the six models' answers, same questions
     log_ppl = np.log(answers["ppl"])
@@ -411,11 +413,10 @@ def analyse(
         ppl_a=answers["ppl"],
         ppl_b=np.nan,
     )  # one row per response; log_perplexity_by_model / own_perplexity_gap count each once
-    by_model = log_perplexity_by_model(responses, boot=Resampling(n_boot=n_boot), min_n=5)
-    gaps, gap_skipped = own_perplexity_gap(responses, boot=Resampling(n_boot=n_boot))
+    by_model = log_perplexity_by_model(responses, boot=boot, min_n=5)
+    gaps, gap_skipped = own_perplexity_gap(responses, boot=boot)
 
     # the mitigation (paper §6): familiarity-weighted ensemble vs plain ensemble vs members
-    boot = Resampling(n_boot=n_boot, seed=seed)
     ensemble, ensemble_skipped = compare_ensembles(judged, judges=members, taus=taus, boot=boot)
     selfpref, selfpref_skipped = compare_self_preference(
         judged, judges=members, tau=taus[0], boot=boot

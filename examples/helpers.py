@@ -20,6 +20,7 @@ from recuse.judging.backends.base import Failure
 from recuse.judging.backends.local import LocalBackend
 from recuse.judging.models import convert_gguf
 from recuse.judging.perplexity import response_prompt
+from recuse.options import DEFAULTS
 from recuse.tables import validate_pairs
 
 EXAMPLES = Path(__file__).resolve().parent
@@ -38,8 +39,11 @@ def parser(doc: str, *, work: Path) -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         description=first, formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
-    ap.add_argument("--seed", type=int, default=0, help="seed of every sample and resample")
-    ap.add_argument("--n-boot", type=int, default=2000, help="bootstrap resamples")
+    # the audit's defaults (recuse.options.DEFAULTS), as every recuse command takes them
+    ap.add_argument(
+        "--seed", type=int, default=DEFAULTS.seed, help="seed of every sample and resample"
+    )
+    ap.add_argument("--n-boot", type=int, default=DEFAULTS.n_boot, help="bootstrap resamples")
     ap.add_argument("--data", type=Path, default=DATA, help="the data folder")
     ap.add_argument(
         "--work",

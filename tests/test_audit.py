@@ -346,6 +346,120 @@ def test_judge_filter_keeps_one_judge(planted: Any) -> None:
                   roster=Roster.builtin())  # fmt: skip
 
 
+def test_judge_filter_resamples_the_whole_table_as_metrics_pairs_does(planted: Any) -> None:
+    """``recuse audit --judge gpt-4`` dropped the rows with a human label and no judge
+    before its shared bootstrap, which ``recuse metrics pairs --judge gpt-4`` resamples
+    (their prompts are drawn too): the same judge's position and verbosity intervals
+    differed between the two from the same seed (on llmbar-mtbench with 60 such rows,
+    GPT-4's first-position rate read [0.485, 0.536] against [0.491, 0.542]). The audit
+    resamples the whole table now; the estimates were and are the same."""
+    from dataclasses import replace
+
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.summary import pairwise_bias
+
+    _, inputs, _ = planted
+    table = inputs[0].frame
+    humans = (
+        table[table["judge"] == "gpt-4"]
+        .head(90)
+        .assign(judge=None, p_a=float("nan"), p_a_first=float("nan"), p_a_second=float("nan"))
+    )
+    humans["prompt_id"] = [f"human-only-{i}" for i in range(len(humans))]
+    whole = pd.concat([table, humans], ignore_index=True)
+    options = AuditOptions(judges=("gpt-4",), n_boot=200, seed=1, only=("position", "verbosity"))
+    report = run_audit([replace(inputs[0], frame=whole)], options=options, roster=Roster.builtin())
+    got = {f.bias.key: (f.estimate, f.ci_low, f.ci_high) for f in report.findings}
+    metrics = {"position": "first_position_rate", "verbosity_longer_gap": "verbosity_longer_gap"}
+    boot = Resampling(n_boot=200, seed=1)
+    direct = pairwise_bias(whole, Roster.builtin(), judges=["gpt-4"],
+                           metrics=list(metrics.values()), boot=boot)  # fmt: skip
+    for bias, metric in metrics.items():
+        r = direct.get(metric, "gpt-4")
+        assert got[bias] == pytest.approx((r.estimate, r.ci_low, r.ci_high), abs=1e-12), bias
+
+
+def test_judge_filter_reports_the_whole_favoritism_fit() -> None:
+    """``recuse audit play-favorites --judge gpt-4o`` fitted the regression on gpt-4o's
+    ratings alone: γ +0.032 [0.024, 0.040] where the whole audit and ``recuse
+    favoritism`` read +0.031 [0.023, 0.039], and λ +0.023 "pooled over the gpt family's
+    judges" from one judge. The fit holds every judge's ratings now (its dimension
+    effects and a family's λ are shared); --judge picks the findings reported."""
+    from recuse.regression import fit_favoritism
+
+    inputs, roster, _ = _inputs()
+    ratings = inputs[1]
+    options = {"n_boot": 200, "robustness": (), "only": ("favoritism",)}
+    whole = run_audit([ratings], options=AuditOptions(**options), roster=roster)
+    one = run_audit([ratings], options=AuditOptions(judges=("j1",), **options), roster=roster)
+    fit = fit_favoritism(ratings.frame, roster)
+
+    def found(report: AuditReport) -> dict[tuple[str, str], tuple[float, float, float, int]]:
+        return {(f.judge, f.bias.key): (f.estimate, f.ci_low, f.ci_high, f.n)
+                for f in report.findings}  # fmt: skip
+
+    got, every = found(one), found(whole)
+    assert set(got) == {("j1", "self_bias"), ("j1", "family_bias")}
+    for key, value in got.items():
+        assert value == pytest.approx(every[key], abs=1e-12), key
+    sb = fit.self_bias().set_index("judge")
+    assert got["j1", "self_bias"][:3] == pytest.approx(
+        tuple(sb.loc["j1", ["estimate", "lower", "upper"]]), abs=1e-12
+    )
+
+
+def test_judge_filter_keeps_a_judges_agreement_interval(planted: Any) -> None:
+    """The agreement analysis bootstrapped the prompts of the chosen judges' rows only:
+    a judge that did not judge every prompt read another interval with ``--judge`` than
+    in the whole audit (o1-mini on judgebench: accuracy [0.741, 0.801] against [0.741,
+    0.800]). It resamples every judge's prompts now, as the whole audit does."""
+    from dataclasses import replace
+
+    _, inputs, _ = planted
+    table = inputs[0].frame
+    prompts = sorted(table["prompt_id"].unique())[:40]
+    fewer = table[~((table["judge"] == "claude-v1") & table["prompt_id"].isin(prompts))]
+    inp = replace(inputs[0], frame=fewer.reset_index(drop=True))
+    kw = {"n_boot": 200, "seed": 2, "only": ("agreement",)}
+
+    def agreement(judges: tuple[str, ...]) -> dict[str, tuple[float, float, float]]:
+        o = AuditOptions(judges=judges, **kw)  # type: ignore[arg-type]
+        report = run_audit([inp], options=o, roster=Roster.builtin())
+        return {f.bias.key: (f.estimate, f.ci_low, f.ci_high)
+                for f in report.findings if f.judge == "claude-v1"}  # fmt: skip
+
+    every, one = agreement(()), agreement(("claude-v1",))
+    assert set(every) == {"agreement_accuracy", "agreement_kappa"}
+    for key in every:
+        assert one[key] == pytest.approx(every[key], abs=1e-12), key
+
+
+def test_judge_filter_keeps_a_judges_brier_interval() -> None:
+    """The calibration analysis bootstrapped the Brier scores over the chosen judges'
+    prompts only: a judge missing some prompts read another interval with ``--judge``
+    (qwen's Brier [0.2363, 0.2477] against [0.2375, 0.2489] in the whole audit, on the
+    MT-Bench familiarity example's pairs with its first 8 prompts left out for qwen). It
+    resamples the prompts of every judge that gives probabilities now."""
+    from dataclasses import replace
+
+    inp = load_input(Path(__file__).parents[1] / "examples/output/familiarity_mtbench_pairs.csv")
+    qwen = "qwen2.5-coder-0.5b-instruct"
+    table = inp.frame
+    left = table["prompt_id"].isin(sorted(table["prompt_id"].unique())[:8])
+    inp = replace(inp, frame=table[~(left & (table["judge"] == qwen))].reset_index(drop=True))
+
+    def calibration(judges: tuple[str, ...]) -> dict[str, tuple[float, float, float]]:
+        o = AuditOptions(judges=judges, n_boot=200, seed=1, only=("calibration",))
+        report = run_audit([inp], options=o, roster=Roster.builtin())
+        return {f.bias.key: (f.estimate, f.ci_low, f.ci_high)
+                for f in report.findings if f.judge == qwen}  # fmt: skip
+
+    every, one = calibration(()), calibration((qwen,))
+    assert "calibration_brier" in every and set(one) == set(every)
+    for key in every:
+        assert one[key] == pytest.approx(every[key], abs=1e-12), key
+
+
 GOLDEN = Path(__file__).parent / "golden" / "audit_planted_summary.json"
 CI = ("ci_low", "ci_high")
 

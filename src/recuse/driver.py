@@ -16,7 +16,7 @@ import importlib.metadata
 import platform
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -127,19 +127,23 @@ def _ratings_exclusions(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
 
 
 def _shared_bootstrap(ctx: Context, inp: Input, ready: Sequence[Analysis]) -> PairwiseBias | None:
-    """One cluster bootstrap of every pairwise metric the ready analyses ask for."""
+    """One cluster bootstrap of every pairwise metric the ready analyses ask for, for the
+    judges of ``inp`` (those of ``--judge``), over its whole table (``every_judge``)."""
     metrics = [m for a in ready for m in a.metrics]
     if not metrics or inp.table != "pairs":
         return None
     o = ctx.options
     judges = sorted(str(j) for j in inp.frame["judge"].dropna().unique())
     with ctx.timed(f"pairwise metrics, bootstrap ({inp.name})"):
-        # the whole table, as `recuse metrics pairs` and the library read it: rows with a
-        # human label and no judge add their prompts to the resampled ones (the same
-        # draws, so the same intervals from the same seed) and their labels to the
-        # humans' verbosity curve (Figure 4)
+        # the whole table, as `recuse metrics pairs` and the library read it, --judge or
+        # not: rows with a human label and no judge, and the other judges' rows, add
+        # their prompts to the resampled ones (the same draws, so the same intervals from
+        # the same seed) and the humans' labels to their verbosity curve (Figure 4); and
+        # the calibrated estimate's choice of exact or one-step resamples counts every
+        # judge of the table (competence.table_judges), so `--judge gpt-4` reads GPT-4's
+        # interval as the whole audit and `recuse metrics pairs --judge gpt-4` do
         shared = pairwise_bias(
-            inp.frame,
+            inp.every_judge,
             ctx.roster,
             judges=judges,
             metrics=metrics,
@@ -177,13 +181,22 @@ def _notes_in_orders(inp: Input, orders: Orders) -> Input:
     )
 
 
+def _both_tables(inp: Input, change: Callable[[pd.DataFrame], pd.DataFrame]) -> Input:
+    """``inp`` with ``change`` made to its rows and to its whole table (``Input.whole``)."""
+    whole = None if inp.whole is None else change(inp.whole)
+    return replace(inp, frame=change(inp.frame), whole=whole)
+
+
 def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None:
-    if inp.table == "pairs" and ctx.options.orders != "both":  # one order for every analysis
-        inp = replace(inp, frame=use_orders(inp.frame, ctx.options.orders, source=inp.name))
+    """Run ``analyses`` on ``inp`` (its rows of the judges chosen; ``inp.whole``: its
+    table before ``--judge``, which the shared bootstrap resamples)."""
+    orders, name = ctx.options.orders, inp.name
+    if inp.table == "pairs" and orders != "both":  # one order for every analysis
+        inp = _both_tables(inp, lambda t: use_orders(t, orders, source=name))
     frame = inp.frame
     # a probe table's edited and self-recognition rows are for the analyses that read
     # them; every other analysis sees the original pairs only
-    original = replace(inp, frame=unedited(frame))
+    original = _both_tables(inp, unedited)
     ready = []
     for a in analyses:
         if a.table != inp.table:
@@ -209,6 +222,8 @@ def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None
 
 
 def _filter_judges(inputs: Sequence[Input], judges: tuple[str, ...]) -> list[Input]:
+    """Each input holding a judge of ``judges`` (every input where none is given) with
+    only those judges' rows, its whole table kept beside them (``Input.whole``)."""
     if not judges:
         return list(inputs)
     out = []
@@ -216,7 +231,7 @@ def _filter_judges(inputs: Sequence[Input], judges: tuple[str, ...]) -> list[Inp
         if not set(judges) & set(inp.source.judges):
             continue
         frame = inp.frame[inp.frame["judge"].isin(judges)].reset_index(drop=True)
-        out.append(replace(inp, frame=frame))
+        out.append(replace(inp, frame=frame, whole=inp.frame))
     return out
 
 

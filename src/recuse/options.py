@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from recuse.data.value_maps import ValueReading
 
 __all__ = [
+    "DEFAULTS",
     "MAX_N_BOOT",
     "Option",
     "Settings",
@@ -550,7 +551,9 @@ class Settings:
     a ``key``."""
 
     judges: tuple[str, ...] = _option(
-        (), "--judge", "Audit only this judge (repeat for several).", short="-j",
+        (), "--judge", "Audit only this judge (repeat for several); each judge's estimates "
+        "are the whole audit's (the bootstrap and the favoritism fit read every judge's rows; "
+        "the leaderboard pools the judges chosen).", short="-j",
         cli=list[str] | None, read=_texts, key="judge",
     )  # fmt: skip
     out: Path = _option(
@@ -728,6 +731,13 @@ class Settings:
         from recuse.data.importers import References
 
         return References(scorer=self.reference_scorer or None, judge=self.reference_judge or None)
+
+
+#: the audit's defaults: the value the other commands' option of the same name
+#: (``--level``, ``--n-boot``, ``--seed``, ``--min-n``, ``--orders``, ``--se``) takes,
+#: so that ``recuse metrics pairs``, ``favoritism`` and ``plan`` answer as the audit
+#: does when no option is given (``tests/cli/test_cli_defaults.py``)
+DEFAULTS = Settings()
 
 
 def settings_fields() -> dict[str, Option]:

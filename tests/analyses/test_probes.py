@@ -180,3 +180,35 @@ def test_the_effects_table_says_its_intervals_level_and_defines_its_columns(
     (table,) = [t for t in section.tables if t.name == "probes-p"]
     assert len(table.frame) == 9 and (table.frame["level"] == 0.95).all()
     assert set(table.frame.columns) - set(table.columns) == {"judge", "probe"}
+
+
+def test_judge_filter_keeps_a_judges_probe_and_recognition_intervals(planted: Planted) -> None:
+    """The probes and self-recognition bootstraps draw one cluster set for all judges; with
+    ``--judge`` they drew the chosen judges' prompts only, so a judge that was not probed
+    on every prompt read other intervals than in the whole audit. Both read every judge's
+    rows now and report the judges chosen."""
+    from dataclasses import replace
+
+    from analyses.conftest import OPTIONS, _input
+    from recuse.driver import run_audit
+    from recuse.roster import Roster
+
+    t = planted.probes
+    renamed = {"planted-judge": "second-judge"}
+    second = t.assign(judge="second-judge", model_a=t["model_a"].replace(renamed),
+                      model_b=t["model_b"].replace(renamed))  # fmt: skip
+    second = second[~second["prompt_id"].isin([f"q{k}" for k in range(12)])]
+    inp = _input("two", "pairs", pd.concat([t, second], ignore_index=True))
+    only = {"only": ("probes", "self-recognition")}
+
+    def found(judges: tuple[str, ...]) -> dict[str, tuple[float, float, float]]:
+        report = run_audit([inp], options=replace(OPTIONS, judges=judges, **only),
+                           roster=Roster([]))  # fmt: skip
+        return {f.bias.key: (f.estimate, f.ci_low, f.ci_high)
+                for f in report.findings if f.judge == "second-judge"}  # fmt: skip
+
+    every, one = found(()), found(("second-judge",))
+    assert "self_recognition" in every and len(every) > 5
+    assert set(one) == set(every)
+    for key in every:
+        assert one[key] == pytest.approx(every[key], abs=1e-12), key

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from analyses.conftest import OPTIONS, Planted
@@ -107,3 +109,34 @@ def test_a_file_of_one_verdict_per_pair_is_not_said_to_average_two_orders(
     assert harmful["gpt-4"].endswith("no pair of the judge's was judged in both orders)")
     others = harmful.drop("gpt-4")
     assert len(others) > 0 and (others == RUNGS["harmful"]).all()
+
+
+def test_judge_filter_keeps_the_ladder_and_its_eo_rung_as_the_finding(shared_data: Path) -> None:
+    """The rung-by-rung ladder bootstraps one cluster set for all judges; with --judge
+    it drew the chosen judges' prompts only, so with GPT-3.5's pairs of 10 prompts of
+    llmbar-mtbench left out its ladder read other intervals than in the whole audit, and
+    its EO rung another interval than its EO finding beside it (which the shared
+    bootstrap makes from the whole table). It reads every judge's rows now."""
+    from recuse.data.inputs import load_input
+    from recuse.driver import AuditOptions
+    from recuse.roster import Roster
+
+    inp = load_input("llmbar-mtbench", data_dir=shared_data)
+    j, table = "gpt-3.5-turbo", inp.frame
+    left = table["prompt_id"].isin(sorted(table["prompt_id"].unique())[:10])
+    inp = replace(inp, frame=table[~(left & (table["judge"] == j))].reset_index(drop=True))
+    only = ("self-preference", "self-preference-ladder")
+
+    def run(judges: tuple[str, ...]) -> tuple[pd.DataFrame, dict[str, tuple[float, ...]]]:
+        o = AuditOptions(judges=judges, n_boot=200, seed=1, only=only)
+        report = run_audit([inp], options=o, roster=Roster.builtin())
+        (ladder,) = [t.frame for s in report.sections for t in s.tables
+                     if t.name.startswith("ladder-")]  # fmt: skip
+        found = {f.bias.key: (f.estimate, f.ci_low, f.ci_high)
+                 for f in report.findings if f.judge == j}  # fmt: skip
+        return ladder[ladder["judge"] == j].reset_index(drop=True), found
+
+    (every, _), (one, found) = run(()), run((j,))
+    pd.testing.assert_frame_equal(one, every, check_exact=False, rtol=1e-12)
+    eo = one.set_index("rung").loc["eo", ["estimate", "ci_low", "ci_high"]]
+    assert tuple(eo) == pytest.approx(found["self_preference_eo"], abs=1e-12)

@@ -132,7 +132,7 @@ def test_the_calibrated_intervals_say_how_they_were_resampled(
     assert code == 0, err
     line = next(t for t in text.splitlines() if t.startswith("self_preference_calibrated "))
     assert line.startswith("self_preference_calibrated intervals: one Newton step")
-    assert "the table's size decides" in line
+    assert "the whole table's size decides, --judge or not" in line
     assert not any(t.startswith("self_preference_eo intervals") for t in text.splitlines())
 
 
@@ -399,8 +399,9 @@ def test_the_resampling_line_reads_the_result_s_refit_not_its_method_text() -> N
     out = StringIO()
     _print_results(Console(file=out, width=250), PairwiseBias(results, ()), title="t")
     lines = [t for t in out.getvalue().splitlines() if " intervals: " in t]
-    tail = (" (the table's size decides; a table of fewer judges, e.g. recuse audit --judge, "
-            "may be resampled the other way, with a slightly different interval)")  # fmt: skip
+    tail = (" (the whole table's size decides, --judge or not, as in recuse audit; a file "
+            "of fewer judges may be resampled the other way: a slightly other "
+            "interval)")  # fmt: skip
     assert lines == [
         "self_preference_calibrated intervals: one Newton step from the full-sample fit in "
         "every resample" + tail,

@@ -154,3 +154,28 @@ def test_from_pairs_refuses_a_damaged_json(
     message = capsys.readouterr().err.strip()
     assert len(message.splitlines()) == 1 and "familiarity_mtbench.json" in message
     assert (out / "familiarity_mtbench.json").read_text() == text
+
+
+def test_every_interval_of_the_run_takes_its_seed() -> None:
+    """``--seed`` moved the mitigation's intervals only: the perplexity curve, the
+    familiarity bias and Figure 5's gaps were resampled with seed 0 whatever the run's
+    seed (``settings["seed"]``, which the JSON records). Each is now the metric's own
+    result at the run's seed, and another seed moves it."""
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.familiarity import familiarity_summary
+
+    _report, judged, answers, opts = example.committed_inputs()
+
+    def run(seed: int) -> Any:
+        settings = {**opts["settings"], "n_boot": 50, "seed": seed}
+        return example.analyse(judged, answers, **{**opts, "settings": settings})
+
+    seeded, unseeded = run(7), run(0)
+    direct, _ = familiarity_summary(judged, boot=Resampling(n_boot=50, seed=7), min_n=20)
+    got = [(r.metric, r.judge, r.estimate, r.ci_low, r.ci_high) for r in seeded.fam]
+    assert got == [(r.metric, r.judge, r.estimate, r.ci_low, r.ci_high) for r in direct]
+    assert got
+    assert [(r.ci_low, r.ci_high) for r in seeded.fam] != [
+        (r.ci_low, r.ci_high) for r in unseeded.fam
+    ]
+    assert not seeded.curve.equals(unseeded.curve)

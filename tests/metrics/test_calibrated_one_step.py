@@ -223,6 +223,66 @@ def test_choosing_fewer_judges_keeps_a_judges_interval(shared_data: Path) -> Non
     assert f"for the table's 4 judge(s), more than the {MAX_PATTERNS}" in first[3]
 
 
+def test_the_audits_judge_option_keeps_a_judges_interval(shared_data: Path) -> None:
+    """``recuse audit llmbar-mtbench --judge gpt-4`` read GPT-4's calibrated interval
+    [−0.108, +0.064] where the whole audit and ``recuse metrics pairs --judge gpt-4``
+    read [−0.123, +0.050]: the audit took the other judges' rows out before its shared
+    bootstrap, so the exact-or-one-step choice saw one judge and its patterns only. The
+    shared bootstrap reads the whole table now: the audit with and without ``--judge``
+    and ``pairwise_bias`` give one interval and one method sentence, for the calibrated
+    estimate, its family preference and the parts of its ladder."""
+    from recuse.data.inputs import load_input
+    from recuse.driver import AuditOptions, run_audit
+    from recuse.metrics.summary import pairwise_bias
+    from recuse.roster import Roster
+
+    inp = load_input("llmbar-mtbench", data_dir=shared_data)
+    keys = (CALIBRATED, FAMILY_CALIBRATED, "self_preference_part_human_prefers_own")
+    only = ("self-preference", "family-preference", "self-preference-ladder")
+
+    def audit(judges: tuple[str, ...]) -> dict[str, tuple[float, float, float]]:
+        o = AuditOptions(judges=judges, n_boot=100, seed=3, only=only)
+        found = run_audit([inp], options=o, roster=Roster.builtin()).findings
+        return {f.bias.key: (f.estimate, f.ci_low, f.ci_high)
+                for f in found if f.judge == "gpt-4" and f.bias.key in keys}  # fmt: skip
+
+    every, one = audit(()), audit(("gpt-4",))
+    assert set(every) == set(keys)
+    boot = Resampling(n_boot=100, seed=3)
+    direct = pairwise_bias(inp.frame, Roster.builtin(), judges=["gpt-4"], metrics=[CALIBRATED],
+                           boot=boot).get(CALIBRATED, "gpt-4")  # fmt: skip
+    assert every[CALIBRATED] == pytest.approx((direct.estimate, direct.ci_low, direct.ci_high))
+    for key in keys:
+        assert one[key] == pytest.approx(every[key], abs=1e-12), key
+
+
+def test_a_judge_missing_a_category_is_estimated_beside_the_others(shared_data: Path) -> None:
+    """With GPT-3.5's pairs of the first 10 prompts of llmbar-mtbench left out, a
+    category held only the other judges' pairs: choosing GPT-3.5 (``recuse metrics
+    pairs --judge``, and ``recuse audit --judge``, which resamples the whole table) gave
+    that stratum the column -1 and the one-step resamples stopped with "'list' argument
+    must have no negative elements". Those pairs weigh nothing in GPT-3.5's fit: its
+    estimates and intervals are those of the whole table's run."""
+    from recuse.data.inputs import load_input
+    from recuse.metrics.summary import pairwise_bias
+    from recuse.roster import Roster
+
+    table = load_input("llmbar-mtbench", data_dir=shared_data).frame
+    j = "gpt-3.5-turbo"
+    left = table["prompt_id"].isin(sorted(table["prompt_id"].unique())[:10])
+    table = table[~(left & (table["judge"] == j))].reset_index(drop=True)
+    metrics = [CALIBRATED, FAMILY_CALIBRATED, "calibrated_rung_human_prefers_own"]
+    got = {}
+    for judges in (None, [j]):
+        r = pairwise_bias(table, Roster.builtin(), judges=judges, metrics=metrics,
+                          boot=Resampling(n_boot=100, seed=1))  # fmt: skip
+        got[str(judges)] = {x.metric: (x.estimate, x.ci_low, x.ci_high)
+                            for x in r.results if x.judge == j}  # fmt: skip
+    assert set(got["None"]) == set(metrics)
+    for metric in metrics:
+        assert got[str([j])][metric] == pytest.approx(got["None"][metric], abs=1e-12), metric
+
+
 def test_the_result_says_how_its_resamples_were_refitted() -> None:
     """``MetricResult.refit`` is set where the resampling is chosen (calibrated_specs):
     "exact" or "one-step" on the calibrated estimate and its family preference, as

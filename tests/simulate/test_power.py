@@ -315,6 +315,34 @@ def test_like_values_that_do_not_fit_say_they_are_the_tables(
     assert out["noise_source"].startswith("measured in 792 both-order rows")
 
 
+def test_like_says_its_flip_rate_pools_the_judges_the_audit_gives_apart(
+    shared_data: Path,
+) -> None:
+    """``recuse plan --like llmbar-mtbench`` simulated "a flip rate of 0.29" where the
+    audit reads 0.42, 0.13, 0.33 and 0.27 for its four judges, with nothing said: the
+    plan's is all judges' rows pooled, their flip rates weighted by rows. The note says
+    so now; the number is that weighted mean of the audit's."""
+    from recuse.data.inputs import load_input
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.summary import pairwise_bias
+    from recuse.roster import Roster
+
+    table = load_input("llmbar-mtbench", data_dir=shared_data).frame
+    got, note = noise_like(table)
+    audit = pairwise_bias(table, Roster.builtin(), metrics=["flip_rate"],
+                          boot=Resampling(n_boot=50)).results  # fmt: skip
+    assert len(audit) == 4
+    pooled = sum(r.estimate * r.n for r in audit) / sum(r.n for r in audit)
+    assert got["flip_rate"] == pytest.approx(pooled, abs=1e-12)
+    assert note.startswith(
+        "measured in 792 both-order rows of 4 judges, pooled (recuse audit gives each "
+        "judge's flip rate)"
+    )
+    one, single = noise_like(table[table["judge"] == "gpt-4"])
+    assert "pooled" not in single
+    assert one["flip_rate"] == pytest.approx(next(r.estimate for r in audit if r.judge == "gpt-4"))
+
+
 def test_like_with_verdicts_that_never_vary_says_why_the_correlation_is_the_default() -> None:
     """A judge that always gives the first answer the win: every prompt has three pairs,
     but the verdicts do not vary, so the correlation is undefined and the default is
@@ -434,7 +462,7 @@ def test_the_answer_says_its_power_interval_is_95_percent_monte_carlo_not_the_le
              power=0.8, achieved=0.75, achieved_low=0.75 - half, achieved_high=0.75 + half,
              runs=200, level=0.9, first_guess_pairs=252, seed=0)  # fmt: skip
     assert MC_LEVEL == 0.95 and p.to_dict()["achieved_level"] == 0.95
-    assert "0.75 [0.69, 0.81] (95% Monte-Carlo interval over 200 runs, seed 0;" in p.sentence()
+    assert "0.75 [0.69, 0.81] (95% Monte-Carlo interval over 200 runs, seed 0; " in p.sentence()
     # a simulation's own interval carries that level: Clopper–Pearson's 95% over its runs
     q = plan("self-preference", 0.5, runs=20, boot=Resampling(n_boot=100, seed=0))
     hits = round(q.achieved * q.runs)
@@ -568,3 +596,23 @@ def test_a_simulated_power_beside_its_target_is_written_on_its_side(
     first = next(line for line in lines if line.startswith("first guess:") and "->" in line)
     assert first.split("simulated power ")[1].startswith("0.795 (200 runs")
     assert any(line.startswith("more:") for line in lines)  # the search went on, as it says
+
+
+def test_the_plan_says_its_runs_resample_less_than_the_audit() -> None:
+    """The simulated power is "the share of runs the audit flags", but each run's
+    interval came from 200 resamples (PLAN_N_BOOT) where the audit draws 2,000, with
+    nothing said. The sentence and the JSON say it now, and nothing where the plan
+    resamples as the audit does."""
+    from recuse.metrics.bootstrap import N_BOOT
+    from recuse.simulate.power import PLAN_N_BOOT, Plan
+
+    kw = dict(bias="position", effect=0.05, pairs=252, prompts=84, pairs_per_prompt=3,
+              power=0.8, achieved=0.75, achieved_low=0.69, achieved_high=0.81, runs=200,
+              level=0.9, first_guess_pairs=252, seed=0)  # fmt: skip
+    assert (PLAN_N_BOOT, N_BOOT) == (200, 2000)
+    said = "seed 0; each run's interval from 200 resamples, where the audit draws 2,000 by "
+    assert said + "default; first guess" in Plan(**kw).sentence()  # type: ignore[arg-type]
+    same = Plan(**kw, n_boot=N_BOOT)  # type: ignore[arg-type]
+    assert "seed 0; first guess" in same.sentence() and "resamples" not in same.sentence()
+    q = plan("position", 0.2, runs=20, boot=Resampling(n_boot=150, seed=0))
+    assert q.to_dict()["n_boot"] == 150 and "from 150 resamples" in q.sentence()

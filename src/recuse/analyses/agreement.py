@@ -106,8 +106,12 @@ def run_boot(
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     o = ctx.options
-    rows = judged(inp.frame).reset_index(drop=True)
-    codes, labels = judge_codes(rows, None)
+    # every judge's rows, --judge or not: their prompts are the ones resampled, so the
+    # judges chosen read as in the whole audit (o1-mini on judgebench, --judge alone:
+    # accuracy [0.741, 0.801] where the whole audit read [0.741, 0.800])
+    rows = judged(inp.every_judge).reset_index(drop=True)
+    chosen = sorted({str(j) for j in judged(inp.frame)["judge"]})
+    codes, labels = judge_codes(rows, chosen or None)
     specs = [
         accuracy_spec(rows, codes, labels),
         kappa_spec(rows, codes, labels, weights="linear"),
@@ -124,9 +128,10 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             ctx.skip(ANALYSIS, s.reason, inp.name, str(s.judge or ""),
                      headline=bias.headline, bias=bias, metric=s.metric)  # fmt: skip
     if len(labels) >= 2:
+        chosen_rows = judged(inp.frame).reset_index(drop=True)  # the panel: the judges chosen
         alphas = []
         for level in ("ordinal", "nominal"):
-            stat, clusters, n_judges = alpha_statistic(rows, level=level)
+            stat, clusters, n_judges = alpha_statistic(chosen_rows, level=level)
             if len(clusters):
                 alphas.append(alpha_spec(stat, n_judges, level))
         got, missed = run_boot(alphas, clusters, o) if alphas else ([], [])

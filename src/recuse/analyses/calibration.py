@@ -123,17 +123,26 @@ def needs_probabilities(frame: pd.DataFrame, roster: Roster) -> str | None:
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     o = ctx.options
-    rows = judged(inp.frame).reset_index(drop=True)
+    # every judge's rows, --judge or not: the Brier scores' bootstrap resamples the
+    # prompts of every judge that gives probabilities, as in the whole audit; only the
+    # judges chosen are recalibrated and reported
+    rows = judged(inp.every_judge).reset_index(drop=True)
+    chosen = {str(j) for j in judged(inp.frame)["judge"]}
+    methods: tuple[tuple[str, Recalibration], ...] = (
+        ("p_isotonic", "isotonic"), ("p_platt", "platt"),
+    )  # fmt: skip
     parts = []
     for judge, mine in rows.groupby("judge", sort=True):
         if not gives_probabilities(stated_verdicts(mine)):
-            ctx.skip(ANALYSIS, "verdicts are picks (in every order 0, 0.5 or 1), not probabilities",
-                     inp.name, str(judge))  # fmt: skip
+            if str(judge) in chosen:
+                ctx.skip(ANALYSIS,
+                         "verdicts are picks (in every order 0, 0.5 or 1), not probabilities",
+                         inp.name, str(judge))  # fmt: skip
             continue
         mine = mine.copy()
-        methods: tuple[tuple[str, Recalibration], ...] = (
-            ("p_isotonic", "isotonic"), ("p_platt", "platt"),
-        )  # fmt: skip
+        if str(judge) not in chosen:  # its prompts only
+            parts.append(mine.assign(**{column: float("nan") for column, _ in methods}))
+            continue
         for column, method in methods:
             try:
                 fitted = recalibrate(mine, method=method, seed=o.seed, out=column)
@@ -144,10 +153,11 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                 ctx.skip(ANALYSIS, f"{method} recalibration: {exc}", inp.name, str(judge),
                          headline=False, bias=ece)  # fmt: skip
         parts.append(mine)
-    if not parts:
+    reported = sorted(chosen & {str(j) for j in pd.concat(parts)["judge"]}) if parts else []
+    if not reported:
         return
     data = pd.concat(parts, ignore_index=True)
-    codes, labels = judge_codes(data, None)
+    codes, labels = judge_codes(data, reported)
     specs: list[MetricSpec] = []
     bias_of = {}
     ece_found: list[MetricResult] = []

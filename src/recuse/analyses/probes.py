@@ -108,11 +108,11 @@ def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     o = ctx.options
-    rows = judged(inp.frame)
-    if o.judges:
-        rows = rows[rows["judge"].isin(list(o.judges))]
+    every = judged(inp.every_judge)
     # judges asked only "which did you write?" have no probe to skip
-    rows = rows[rows["judge"].isin(rows.loc[rows["probe"].isin(EDITS), "judge"].unique())]
+    every = every[every["judge"].isin(every.loc[every["probe"].isin(EDITS), "judge"].unique())]
+    chosen = {str(j) for j in judged(inp.frame)["judge"]}
+    rows = every[every["judge"].astype(str).isin(chosen)]
     known = {"original", "placebo", RECOGNITION, *DESCRIPTIONS}
     unknown = sorted({str(p) for p in rows["probe"].dropna()} - known)
     if unknown:
@@ -123,10 +123,15 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         )
     with ctx.timed(f"probes ({inp.name})", ANALYSIS):
         try:
-            results, skipped = probe_effects(rows, boot=o.resampling, min_n=o.min_n)
+            # every judge's probed prompts are resampled, --judge or not (one cluster set
+            # for all judges), so the judges chosen read as in the whole audit
+            found, missed = probe_effects(every if len(rows) else rows, boot=o.resampling,
+                                          min_n=o.min_n)  # fmt: skip
         except RecuseError as exc:
             ctx.skip(ANALYSIS, str(exc), inp.name)
             return
+    results = [r for r in found if str(r.judge) in chosen]
+    skipped = [s for s in missed if s.judge is None or str(s.judge) in chosen]
     for r in results:
         name = r.metric.removeprefix("probe_")
         fr, pl = r.components.get("flip_rate"), r.components.get("placebo_flip_rate")

@@ -185,7 +185,10 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                   f"Calibrated self-preference, part by part (the parts add up to it) — {inp.name}",
                   cal, columns=CALIBRATED_COLUMNS)
         )  # fmt: skip
-    rows = judged(inp.frame)
+    # every judge's rows, --judge or not (one cluster set for all judges): the rungs of
+    # the judges chosen read as in the whole audit, and its EO and DP rungs as their
+    # findings from the shared bootstrap
+    rows = judged(inp.every_judge)
     with ctx.timed(f"self-preference ladder ({inp.name})", ANALYSIS):
         try:
             results, skipped = self_preference_ladder(

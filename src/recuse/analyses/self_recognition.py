@@ -72,7 +72,9 @@ def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     o = ctx.options
-    rows = judged(inp.frame)
+    # every judge's rows, --judge or not: one cluster set for all judges, so the judges
+    # chosen (those reported) read as in the whole audit
+    rows = judged(inp.every_judge)
     judges = list(o.judges) or None
     with ctx.timed(f"self-recognition ({inp.name})", ANALYSIS):
         try:

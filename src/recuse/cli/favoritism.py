@@ -25,9 +25,9 @@ from recuse.cli.app import (
 )
 from recuse.cli.console import TerminalTable, cell, shown
 from recuse.cli.console import console as make_console
-from recuse.errors import ConfigError
 from recuse.lazy import lazy_module
 from recuse.numbers import percent, share_percent
+from recuse.options import DEFAULTS, robustness_checks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,18 +50,10 @@ else:  # imported as the command first uses them (recuse.lazy)
 
 
 def _checks(text: str) -> list[str]:
-    if text.strip() == "all":
-        return list(CHECKS)
-    if text.strip() in ("", "none"):
-        return []
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [n for n in names if n not in CHECKS]
-    if bad:
-        raise ConfigError(
-            f"--robustness: unknown check(s) {', '.join(bad)} — use all, none or a "
-            f"comma-separated list of {', '.join(CHECKS)}"
-        )
-    return names
+    """The checks of ``--robustness``, read as the audit reads its own (fast, all, none
+    or a comma list: :func:`recuse.options.robustness_checks`)."""
+    checks = robustness_checks(text)
+    return list(CHECKS) if "all" in checks else list(checks)
 
 
 #: the line in place of a table with no coefficient (an empty table's header and
@@ -159,13 +151,17 @@ def favoritism(
     source: Annotated[str, typer.Argument(help="A ratings dataset name or file.")],
     se: Annotated[
         SEType, typer.Option("--se", help=f"Standard errors: {', '.join(SE_TYPES)}.")
-    ] = "cluster",
+    ] = DEFAULTS.se,
     level: Annotated[
         float, typer.Option("--level", help="Confidence level, in [0.5, 1) (as in the audit).")
-    ] = 0.9,
+    ] = DEFAULTS.level,
     robustness: Annotated[
         str,
-        typer.Option("--robustness", help=f"all, none, or a comma list of: {', '.join(CHECKS)}."),
+        typer.Option(
+            "--robustness",
+            help=f"fast, all, none, or a comma list of: {', '.join(CHECKS)} (default none: "
+            "the coefficients only, which no check changes; recuse audit's default is fast).",
+        ),
     ] = "none",
     normalize: Annotated[
         Normalize,

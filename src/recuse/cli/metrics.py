@@ -15,7 +15,6 @@ from rich.text import Text
 from recuse import numbers
 from recuse.bootstrap_rules import (
     MAX_N_BOOT,
-    N_BOOT,
     check_interval_level,
     check_min_n,
     named_settings,
@@ -39,6 +38,7 @@ from recuse.cli.console import console as make_console
 from recuse.errors import ConfigError, EstimationError
 from recuse.lazy import lazy_module
 from recuse.numbers import percent
+from recuse.options import DEFAULTS
 
 if TYPE_CHECKING:
     from recuse import outputs, tables
@@ -134,14 +134,18 @@ def pairs_command(
         typer.Option("--judge", "-j", help="Judge to assess (repeat for several; default: all)."),
     ] = None,
     level: float = typer.Option(
-        0.9, "--level", help="Confidence level of the intervals, in [0.5, 1) (as in the audit)."
+        DEFAULTS.level,
+        "--level",
+        help="Confidence level of the intervals, in [0.5, 1) (as in the audit).",
     ),
     n_boot: int = typer.Option(
-        N_BOOT, "--n-boot", help=f"Bootstrap resamples (of prompts; at most {MAX_N_BOOT:,})."
+        DEFAULTS.n_boot,
+        "--n-boot",
+        help=f"Bootstrap resamples (of prompts; at most {MAX_N_BOOT:,}).",
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+    seed: int = typer.Option(DEFAULTS.seed, "--seed", help="Seed of the bootstrap."),
     min_n: int = typer.Option(
-        5, "--min-n", help="Fewest pairs a group needs before it is estimated."
+        DEFAULTS.min_n, "--min-n", help="Fewest pairs a group needs before it is estimated."
     ),
     metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help=METRIC_HELP)] = None,
     verdict: Annotated[
@@ -154,7 +158,7 @@ def pairs_command(
             help="Presentation orders whose verdicts count: both (averaged, default), first "
             "(p_a_first only) or second (p_a_second only); position needs both.",
         ),
-    ] = "both",
+    ] = DEFAULTS.orders,
     human_ties: Annotated[
         HumanTiesOption,
         typer.Option("--human-ties", help="drop, split (half/half) or error (refuse tied labels)."),
@@ -308,9 +312,9 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
     }
     for metric, way in ways.items():
         console.print(cell(
-            f"{metric} intervals: {way} (the table's size decides; a table of fewer "
-            "judges, e.g. recuse audit --judge, may be resampled the other way, with a "
-            "slightly different interval)"
+            f"{metric} intervals: {way} (the whole table's size decides, --judge or not, "
+            "as in recuse audit; a file of fewer judges may be resampled the other way: a "
+            "slightly other interval)"
         ))  # fmt: skip
     # n of a subset of the rows (the calibrated metrics' own pairs) beside the prompts of
     # all of them: 67 pairs from 73 prompts read as a mistake with nothing said

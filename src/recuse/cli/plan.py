@@ -25,6 +25,7 @@ from recuse.cli.app import (
 from recuse.cli.console import echo, echo_lines, json_shown, one_line
 from recuse.errors import ConfigError
 from recuse.lazy import lazy_module
+from recuse.options import DEFAULTS
 
 if TYPE_CHECKING:
     from recuse.metrics import bootstrap
@@ -48,7 +49,7 @@ def plan_cmd(
     ),
     power: float = typer.Option(0.8, "--power", help="Chance of detecting it."),
     level: float = typer.Option(
-        0.9, "--level", help="Interval level, in [0.5, 1) (as in the audit)."
+        DEFAULTS.level, "--level", help="Interval level, in [0.5, 1) (as in the audit)."
     ),
     pairs_per_prompt: int = typer.Option(3, "--pairs-per-prompt", help="Pairs per prompt."),
     accuracy: float = typer.Option(0.7, "--accuracy", help="The judge's agreement with humans."),

@@ -111,12 +111,21 @@ def judge_prompts(frame: pd.DataFrame) -> tuple[tuple[str, str, str, str], ...]:
 
 @dataclass(frozen=True)
 class Input:
-    """One evidence table and where it came from."""
+    """One evidence table and where it came from. ``whole``: the table before the
+    audit's ``--judge`` took the other judges' rows out of ``frame`` (None: ``frame`` is
+    the whole table), for the estimates that read every judge's rows whichever judges
+    are reported (the shared bootstrap, the favoritism regression)."""
 
     name: str
     table: TableKind
     frame: pd.DataFrame
     source: Source
+    whole: pd.DataFrame | None = None
+
+    @property
+    def every_judge(self) -> pd.DataFrame:
+        """The whole table: ``whole``, or ``frame`` where no judge was left out."""
+        return self.frame if self.whole is None else self.whole
 
 
 PEEK_CHARS = 1 << 20  # the first line of a file read to guess its table kind

@@ -777,6 +777,11 @@ def _stratum_groups(
             group[rest] = group[qualified[int(np.argmax(comp[:, qualified].sum(0)))]]
     if n_kappa < 2:
         return None, 1, rest
+    # a stratum none of the judges has usable pairs in holds only other judges' rows (a
+    # table of more judges than those estimated): any column fits them, since they weigh
+    # nothing in these judges' fits; -1 was read as the last column, or refused by the
+    # one-step resamples' bincount ("'list' argument must have no negative elements")
+    group[present.sum(0) == 0] = 0
     return group, n_kappa, rest
 
 

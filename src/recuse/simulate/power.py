@@ -57,7 +57,7 @@ from scipy.stats import beta, norm
 from recuse.choices import POSITION_DEFAULTS as POSITION_DEFAULTS
 from recuse.choices import Planned as Planned
 from recuse.errors import ConfigError, InputError
-from recuse.metrics.bootstrap import Resampling
+from recuse.metrics.bootstrap import N_BOOT, Resampling
 from recuse.metrics.estimate import excludes_null
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import pairwise_bias
@@ -153,6 +153,10 @@ class Plan:
     #: simulated power (Clopper–Pearson over the runs: :func:`power_interval`), not the
     #: audit's --level
     achieved_level: float = MC_LEVEL
+    #: bootstrap resamples of each simulated data set's interval (``boot.n_boot``;
+    #: :data:`PLAN_N_BOOT` unless asked otherwise), said in :meth:`sentence` where it is
+    #: not the audit's :data:`~recuse.metrics.bootstrap.N_BOOT`
+    n_boot: int = PLAN_N_BOOT
 
     def first_guess_size(self) -> tuple[int, int]:
         """The first guess as simulated: ``(pairs, prompts)`` in whole prompts of
@@ -184,9 +188,19 @@ class Plan:
             "false-discovery adjustment across tests): "
             f"{decimal_beside(self.achieved, [self.power], 2)} [{self.achieved_low:.2f}, "
             f"{self.achieved_high:.2f}] ({percent(self.achieved_level)} Monte-Carlo interval "
-            f"over {self.runs} runs, seed {self.seed}; first guess from the normal "
-            f"approximation: {self.first_guess_pairs:,} pairs{whole}). "
+            f"over {self.runs} runs, seed {self.seed}{self._resamples()}; first guess from "
+            f"the normal approximation: {self.first_guess_pairs:,} pairs{whole}). "
             f"{pairs_simulated(self.bias)}{noise}{stop}"
+        )
+
+    def _resamples(self) -> str:
+        """Each run's resamples where they are not the audit's (whose flags the simulated
+        power counts): the same interval from fewer resamples, a little noisier."""
+        if self.n_boot == N_BOOT:
+            return ""
+        return (
+            f"; each run's interval from {self.n_boot:,} resamples, where the audit "
+            f"draws {N_BOOT:,} by default"
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -358,6 +372,9 @@ def noise_like(pairs: pd.DataFrame) -> tuple[dict[str, float], str]:
             den += n
     icc = float(np.clip(num / den, 0.0, 0.9)) if den else POSITION_DEFAULTS["icc"]
     note = f"measured in {int(both.sum()):,} both-order rows"
+    judges = frame["judge"].nunique()
+    if judges > 1:  # one rate for all: the audit's are each judge's, and differ from it
+        note += f" of {judges} judges, pooled (recuse audit gives each judge's flip rate)"
     if not den and not grouped:
         note += "; no prompt has two pairs, so the correlation is the default 0.2"
     elif not den:
@@ -611,6 +628,7 @@ def plan(
         level=boot.level,
         first_guess_pairs=guess,
         seed=boot.seed,
+        n_boot=boot.n_boot,
         noise=values,
         noise_source=source,
         stopped=stopped,

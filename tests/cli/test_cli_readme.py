@@ -301,6 +301,47 @@ def test_the_self_preference_page_quotes_the_audits_numbers(
     assert f"no family term, as in the test: {line[1]}, {rate35:.0%} predicted)" in text
 
 
+def test_the_statistics_page_states_the_codes_defaults_and_thresholds() -> None:
+    """docs/statistics.md quotes the defaults a reader runs with: the audit's level,
+    resamples and smallest group (options.Settings), the level rule's 200 at 99%, the
+    planner's resamples, ceiling and position defaults, and every bias's materiality
+    threshold (`recuse analyses`). It said every command draws 2,000 resamples, where
+    `recuse plan`'s simulated studies draw 200 (PLAN_N_BOOT), and gave no threshold for
+    the favoritism regression's γ and λ (0.05, beside the 0.1 it named)."""
+    import dataclasses
+    import inspect
+
+    from recuse.analyses import REGISTRY
+    from recuse.metrics.bootstrap import min_resamples
+    from recuse.options import Settings
+    from recuse.simulate.position import simulate_position
+    from recuse.simulate.power import HUMAN_TIE_RATE, MAX_PAIRS, PLAN_N_BOOT
+
+    text = " ".join((REPO / "docs" / "statistics.md").read_text("utf-8").split())
+    default = {f.name: f.default for f in dataclasses.fields(Settings)}
+    level = float(default["level"])  # type: ignore[arg-type]
+    assert f"at most 1 − level ({1 - level:.2f} for {level:.0%} intervals)" in text
+    plan = f"`recuse plan` (whose simulated studies draw {PLAN_N_BOOT} each, as its answer says)"
+    assert f"{plan} uses {default['n_boot']:,} bootstrap resamples unless `--n-boot`" in text
+    assert f"2 / (1 − level) of them: {min_resamples(0.99)} at 99%" in text
+    assert f"a group needs {default['min_n']} pairs (`--min-n`, default {default['min_n']})" in text
+    position = inspect.signature(simulate_position).parameters
+    assert (f"a flip rate of {position['flip_rate'].default}, a tie share of "
+            f"{position['tie_rate'].default} per order and a within-prompt correlation of "
+            f"{position['icc'].default}") in text  # fmt: skip
+    assert f"needing more than {MAX_PAIRS:,} pairs is refused" in text
+    assert f"and a human label ({HUMAN_TIE_RATE:.0%} ties)" in text
+    # each threshold where the page says it is: 0.1 for the familiarity slope gap and the
+    # leaderboard's covariates, 0.05 for every other bias that has one
+    material = {(a.id, b.key): b.material for a in REGISTRY for b in a.biases if b.material}
+    tenth = {key for key, m in material.items() if m == 0.1}
+    assert {a for a, _ in tenth} == {"familiarity", "leaderboard"}
+    assert set(material.values()) == {0.05, 0.1}
+    assert "0.1 for the familiarity slope gap and the leaderboard's log-odds covariates" in text
+    assert ("the favoritism regression's γ and λ (0.05 of the dimension's top score)" in text
+            and material[("favoritism", "self_bias")] == 0.05)  # fmt: skip
+
+
 @pytest.mark.parametrize("group", [[], ["data"], ["certify"], ["judge"], ["metrics"]])
 def test_a_bare_command_prints_its_help_on_stdout_and_exits_0(
     group: list[str], capsys: pytest.CaptureFixture[str]

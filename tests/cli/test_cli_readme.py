@@ -301,6 +301,27 @@ def test_the_self_preference_page_quotes_the_audits_numbers(
     assert f"no family term, as in the test: {line[1]}, {rate35:.0%} predicted)" in text
 
 
+def test_the_self_preference_page_states_the_models_constants() -> None:
+    """docs/self-preference.md's thresholds are recuse.metrics.competence's: the size past
+    which resamples take one Newton step, the stratum size that gets its own κ, the mix
+    distance that warns, the ceiling that conditions on the label, the extrapolation
+    factor, the interval kind, and the calibrated headline's materiality."""
+    from recuse.analyses import REGISTRY
+    from recuse.metrics import competence as c
+
+    text = " ".join((REPO / "docs" / "self-preference.md").read_text("utf-8").split())
+    assert f"times the table's judges stay within {c.MAX_PATTERNS:,};" in text
+    assert (f"A stratum where some judge has fewer than {c.MIN_STRATUM_PAIRS} pairs without its "
+            "own answer shares one pooled `κ`") in text  # fmt: skip
+    assert f"(total-variation distance of the two mixes above {c.STRATA_DISTANCE:g};" in text
+    assert (f"more than {c.CEILING:.0%} of the time (or less than {1 - c.CEILING:.0%})"
+            in text)  # fmt: skip
+    assert f"more than {c.EXTRAPOLATION_FACTOR:g} times as far apart in strength" in text
+    assert c.CALIBRATED_INTERVAL == "percentile" and "as a percentile interval" in text
+    (material,) = {b.material for a in REGISTRY for b in a.biases if b.key == c.CALIBRATED}
+    assert f"material / small / negligible at {material:g} of pick probability" in text
+
+
 def test_the_statistics_page_states_the_codes_defaults_and_thresholds() -> None:
     """docs/statistics.md quotes the defaults a reader runs with: the audit's level,
     resamples and smallest group (options.Settings), the level rule's 200 at 99%, the

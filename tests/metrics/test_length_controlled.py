@@ -202,6 +202,20 @@ def test_alpaca_eval_1_against_the_upstream_leaderboard(capsys: pytest.CaptureFi
     # the joint fit reads below upstream for every system upstream puts above 70
     strong = t["length_controlled_winrate"] > 70
     assert strong.sum() == 8 and (diff[strong] < 0).all()
+    # as docs/statistics.md and docs/other-tools.md write them
+    docs = Path(__file__).parents[2] / "docs"
+    stats = " ".join((docs / "statistics.md").read_text("utf-8").split())
+    assert (f"On the {c['systems']} AlpacaEval 1 systems we hold our raw win rates again equal "
+            f"upstream's; the length-controlled ones rank them alike (Spearman "
+            f"{c['lc_spearman']:.2f}) and sit {diff.abs().mean():.1f} points from upstream's on "
+            f"average, at most {c['lc_max_abs_diff']:.1f} (`{c['lc_max_abs_diff_system']}`: "
+            f"{gpt4_turbo['lc_win_rate']:.1f} against "
+            f"{gpt4_turbo['length_controlled_winrate']:.1f}), below upstream's for all "
+            f"{strong.sum()} systems it puts above 70") in stats  # fmt: skip
+    assert (f"(Spearman {glm['lc_spearman']:.2f}, {glm_diff.abs().mean():.1f} points on average, "
+            f"at most {glm['lc_max_abs_diff']:.1f})") in stats  # fmt: skip
+    tools = " ".join((docs / "other-tools.md").read_text("utf-8").split())
+    assert f"AlpacaEval 1: {diff.abs().mean():.1f}, at most {c['lc_max_abs_diff']:.1f})" in tools
 
 
 def _difficulty_tracking(rho: float, seed: int, n: int = 400, systems: int = 6) -> pd.DataFrame:

@@ -363,6 +363,23 @@ def test_the_statistics_page_states_the_codes_defaults_and_thresholds() -> None:
             and material[("favoritism", "self_bias")] == 0.05)  # fmt: skip
 
 
+def test_the_statistics_pages_negligible_example_is_the_audits(shared_data: Path) -> None:
+    """docs/statistics.md's "real and practically nothing" is Claude-3-Sonnet's self-bias
+    on Play Favorites: the audit's estimate, interval and n, as its verdict writes them,
+    and read negligible (within ± the 0.05 threshold)."""
+    import recuse
+
+    text = " ".join((REPO / "docs" / "statistics.md").read_text("utf-8").split())
+    report = recuse.audit("play-favorites", only=["favoritism"], robustness="none",
+                          data_dir=shared_data)  # fmt: skip
+    f = report.findings
+    (row,) = f[(f["judge"] == "claude-3-sonnet-20240229") & (f["bias"] == "self_bias")].to_dict(
+        "records"
+    )
+    assert row["materiality"] == "negligible"
+    assert f"{shown(row)} at n = {row['n']:,} is real and practically nothing" in text
+
+
 @pytest.mark.parametrize("group", [[], ["data"], ["certify"], ["judge"], ["metrics"]])
 def test_a_bare_command_prints_its_help_on_stdout_and_exits_0(
     group: list[str], capsys: pytest.CaptureFixture[str]

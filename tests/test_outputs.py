@@ -174,6 +174,17 @@ def test_spreadsheet_copy_never_starts_a_text_cell_with_a_formula_character() ->
     assert "'\rx" in cells and "'\tx" in cells and "a=b" in cells
 
 
+def test_the_written_line_names_every_character_the_copy_guards() -> None:
+    """The line a command prints for a CSV and its spreadsheet copy says which text cells
+    get a leading ': it named =, +, -, @ and left out the tab and the carriage return
+    that the copy guards too (FORMULA_STARTS), and that docs/your-data.md lists."""
+    line = outputs.written(Path("runs/p.csv"), Path("runs/for-spreadsheets/p.csv"))
+    said = line.split("a text cell starting with ", 1)[1].split(" gets a leading '")[0]
+    names = {"\t": "a tab", "\r": "a carriage return"}
+    words = [w.strip() for part in said.split(" or ") for w in part.split(",")]
+    assert words == [names.get(c, c) for c in outputs.FORMULA_STARTS]
+
+
 def test_write_csv_writes_the_exact_file_and_the_spreadsheet_copy(tmp_path: Path) -> None:
     frame = pd.DataFrame({"text": RISKY})
     exact, copy = outputs.write_csv(tmp_path / "pairs.csv", frame)

@@ -44,6 +44,8 @@ import pandas as pd
 from recuse.errors import OutputError
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+#: the spreadsheet rule as a command's line says it: every character of FORMULA_STARTS
+FORMULA_WORDS = "=, +, -, @, a tab or a carriage return"
 NAME_MAX = 255  # bytes in one file name on the file systems recuse runs on
 
 _WHAT_TO_DO = {
@@ -451,7 +453,7 @@ def written(path: Path, copy: Path | None = None) -> str:
         return str(path)
     return (
         f"{path} (exact, for scripts) and {copy} (for spreadsheets: a text cell starting "
-        "with =, +, -, @ gets a leading ')"
+        f"with {FORMULA_WORDS} gets a leading ')"
     )
 
 

@@ -297,6 +297,61 @@ def test_the_docs_cascade_table_is_what_certify_gives() -> None:
     assert f"bound {numbers.lower_bound(float(gpt4.lower_bound))}" in text
 
 
+def _relabelled_with_expert_votes() -> tuple[pd.DataFrame, int, int]:
+    """llmbar-mtbench with each pair's label replaced by the MT-Bench expert votes
+    (``mt-bench-human``'s share of votes for a) of the same question and two models, in
+    either order: the table, the pairs matched and the matched ones tied."""
+    import recuse.data
+
+    pairs = recuse.data.load("llmbar-mtbench", data_dir=DATA)
+    votes = recuse.data.load("mt-bench-human", data_dir=DATA)
+    share = {}
+    for r in votes.itertuples():
+        share[(str(r.prompt_id), r.model_a, r.model_b)] = float(r.human)
+        share[(str(r.prompt_id), r.model_b, r.model_a)] = 1.0 - float(r.human)
+    keys = zip(pairs["prompt_id"].astype(str), pairs["model_a"], pairs["model_b"], strict=True)
+    relabelled = pairs.assign(human=[share.get(k, np.nan) for k in keys])
+    items = relabelled.drop_duplicates("item_id")["human"]
+    return relabelled, int(items.notna().sum()), int((items == 0.5).sum())
+
+
+@pytest.mark.skipif(not (DATA / "mt_bench_human").is_dir(), reason="needs the shared data")
+def test_the_docs_expert_vote_paragraph_is_what_certify_gives() -> None:
+    """docs/certify.md's "Other labels, same judges": the cascade pooled at 0.80, GPT-4
+    alone at 0.85 and, counting ties, its bound, as `recuse certify` writes them (a
+    bound rounded down: the page said 0.855 and 0.809 where certify prints 0.854 and
+    0.808, overstating a lower bound)."""
+    import recuse
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "certify.md").read_text("utf-8")
+    text = " ".join(page.split())
+    table, matched, tied = _relabelled_with_expert_votes()
+    assert f"matched for {matched} of the 200 pairs, {tied} of them tied" in text
+    cascade = ["gpt-3.5-turbo", "gpt-4"]
+    pooled = recuse.certify(table, agreement=0.8, delta=0.1, cascade=cascade, strata=False)
+    assert pooled.cascade is not None
+    c = pooled.cascade.to_dict()
+    first, second = (s["share"] for s in c["stages"])
+    assert second == 0
+    assert (f"GPT-3.5 keeps {first:.1%}, GPT-4 keeps none of the rest, {c['person_share']:.1%} "
+            f"go to a person, machine agreement {c['agreement']:.1%} "
+            f"({c['heldout_agreement']:.1%} held out)") in text  # fmt: skip
+    said_of = {
+        "exclude": "(87.8% coverage, bound {bound}, held-out agreement {held}%)",
+        "count": "agreement (GPT-4: bound {bound}) and 0.85 is no longer",
+    }
+    for ties, said in said_of.items():
+        alone = recuse.certify(table, agreement=0.85, delta=0.1, judges=["gpt-4"],
+                               strata=False, human_ties=ties)  # fmt: skip
+        (row,) = alone.table.itertuples()
+        assert bool(row.certified) == (ties == "exclude")
+        bound = numbers.lower_bound(float(row.lower_bound))
+        held = f"{100 * float(row.heldout_agreement):.1f}" if row.certified else ""
+        assert said.format(bound=bound, held=held) in text
+        if row.certified:
+            assert f"({float(row.coverage):.1%} coverage" in text
+
+
 def _most_confident(reason: str) -> tuple[int, int]:
     """(items, agreeing) of a 'never confident enough' reason: 'its most confident 43
     items (c ≥ 1) agree 39/43'."""

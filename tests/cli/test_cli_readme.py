@@ -178,23 +178,52 @@ def test_the_readme_is_short_and_ends_its_tour_with_gpt4s_self_preference() -> N
     assert last[1:4] == ["audit", "llmbar-mtbench", "--only"] and last[4] == "self-preference"
 
 
-def test_the_tour_prints_the_gpt4_row_the_readme_shows(
-    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def tour_text() -> str:
+    """The README's five-minute tour, up to the next section."""
+    text = README.read_text("utf-8")
+    return text[text.index("## A five-minute tour") :].split("\n## ")[0]
+
+
+@pytest.fixture(scope="module")
+def tour_run(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Any]:
+    """The README tour's last command, run once on the real LLMBar MT-Bench pairs: what
+    it prints on stdout and the ``report.json`` it writes (the README and
+    docs/self-preference.md quote both)."""
+    import contextlib
+    import io
+
+    from recuse.cli import main
+
+    args = [c for c in readme_commands(tour_text()) if c[1] == "audit"][-1][1:]
+    out = tmp_path_factory.mktemp("tour") / args[args.index("--out") + 1]
+    args[args.index("--out") + 1] = str(out)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main([*args, "--data-dir", str(shared_data)]) == 0
+    return printed.getvalue(), json.loads((out / "report.json").read_text("utf-8"))
+
+
+def findings_of(report: Any, judge: str) -> dict[str, Any]:
+    """A judge's findings in ``report.json``, by bias key."""
+    return {f["bias"]: f for s in report["sections"] for f in s["findings"] if f["judge"] == judge}
+
+
+def shown(finding: dict[str, Any]) -> str:
+    """A finding's estimate and interval as its verdict sentence writes them
+    ("−0.04 [−0.12, 0.05]")."""
+    found = re.search(r"([+−]?[\d.]+ \[[^\]]+\]), n=", finding["verdict"])
+    assert found, finding["verdict"]
+    return found.group(1)
+
+
+def test_the_tour_prints_the_gpt4_row_the_readme_shows(tour_run: tuple[str, Any]) -> None:
     """The README's answer is what its last tour command prints: GPT-4's row of the
     summary table, on the real LLMBar MT-Bench pairs (a changed estimator or table
     fails here until the README says the new answer)."""
-    from recuse.cli import main
-
-    text = README.read_text("utf-8")
-    tour = text[text.index("## A five-minute tour") :].split("\n## ")[0]
-    (shown,) = re.findall(r"^\| gpt-4 .*$", tour, flags=re.M)
-    args = [c for c in readme_commands(tour) if c[1] == "audit"][-1][1:]
-    out = tmp_path / args[args.index("--out") + 1]
-    args[args.index("--out") + 1] = str(out)
-    assert main([*args, "--data-dir", str(shared_data)]) == 0
-    printed = capsys.readouterr().out
-    assert shown in printed.splitlines()
+    tour = tour_text()
+    (row,) = re.findall(r"^\| gpt-4 .*$", tour, flags=re.M)
+    printed, report = tour_run
+    assert row in printed.splitlines()
     assert printed.startswith("| judge ")  # the table comes first
     # the prose under the row reads its numbers from the report: the own picks, the
     # predicted ones and the papers' EO beside the headline
@@ -203,16 +232,152 @@ def test_the_tour_prints_the_gpt4_row_the_readme_shows(
     eo_said = re.search(r"equal-opportunity number \((\+[\d.]+)\)", prose)
     n_said = re.search(r"over its (\d+) own pairs", prose)
     assert said and eo_said and n_said, "the tour's sentences on GPT-4's numbers are gone"
-    report = json.loads((out / "report.json").read_text("utf-8"))
-    gpt4 = {
-        f["bias"]: f for s in report["sections"] for f in s["findings"] if f["judge"] == "gpt-4"
-    }
+    gpt4 = findings_of(report, "gpt-4")
     picks = re.search(r"picks its own ([\d.]+) vs ([\d.]+) predicted",
                       gpt4["self_preference_calibrated"]["detail"])  # fmt: skip
     assert picks, gpt4["self_preference_calibrated"]["detail"]
     assert [f"{float(x):.0%}" for x in picks.groups()] == [f"{said[1]}%", f"{said[2]}%"]
     assert f"{gpt4['self_preference_eo']['estimate']:+.2f}" == eo_said[1]
     assert gpt4["self_preference_calibrated"]["n"] == int(n_said[1])
+    headline = re.search(r"headline is \*\*(.*?)\*\* \(90% interval\)", prose)
+    assert headline and headline[1] == shown(gpt4["self_preference_calibrated"])
+
+
+def test_the_self_preference_page_quotes_the_audits_numbers(
+    tour_run: tuple[str, Any], shared_data: Path
+) -> None:
+    """docs/self-preference.md reads the same audit as the tour ("What survives on real
+    data", the one-step interval, the count beside the headline, the prompts resampled)
+    and the one-κ fits of tests/metrics/test_real_llmbar.py: each number it quotes is
+    the report's or the function's, as the output writes it, so a changed estimator
+    fails here until the page says the new number."""
+    import recuse.data
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.competence import calibrated_self_preference
+
+    text = " ".join((REPO / "docs" / "self-preference.md").read_text("utf-8").split())
+    _, report = tour_run
+    gpt4, gpt35 = findings_of(report, "gpt-4"), findings_of(report, "gpt-3.5-turbo")
+    cal4, cal35 = gpt4["self_preference_calibrated"], gpt35["self_preference_calibrated"]
+
+    def rates(finding: dict[str, Any]) -> tuple[str, str, str]:
+        """Own picks, predicted own picks (%) and the pairs without its own answer."""
+        got = re.search(r"picks its own ([\d.]+) vs ([\d.]+) predicted from (\d+) pairs",
+                        finding["detail"])  # fmt: skip
+        assert got, finding["detail"]
+        return f"{float(got[1]):.0%}", f"{float(got[2]):.0%}", got[3]
+
+    own4, predicted4, without4 = rates(cal4)
+    own35, predicted35, _ = rates(cal35)
+    # the one-step interval the audit takes on this 4-judge table, to three decimals
+    low, high = (f"{cal4[k]:.3f}".replace("-", "−") for k in ("ci_low", "ci_high"))
+    assert f"GPT-4's [{low}, {high}] against" in text
+    size = re.search(r"one-step resamples: (\d+) covariate patterns .*? the table's (\d+) judge",
+                     cal4["method"])  # fmt: skip
+    assert size and f"(LLMBar MT-Bench: {size[1]} × {size[2]})" in text
+    assert f'("{cal4["detail"]}";' in text
+    assert (f"({cal4['clusters']} for GPT-4 on LLMBar's MT-Bench set, where its {cal4['n']} "
+            f"own pairs come from {gpt4['self_preference_eo']['clusters']})") in text  # fmt: skip
+    assert "κ_c for humanities, roleplay; coding, extraction, math, reasoning, stem, writing " \
+        "pooled" in cal4["method"]  # fmt: skip
+    assert (f"GPT-4's EO of {shown(gpt4['self_preference_eo'])} becomes {shown(cal4)} — it "
+            f"picks its own answer in {own4} of its {cal4['n']} pairs, and its competence on "
+            f"the other {without4} pairs predicts {predicted4} (with a κ for humanities and "
+            "roleplay and one for the six smaller MT-Bench categories;") in text  # fmt: skip
+    assert f"the headline stays {shown(cal4)}." in text
+    assert (f"GPT-3.5's EO of {shown(gpt35['self_preference_eo'])} becomes {shown(cal35)} in "
+            f"the audit ({own35} picked, {predicted35} predicted;") in text  # fmt: skip
+    # one κ for all: GPT-4 at its ceiling (label-conditioned), GPT-3.5 without a family term
+    pairs = recuse.data.load("llmbar-mtbench", data_dir=shared_data)
+    one4 = calibrated_self_preference(pairs, judge="gpt-4", stratum=None,
+                                      boot=Resampling(n_boot=20))  # fmt: skip
+    rate4 = one4.components["own_pick_rate"] - one4.estimate
+    estimate4 = f"{one4.estimate:+.2f}".replace("-", "−")
+    assert f"one κ for all reads {estimate4}, {rate4:.0%} predicted)" in text
+    one35 = calibrated_self_preference(pairs, judge="gpt-3.5-turbo", stratum=None)
+    line = re.search(r": (\S+ \[[^\]]+\]) \(90% interval\)", str(one35))
+    assert line, str(one35)
+    rate35 = one35.components["own_pick_rate"] - one35.estimate
+    assert f"no family term, as in the test: {line[1]}, {rate35:.0%} predicted)" in text
+
+
+def test_the_self_preference_page_states_the_models_constants() -> None:
+    """docs/self-preference.md's thresholds are recuse.metrics.competence's: the size past
+    which resamples take one Newton step, the stratum size that gets its own κ, the mix
+    distance that warns, the ceiling that conditions on the label, the extrapolation
+    factor, the interval kind, and the calibrated headline's materiality."""
+    from recuse.analyses import REGISTRY
+    from recuse.metrics import competence as c
+
+    text = " ".join((REPO / "docs" / "self-preference.md").read_text("utf-8").split())
+    assert f"times the table's judges stay within {c.MAX_PATTERNS:,};" in text
+    assert (f"A stratum where some judge has fewer than {c.MIN_STRATUM_PAIRS} pairs without its "
+            "own answer shares one pooled `κ`") in text  # fmt: skip
+    assert f"(total-variation distance of the two mixes above {c.STRATA_DISTANCE:g};" in text
+    assert (f"more than {c.CEILING:.0%} of the time (or less than {1 - c.CEILING:.0%})"
+            in text)  # fmt: skip
+    assert f"more than {c.EXTRAPOLATION_FACTOR:g} times as far apart in strength" in text
+    assert c.CALIBRATED_INTERVAL == "percentile" and "as a percentile interval" in text
+    (material,) = {b.material for a in REGISTRY for b in a.biases if b.key == c.CALIBRATED}
+    assert f"material / small / negligible at {material:g} of pick probability" in text
+
+
+def test_the_statistics_page_states_the_codes_defaults_and_thresholds() -> None:
+    """docs/statistics.md quotes the defaults a reader runs with: the audit's level,
+    resamples and smallest group (options.Settings), the level rule's 200 at 99%, the
+    planner's resamples, ceiling and position defaults, and every bias's materiality
+    threshold (`recuse analyses`). It said every command draws 2,000 resamples, where
+    `recuse plan`'s simulated studies draw 200 (PLAN_N_BOOT), and gave no threshold for
+    the favoritism regression's γ and λ (0.05, beside the 0.1 it named)."""
+    import dataclasses
+    import inspect
+
+    from recuse.analyses import REGISTRY
+    from recuse.metrics.bootstrap import min_resamples
+    from recuse.options import Settings
+    from recuse.simulate.position import simulate_position
+    from recuse.simulate.power import HUMAN_TIE_RATE, MAX_PAIRS, PLAN_N_BOOT
+
+    text = " ".join((REPO / "docs" / "statistics.md").read_text("utf-8").split())
+    default = {f.name: f.default for f in dataclasses.fields(Settings)}
+    level = float(default["level"])  # type: ignore[arg-type]
+    assert f"at most 1 − level ({1 - level:.2f} for {level:.0%} intervals)" in text
+    plan = f"`recuse plan` (whose simulated studies draw {PLAN_N_BOOT} each, as its answer says)"
+    assert f"{plan} uses {default['n_boot']:,} bootstrap resamples unless `--n-boot`" in text
+    assert f"2 / (1 − level) of them: {min_resamples(0.99)} at 99%" in text
+    assert f"a group needs {default['min_n']} pairs (`--min-n`, default {default['min_n']})" in text
+    position = inspect.signature(simulate_position).parameters
+    assert (f"a flip rate of {position['flip_rate'].default}, a tie share of "
+            f"{position['tie_rate'].default} per order and a within-prompt correlation of "
+            f"{position['icc'].default}") in text  # fmt: skip
+    assert f"needing more than {MAX_PAIRS:,} pairs is refused" in text
+    assert f"and a human label ({HUMAN_TIE_RATE:.0%} ties)" in text
+    # each threshold where the page says it is: 0.1 for the familiarity slope gap and the
+    # leaderboard's covariates, 0.05 for every other bias that has one
+    material = {(a.id, b.key): b.material for a in REGISTRY for b in a.biases if b.material}
+    tenth = {key for key, m in material.items() if m == 0.1}
+    assert {a for a, _ in tenth} == {"familiarity", "leaderboard"}
+    assert set(material.values()) == {0.05, 0.1}
+    assert "0.1 for the familiarity slope gap and the leaderboard's log-odds covariates" in text
+    assert ("the favoritism regression's γ and λ (0.05 of the dimension's top score)" in text
+            and material[("favoritism", "self_bias")] == 0.05)  # fmt: skip
+
+
+def test_the_statistics_pages_negligible_example_is_the_audits(shared_data: Path) -> None:
+    """docs/statistics.md's "real and practically nothing" is Claude-3-Sonnet's self-bias
+    on Play Favorites: the audit's estimate, interval and n, as its verdict writes them,
+    and read negligible (within ± the 0.05 threshold)."""
+    import recuse
+
+    text = " ".join((REPO / "docs" / "statistics.md").read_text("utf-8").split())
+    report = recuse.audit("play-favorites", only=["favoritism"], robustness="none",
+                          data_dir=shared_data)  # fmt: skip
+    f = report.findings
+    (row,) = f[(f["judge"] == "claude-3-sonnet-20240229") & (f["bias"] == "self_bias")].to_dict(
+        "records"
+    )
+    assert row["materiality"] == "negligible"
+    assert f"{shown(row)} at n = {row['n']:,} is real and practically nothing" in text
 
 
 @pytest.mark.parametrize("group", [[], ["data"], ["certify"], ["judge"], ["metrics"]])

@@ -24,6 +24,7 @@ from recuse.metrics.ladder import RUNGS
 from recuse.metrics.probes import COMPONENTS, probe_effects
 from recuse.metrics.recognition import COMPONENTS as RECOGNITION_COMPONENTS
 from recuse.metrics.recognition import self_recognition
+from recuse.numbers import estimate_text
 from recuse.probes import PROBES, RECOGNITION
 from recuse.probes.rewrite import REWRITES
 from recuse.tables import validate_pairs
@@ -139,9 +140,44 @@ def test_the_readme_quotes_the_committed_numbers() -> None:
     assert f"all but Qwen's JudgeBench padding within ±{rest:.3f}" in reading
     placebo = table["placebo_flip_rate"]
     assert f"{100 * placebo.min():.0f}–{100 * placebo.max():.0f}% of their picks" in reading
-    verbosity = table[(table["probe"] == "verbosity") & (table["judge"].str.startswith("qwen"))]
-    (row,) = verbosity.itertuples()
-    assert f"Qwen +{row.effect:.3f} [{row.ci_low:.3f}, {row.ci_high:.3f}]" in reading
+    # verbose vs concise, each judge's as recuse writes an estimate: the page wrote
+    # Gemma's −0.00205 [−0.00689, −0.00004] as "−0.002 [−0.007, −0.00004]", in two formats
+    names = {"smollm2-135m-instruct": "SmolLM2", "gemma-3-270m": "Gemma",
+             "qwen2.5-coder-0.5b-instruct": "Qwen"}  # fmt: skip
+    verbosity = table[table["probe"] == "verbosity"]
+    assert set(verbosity["judge"]) == set(names)
+    for row in verbosity.itertuples():
+        written = estimate_text(row.effect, row.ci_low, row.ci_high, null=0.0, span=(-1, 1))
+        assert f"{names[str(row.judge)]} {written}" in reading
+
+
+def test_the_ladder_reading_quotes_the_committed_ladder() -> None:
+    """docs/probes.md's ladder bullet: demographic parity, the harmful excess and the
+    split rungs of SmolLM2 and Qwen on JudgeBench, as recuse writes each estimate, from
+    the committed ladder (whose rows test_the_committed_ladder_is_what_the_code_writes_now
+    recomputes)."""
+    ladder = pd.read_csv(OUTPUT / "ladder_judgebench.csv").set_index(["judge", "rung"])
+    reading = _reading()
+    smol, qwen = "smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct"
+
+    def written(judge: str, rung: str, signed: bool = True) -> str:
+        r = ladder.loc[(judge, rung)]
+        span = (-1.0, 1.0) if signed else (0.0, 1.0)
+        return estimate_text(r["estimate"], r["ci_low"], r["ci_high"], signed=signed, span=span)
+
+    def percent(judge: str, rung: str) -> str:
+        return f"{ladder.loc[(judge, rung), 'estimate']:.0%}"
+
+    assert (f"far more often than the reference prefers it ({percent(smol, 'reference_own_rate')}"
+            f" and {percent(qwen, 'reference_own_rate')})") in reading  # fmt: skip
+    dp = [f"{ladder.loc[(j, 'dp_difference'), 'estimate']:+.2f}" for j in (smol, qwen)]
+    assert f"demographic parity says {dp[0]} and {dp[1]}" in reading
+    excess = [written(j, "harmful_excess") for j in (smol, qwen)]
+    assert f"is {excess[0]} and {excess[1]}." in reading
+    for judge, name in ((qwen, "Qwen"), (smol, "SmolLM2")):
+        split = ladder.loc[(judge, "harmful_split")]
+        n_split = round(split["estimate"] * split["n"])
+        assert f"{n_split} for {name} ({written(judge, 'harmful_split', signed=False)})" in reading
 
 
 def test_recognition_rows_carry_the_current_definitions() -> None:

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from recuse.data.alpaca_eval import read_leaderboard
+from recuse.data.inputs import load_input
 from recuse.data.registry import folder as dataset_folder
 from recuse.data.registry import load
 from recuse.errors import EstimationError, InputError
@@ -129,6 +130,32 @@ def test_alpaca_eval_2_against_the_upstream_leaderboard(capsys: pytest.CaptureFi
             f"{glm['lc_max_abs_diff']:.1f} points, Spearman {glm['lc_spearman']:.3f}"
         )
     assert joint_mean < glm_mean and c["lc_max_abs_diff"] < glm["lc_max_abs_diff"]
+    # the sizes docs/statistics.md and docs/other-tools.md quote, as they write them
+    docs = Path(__file__).parents[2] / "docs"
+    stats = " ".join((docs / "statistics.md").read_text("utf-8").split())
+    glm_below = (glm_table["lc_win_rate"] < glm_table["length_controlled_winrate"]).all()
+    assert glm_below
+    assert (f"rank the {c['systems']} systems we hold alike (Spearman {c['lc_spearman']:.2f}; "
+            f"the GLM's {glm['lc_spearman']:.2f}) and sit {joint_mean:.1f} points from "
+            f"upstream's on average, at most {c['lc_max_abs_diff']:.1f} (the GLM: "
+            f"{glm_mean:.1f} and {glm['lc_max_abs_diff']:.1f}, always below)") in stats  # fmt: skip
+    tools = " ".join((docs / "other-tools.md").read_text("utf-8").split())
+    assert (
+        f"(AlpacaEval 2: {joint_mean:.1f} on average, at most {c['lc_max_abs_diff']:.1f};" in tools
+    )
+    # the one file of claude-2.1 read alone (docs/your-data.md): the GLM without the
+    # difficulty term, beside the joint fit and the GLM of the 16 systems
+    alone = length_controlled_win_rates(
+        load_input(folder / "results" / "claude-2.1" / "weighted_alpaca_eval_gpt4_turbo"
+                   / "annotations.json").frame,
+        judge="gpt-4-1106-preview", boot=Resampling(n_boot=10),
+    )  # fmt: skip
+    both = ours.set_index("system").loc["claude-2.1"]
+    said = (f"(claude-2.1 against gpt-4-1106-preview: {alone['lc_win_rate'].iloc[0]:.2f}% alone, "
+            f"{both['lc_win_rate']:.2f}% in the joint fit of the {c['systems']} systems, "
+            f"{both['lc_win_rate_glm']:.2f}% by their GLM)")  # fmt: skip
+    data = " ".join((docs / "your-data.md").read_text("utf-8").split())
+    assert said in data
 
 
 def test_alpaca_eval_1_against_the_upstream_leaderboard(capsys: pytest.CaptureFixture[str]) -> None:
@@ -175,6 +202,20 @@ def test_alpaca_eval_1_against_the_upstream_leaderboard(capsys: pytest.CaptureFi
     # the joint fit reads below upstream for every system upstream puts above 70
     strong = t["length_controlled_winrate"] > 70
     assert strong.sum() == 8 and (diff[strong] < 0).all()
+    # as docs/statistics.md and docs/other-tools.md write them
+    docs = Path(__file__).parents[2] / "docs"
+    stats = " ".join((docs / "statistics.md").read_text("utf-8").split())
+    assert (f"On the {c['systems']} AlpacaEval 1 systems we hold our raw win rates again equal "
+            f"upstream's; the length-controlled ones rank them alike (Spearman "
+            f"{c['lc_spearman']:.2f}) and sit {diff.abs().mean():.1f} points from upstream's on "
+            f"average, at most {c['lc_max_abs_diff']:.1f} (`{c['lc_max_abs_diff_system']}`: "
+            f"{gpt4_turbo['lc_win_rate']:.1f} against "
+            f"{gpt4_turbo['length_controlled_winrate']:.1f}), below upstream's for all "
+            f"{strong.sum()} systems it puts above 70") in stats  # fmt: skip
+    assert (f"(Spearman {glm['lc_spearman']:.2f}, {glm_diff.abs().mean():.1f} points on average, "
+            f"at most {glm['lc_max_abs_diff']:.1f})") in stats  # fmt: skip
+    tools = " ".join((docs / "other-tools.md").read_text("utf-8").split())
+    assert f"AlpacaEval 1: {diff.abs().mean():.1f}, at most {c['lc_max_abs_diff']:.1f})" in tools
 
 
 def _difficulty_tracking(rho: float, seed: int, n: int = 400, systems: int = 6) -> pd.DataFrame:

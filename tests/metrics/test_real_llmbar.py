@@ -160,6 +160,14 @@ def test_ladder_splits_gpt35_harmful_rung_by_order(pairs: pd.DataFrame) -> None:
     assert got["harmful_own_both"] == pytest.approx(4 / 24)
     assert got["harmful_split"] == pytest.approx(16 / 24)
     assert got["harmful_other_both"] == pytest.approx(4 / 24)
+    # docs/statistics.md reads the rung from these counts
+    page = Path(__file__).parents[2] / "docs" / "statistics.md"
+    text = " ".join(page.read_text("utf-8").split())
+    n = len(first)
+    parts = [round(got[k] * n) for k in ("harmful_own_both", "harmful_split", "harmful_other_both")]
+    assert (f"GPT-3.5's \"harmful {got['harmful']:.2f}\" is {parts[0]} of its {n} own-worse "
+            f"pairs chosen in both orders, {parts[1]} splits and {parts[2]} the other in both"
+            ) in text  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -392,3 +392,26 @@ def test_analysis_ids_are_read_as_recuse_gate_reads_them(
     with pytest.raises(ConfigError, match="--only: unknown analysis 'selfpref'"):
         resolve(read_options({"only": "selfpref"}, "api")).audit_options()
     capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("given", "read"),
+    [
+        ("none", ()),
+        (["none"], ()),
+        (" none ", ()),
+        (["fast"], "fast"),
+        ("fast,ordinal", "fast+ordinal"),
+        (["all"], ("all",)),
+    ],
+)
+def test_a_word_for_the_checks_reads_alike_alone_in_a_string_or_in_a_list(
+    given: object, read: object
+) -> None:
+    """The error for an unknown check lists fast, all and none as allowed; ``["none"]``
+    (the API's list form) was refused as 'unknown check(s) none'."""
+    from recuse.choices import FAST_CHECKS
+    from recuse.options import robustness_checks
+
+    want = {"fast": FAST_CHECKS, "fast+ordinal": (*FAST_CHECKS, "ordinal")}
+    assert robustness_checks(given) == want.get(read, read)  # type: ignore[arg-type]

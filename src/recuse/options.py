@@ -512,15 +512,19 @@ def _material(value: Any, where: str) -> dict[str, float]:
 
 
 def robustness_checks(spec: str | Sequence[str], where: str = "--robustness") -> tuple[str, ...]:
-    """``fast`` / ``all`` / ``none`` / a comma list (or a list) of regression checks."""
+    """``fast`` / ``all`` / ``none`` / a comma list (or a list) of regression checks; a
+    word in a list stands for its checks (``["none"]`` is none, ``"fast,ordinal"``
+    the fast checks and one more).
+
+    >>> robustness_checks(["none"]), robustness_checks(" none ")
+    ((), ())
+    """
     if isinstance(spec, str):
-        named = {"fast": FAST_CHECKS, "all": ("all",), "none": ()}
-        if spec in named:
-            return tuple(named[spec])
         spec = [c.strip() for c in spec.split(",") if c.strip()]
     if not isinstance(spec, list | tuple) or not all(isinstance(c, str) for c in spec):
         raise ConfigError(f"{where} = {_shown(spec)}: give fast, all, none or a list of checks")
-    checks = tuple(spec)
+    named = {"fast": FAST_CHECKS, "all": ("all",), "none": ()}
+    checks = tuple(dict.fromkeys(c for word in spec for c in named.get(word.strip(), (word,))))
     unknown = [c for c in checks if c not in (*CHECKS, "all")]
     if unknown:
         raise ConfigError(

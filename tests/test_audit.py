@@ -614,3 +614,31 @@ def test_each_csv_row_is_named_by_its_report_json_key(planted: Any, tmp_path: Pa
     pairwise = {k for k in findings if k[0] == "sim-pairs" and not k[2].startswith("bt_")}
     pairwise -= {k for k in pairwise if k[2].startswith("certified")}
     assert pairwise <= matched, sorted(pairwise - matched)
+
+
+def test_the_analyses_run_on_one_blas_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The audit's analyses run on one BLAS thread whatever the caller's setting
+    (:data:`recuse.driver.AUDIT_BLAS_THREADS`: on a shared 2-core machine the demo audit
+    took 31.8 s on two and 18.3 s on one), and the caller's setting is back after it."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import recuse.driver as driver
+
+    def blas_threads() -> set[int]:
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    seen: list[set[int]] = []
+    audit_input = driver._audit_input
+
+    def spied(*args: Any, **kwargs: Any) -> None:
+        seen.append(blas_threads())
+        audit_input(*args, **kwargs)
+
+    monkeypatch.setattr(driver, "_audit_input", spied)
+    sim = simulate_pairs(n_prompts=30, seed=1).pairs
+    inputs = [Input("sim", "pairs", sim, Source("sim", "pairs", len(sim)))]
+    options = AuditOptions(n_boot=100, only=("position",))
+    with threadpool_limits(limits=2, user_api="blas"):
+        run_audit(inputs, options=options)
+        assert blas_threads() == {2}
+    assert seen == [{1}]

@@ -197,6 +197,33 @@ def test_length_units() -> None:
         response_lengths(t, unit="lines")  # type: ignore[arg-type]
 
 
+def test_words_are_counted_once_per_distinct_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each distinct answer's words are counted once (AlpacaEval's baseline answer
+    repeats for every system and judge), and each row gets its own text's count: the
+    runs of non-whitespace, a missing text NaN."""
+    import recuse.metrics.verbosity as verbosity
+
+    texts = ["one two", "a b c d", "x", "我喜欢猫。"]
+    rows = [
+        {"response_a": texts[i % 2], "response_b": None if i % 5 == 0 else texts[i % 4],
+         "human": 1, "p_a_first": 1, "p_a_second": 1}
+        for i in range(40)
+    ]  # fmt: skip
+    seen: list[str] = []
+    words_in = verbosity.words_in
+
+    def counted(text: str) -> int:
+        seen.append(text)
+        return words_in(text)
+
+    monkeypatch.setattr(verbosity, "words_in", counted)
+    la, lb, _ = response_lengths(table(rows))
+    assert len(seen) == len(texts) and set(seen) == set(texts)
+    want = {"one two": 2, "a b c d": 4, "x": 1, "我喜欢猫。": 4, None: math.nan}
+    np.testing.assert_array_equal(la, [want[r["response_a"]] for r in rows])
+    np.testing.assert_array_equal(lb, [want[r["response_b"]] for r in rows])
+
+
 def test_unit_changes_which_response_is_longer() -> None:
     rows = []
     for i in range(8):  # the human prefers a (fewer words, more characters) in 4 of 8

@@ -110,6 +110,18 @@ def markdown_counts(text: object) -> tuple[int, int, int]:
     return len(_HEADER.findall(text)), len(_LIST.findall(text)), len(_BOLD.findall(text))
 
 
+def _markdown_of(a: pd.Series, b: pd.Series) -> tuple[FloatArray, FloatArray]:
+    """:func:`markdown_counts` of each text of ``a`` and of ``b`` (rows × 3 each), each
+    distinct text counted once (a missing one is 0, 0, 0): a pair judged in both orders
+    is two rows, and AlpacaEval's baseline answers an instruction once for every system
+    and judge (alpaca-eval's 23,338 pairs hold 16,568 distinct texts among their 46,676)."""
+    codes, texts = pd.factorize(pd.concat([a, b], ignore_index=True))  # missing: -1
+    counted = np.zeros((len(texts) + 1, 3))  # the last row, taken by -1: a missing text
+    counted[:-1] = np.array([markdown_counts(t) for t in texts], float).reshape(-1, 3)
+    each = counted[codes]
+    return each[: len(a)], each[len(a) :]
+
+
 def system_names(pairs: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     """The system of each side: the model id, with `` (concise)`` / `` (verbose)`` added
     to the evaluated side when ``category`` marks a length-prompted variant (AlpacaEval
@@ -470,8 +482,7 @@ def _covariates(
         sd = float(np.nanstd(d))
         out["length"] = np.tanh(np.nan_to_num(d) / sd) if sd > 0 else 0.0
     if {"response_a", "response_b"} <= set(rows.columns):
-        ma = np.array([markdown_counts(t) for t in rows["response_a"]], float).reshape(-1, 3)
-        mb = np.array([markdown_counts(t) for t in rows["response_b"]], float).reshape(-1, 3)
+        ma, mb = _markdown_of(rows["response_a"], rows["response_b"])
         diff = np.log1p(ma) - np.log1p(mb)
         out["headers"], out["lists"], out["bold"] = diff[:, 0], diff[:, 1], diff[:, 2]
     out["first"] = rows["_first"].to_numpy(float)

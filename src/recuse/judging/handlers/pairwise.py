@@ -40,7 +40,7 @@ from recuse.judging.protocols import (
 )
 from recuse.judging.store import Judgment
 from recuse.judging.tasks import Task
-from recuse.numbers import decimal_beside
+from recuse.numbers import decimal_beside, significant_beside
 
 
 @dataclass(frozen=True)
@@ -258,19 +258,27 @@ def mass_line(masses: Sequence[float], *, low: float = LOW_MASS) -> str | None:
     verdict whose mass is 0.001 reads as firm a p_a as one whose mass is 1: said with
     the count. None where no verdict was read from probabilities.
 
+    A median that two decimals would write as 0.00 (a judge with almost nothing on A
+    or B, not none) is written with two significant digits.
+
     >>> said = mass_line([0.9, 0.5, 0.02])
     >>> said[said.index("median") : said.index(" whose")], mass_line([math.nan])
     ('median 0.50 over 3 verdicts; 1 below 0.1,', None)
+    >>> tiny = mass_line([3.5e-10, 8.7e-06, 0.2])
+    >>> tiny[tiny.index("median") : tiny.index(" over")]
+    'median 8.7e-06'
     """
     finite = np.asarray([m for m in masses if math.isfinite(m)], dtype=np.float64)
     if not len(finite):
         return None
     n_low = int((finite < low).sum())
     median = float(np.median(finite))
+    shown = decimal_beside(median, [low], 2)
+    if median > 0 and float(shown) == 0:  # '0.00' would read as no probability at all
+        shown = significant_beside(median, low, 2)
     said = (
         "verdict mass p(A) + p(B) (the share of the judge's probability on A or B at "
-        f"the verdict; 1 = all of it): median {decimal_beside(median, [low], 2)} over "
-        f"{len(finite):,} verdicts"
+        f"the verdict; 1 = all of it): median {shown} over {len(finite):,} verdicts"
     )
     if n_low:
         said += (

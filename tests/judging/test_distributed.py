@@ -224,6 +224,26 @@ def test_the_cli_over_ray_says_whether_verdict_logprobs_were_exact(
     ) in said["ignored"]
 
 
+@needs_ray
+def test_the_cli_over_ray_counts_the_workers_replies_without_log_probs(
+    cluster: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A chat server that sends no log-probs: every verdict is read from its reply's
+    text (p_a 1, 0 or 0.5). The workers' clients counted those replies, the driver's
+    none, so over --ray the line said 'the server's top 20 only ... not read from its
+    text' of a run whose 6 verdicts were all read from their text (the counts the
+    local run says); now the workers' counts are added up, 6 of 6."""
+    src = tmp_path / "pairs.csv"
+    pd.DataFrame(fake_pairs(3)).to_csv(src, index=False)
+    with StandIn(faults={"nologprobs": 1.0}, seed=3) as server:
+        assert main(["judge", "--model", "m", "--base-url", server.base_url, "--data",
+                     str(src), "--out", str(tmp_path / "s.db"), "--no-progress",
+                     "--endpoint", "chat", "--mode", "explain", "--ray", cluster]) == 0  # fmt: skip
+    said = " ".join(capsys.readouterr().out.split())
+    assert "verdict log-probs: none in 6 of 6 replies (the server sent none)" in said
+    assert "top 20" not in said
+
+
 @dataclass
 class _InProcess:
     """An executor that computes the run as one block of a worker, in this process:

@@ -3,6 +3,7 @@ uses it."""
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from judging.helpers import FakeBackend, fake_pairs
 from recuse.errors import ConfigError
 from recuse.judging import Runner, Store
+from recuse.judging.store import Judgment
 
 
 @pytest.mark.parametrize("mixed", [True, False])
@@ -369,3 +371,23 @@ def test_items_meta_is_the_json_dumps_text(tmp_path: Path) -> None:
     for item_id, meta in items.items():
         want = json.dumps(meta, ensure_ascii=False, default=lambda v: v.item())
         assert got[item_id] == want, item_id
+
+
+def test_verdict_masses_are_those_of_the_verdicts_export_keeps(tmp_path: Path) -> None:
+    """A judge asked again under other content keys (a server's endpoint entered its
+    keys, so an old chat store is judged anew) holds two verdicts of one (item, order);
+    export keeps the newest, and so does the mass `recuse judge` says. Before, both
+    were counted: item 1's first order gave masses 0.05 (old) and 0.9 (new), and a
+    newer failed row of item 2 still counted its older 0.3."""
+
+    def row(key: str, item: str, slot: str, status: str, mass: float) -> Judgment:
+        value = 0.5 if status == "ok" else math.nan
+        return Judgment(key, "pairwise", "j", item, slot, status, value, value, mass)
+
+    with Store(tmp_path / "s.db") as store:
+        store.put([row("old", "1", "first", "ok", 0.05), row("old", "2", "first", "ok", 0.3)])
+        store.put([row("new", "1", "first", "ok", 0.9), row("new", "1", "second", "ok", 0.7)])
+        store.put([row("new", "2", "first", "failed", math.nan)])
+        assert sorted(store.verdict_masses("j")) == [0.7, 0.9]
+        kept = store.export_pairs()
+        assert sorted(kept[["mass_first", "mass_second"]].stack().dropna()) == [0.7, 0.9]

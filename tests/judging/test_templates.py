@@ -723,6 +723,19 @@ def test_a_replys_log_probs_are_read_at_the_mark_its_rule_reads(tmp_path: Path) 
     odd = ("x", " [[[", "A", "]]")
     score, _, _ = read_generated(Generation("x [[[A]]", odd, (at_first,) * 4), last, parsed=True)
     assert score.status == "ok" and score.p_slot_a == pytest.approx(0.9 / 0.95)
+    # '[[[A]]' written '[[', '[', 'A': the mark's opener is the second '[[' (at 1),
+    # which ends the token '['; its verdict token is 'A' (0.02 / 0.92), not the '[' after
+    # the first '[[' (mass 0.01 there, where '[' holds the rest: 0.5 read as a verdict)
+    split = ("x", " [[", "[", "A", "]]")
+    bracket = {"[": math.log(0.99), "A": math.log(0.005), "B": math.log(0.005)}
+    g = Generation("x [[[A]]", split, (at_first, at_first, bracket, at_last, at_first))
+    score, label, _ = read_generated(g, last, parsed=True)
+    assert label == "A" and score.p_slot_a == pytest.approx(0.02 / 0.92)
+    assert score.mass == pytest.approx(0.92)
+    # four brackets, split '[', '[[', '[', 'B': the mark starts at the third '[' of them
+    four = ("[", "[[", "[", "B", "]]")
+    g = Generation("[[[[B]]", four, (at_first, at_first, bracket, at_last, at_first))
+    assert read_generated(g, last, parsed=True)[0].p_slot_a == pytest.approx(0.02 / 0.92)
 
 
 def test_one_judge_id_is_not_judged_in_both_modes(tmp_path: Path) -> None:

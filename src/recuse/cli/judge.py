@@ -351,6 +351,8 @@ def _run(job: _Job, out: Path, *, perplexity: bool) -> list[RunSummary]:
         if isinstance(backend, http.HTTPBackend) and job.protocol == "pairwise":
             if pool is not None and pool.exact is not None:  # the workers asked, not this one
                 backend.exact_ids, backend.exact_note = pool.exact
+            if pool is not None and pool.pool is not None:  # the replies were the workers'
+                backend.verdict_replies = pool.replies
             said = backend.logprobs_line(job.tpl.top_k)
             if said:
                 echo(said)

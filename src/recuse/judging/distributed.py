@@ -119,6 +119,10 @@ class RayExecutor:
         #: verdict ids exactly, (False, why) where one fell back to the top-k; None:
         #: nothing said (a local model, or no verdict read)
         self.exact: tuple[bool, str] | None = None
+        #: the last run's replies on its workers whose verdict was to be read from
+        #: log-probs, and how many of them came without any (an HTTP judge's
+        #: ``verdict_replies``, added up over the blocks)
+        self.replies: tuple[int, int] = (0, 0)
         self._held = contextlib.ExitStack()  # while entered (:meth:`__enter__`)
 
     # --- the Ray connection -----------------------------------------------------
@@ -258,6 +262,7 @@ class RayExecutor:
             collect(computed)
 
         self.exact = None
+        self.replies = (0, 0)
         size = max(1, batch_size)
         items = [{"task": pickle.dumps(t)} for t in todo]
         # blocks of at most ``size`` tasks (more past MAX_BLOCKS): each is one call of
@@ -376,6 +381,9 @@ class RayExecutor:
                 self.exact = (False, str(note))
             elif state == 1 and self.exact is None:
                 self.exact = (True, str(note))
+        if "replies" in batch:  # the blocks' replies read for verdict log-probs
+            n, bare = self.replies
+            self.replies = (n + int(batch["replies"].sum()), bare + int(batch["bare"].sum()))
         if batch["usage"].any():
             known = batch["usage"]
             t_in = int(batch["tokens_in"][known].sum())
@@ -615,6 +623,7 @@ class _Worker:
             return self._rows([], block=block, error=self.error)
         tasks: list[Task] = [pickle.loads(b) for b in batch["task"]]
         before = self.backend.usage()
+        asked = _replies(self.backend)
         done: list[Computed] = []
         error = b""
         try:
@@ -627,7 +636,9 @@ class _Worker:
         if after is not None:
             b = before or (0, 0)
             tokens = (after[0] - b[0], after[1] - b[1])
-        return self._rows(computed, block=block, error=error, tokens=tokens)
+        now = _replies(self.backend)
+        replies = (now[0] - asked[0], now[1] - asked[1])
+        return self._rows(computed, block=block, error=error, tokens=tokens, replies=replies)
 
     async def _compute(self, tasks: list[Task], done: list[Computed]) -> list[Computed]:
         """The block's outcomes; the first call that raises closes the gate at once,
@@ -654,9 +665,11 @@ class _Worker:
         block: int,
         error: bytes,
         tokens: tuple[int, int] | None = None,
+        replies: tuple[int, int] = (0, 0),
     ) -> dict[str, np.ndarray]:
         """The block's rows: its outcomes, then its error where it failed (a row
-        without an outcome); none for a block not started."""
+        without an outcome); none for a block not started. The block's tokens and
+        ``replies`` (:func:`_replies`) are on its first row."""
         tail = [error] if error else []  # the failed block's error row
         n = len(computed) + len(tail)
         exact = getattr(getattr(self, "backend", None), "exact_ids", None)  # an HTTP judge's
@@ -667,6 +680,9 @@ class _Worker:
         if tokens is not None and n:  # the block's tokens, on its first row
             counts[:, 0] = tokens
             usage[0] = True
+        said = np.zeros((2, n), dtype=np.int64)
+        if n:
+            said[:, 0] = replies
         return {
             "computed": np.array(
                 [pickle.dumps(c) for c in computed] + [b""] * len(tail), dtype=object
@@ -677,10 +693,19 @@ class _Worker:
             "usage": usage,
             "exact": np.full(n, state, dtype=np.int8),
             "exact_note": np.array([note] * n, dtype=object),
+            "replies": said[0],
+            "bare": said[1],
             "error": np.array([b""] * len(computed) + tail, dtype=object),
             "block": np.full(n, block, dtype=np.int64),
             "rows": np.full(n, n, dtype=np.int64),
         }
+
+
+def _replies(backend: object) -> tuple[int, int]:
+    """An HTTP judge's ``verdict_replies`` (replies read for verdict log-probs, and
+    those of them that came without any) so far; (0, 0) for another backend."""
+    n, bare = getattr(backend, "verdict_replies", (0, 0))
+    return int(n), int(bare)
 
 
 def _error(exc: BaseException) -> bytes:

@@ -601,13 +601,21 @@ class Store:
 
     def verdict_masses(self, judge: str) -> list[float]:
         """p(A) + p(B) of each ok pairwise verdict of ``judge`` read from probabilities
-        (a verdict read from a reply's text has none)."""
+        (a verdict read from a reply's text has none): the verdicts export keeps, the
+        newest of each (item, order) where several content keys hold one
+        (:func:`_one_per_order`: a run keyed otherwise, a server's endpoint, judged it
+        again)."""
         rows = self._rows(
-            "SELECT mass FROM judgments WHERE judge = ? AND kind = 'pairwise' "
-            "AND status = 'ok' AND mass IS NOT NULL",
+            "SELECT item_id, slot, status, mass FROM judgments WHERE judge = ? AND "
+            "kind = 'pairwise' ORDER BY created_at, rowid",
             (judge,),
         )
-        return [float(m) for (m,) in rows if isinstance(m, (int, float))]
+        newest = {(item, slot): (status, mass) for item, slot, status, mass in rows}
+        return [
+            float(m)
+            for status, m in newest.values()
+            if status == "ok" and isinstance(m, (int, float))
+        ]
 
     def judge_prompts(self) -> dict[str, tuple[str, str, str]]:
         """``{judge: (name, format, sha256)}`` of the judge prompt each judge's pairwise

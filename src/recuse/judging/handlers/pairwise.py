@@ -40,7 +40,7 @@ from recuse.judging.protocols import (
 )
 from recuse.judging.store import Judgment
 from recuse.judging.tasks import Task
-from recuse.numbers import decimal_beside
+from recuse.numbers import decimal_beside, significant_beside
 
 
 @dataclass(frozen=True)
@@ -258,19 +258,27 @@ def mass_line(masses: Sequence[float], *, low: float = LOW_MASS) -> str | None:
     verdict whose mass is 0.001 reads as firm a p_a as one whose mass is 1: said with
     the count. None where no verdict was read from probabilities.
 
+    A median that two decimals would write as 0.00 (a judge with almost nothing on A
+    or B, not none) is written with two significant digits.
+
     >>> said = mass_line([0.9, 0.5, 0.02])
     >>> said[said.index("median") : said.index(" whose")], mass_line([math.nan])
     ('median 0.50 over 3 verdicts; 1 below 0.1,', None)
+    >>> tiny = mass_line([3.5e-10, 8.7e-06, 0.2])
+    >>> tiny[tiny.index("median") : tiny.index(" over")]
+    'median 8.7e-06'
     """
     finite = np.asarray([m for m in masses if math.isfinite(m)], dtype=np.float64)
     if not len(finite):
         return None
     n_low = int((finite < low).sum())
     median = float(np.median(finite))
+    shown = decimal_beside(median, [low], 2)
+    if median > 0 and float(shown) == 0:  # '0.00' would read as no probability at all
+        shown = significant_beside(median, low, 2)
     said = (
         "verdict mass p(A) + p(B) (the share of the judge's probability on A or B at "
-        f"the verdict; 1 = all of it): median {decimal_beside(median, [low], 2)} over "
-        f"{len(finite):,} verdicts"
+        f"the verdict; 1 = all of it): median {shown} over {len(finite):,} verdicts"
     )
     if n_low:
         said += (
@@ -307,8 +315,7 @@ def read_generated(
         # the opener of the mark the format reads (its nth), not the first one: an
         # explanation may write other marks before the verdict ('[[A]] or [[B]]')
         read = g.text.upper() if fmt.casefold else g.text
-        end = None if start is None else start + len(fmt.opener)  # where its opener ends
-        nth = 1 if end is None or not fmt.opener else max(1, read.count(fmt.opener, 0, end))
+        nth = 1 if start is None else max(1, _openers(read, fmt.opener, upto=start))
         at = _after_opener(g.tokens, fmt.opener, nth=nth)
         if at is not None and at < len(g.dists):
             d = g.dists[at]
@@ -321,17 +328,34 @@ def read_generated(
     return verdict_score(verdict), label, None
 
 
+def _openers(text: str, opener: str, *, upto: int) -> int:
+    """How many ``opener`` start in ``text`` at ``upto`` or before, overlapping ones
+    counted (``[[[`` holds two ``[[``, at 0 and 1: a mark ``[[A]]`` after a stray
+    ``[`` is the second); 0 where ``opener`` is empty."""
+    n, i = 0, text.find(opener) if opener else -1
+    while 0 <= i <= upto:
+        n, i = n + 1, text.find(opener, i + 1)
+    return n
+
+
 def _after_opener(tokens: Sequence[str], opener: str, *, nth: int = 1) -> int | None:
-    """Index of the token right after the ``nth`` ``opener`` of the tokens' text (0 when
-    it is empty); None where no token ends there (a token holding the opener and the
-    label) or the text has fewer openers."""
+    """Index of the token right after the ``nth`` ``opener`` of the tokens' text
+    (overlapping ones counted, as :func:`_openers`; 0 when it is empty); None where no
+    token ends there (a token holding the opener and the label) or the text has fewer
+    openers. ``[[A]]`` written ``[[``, ``[``, ``A``: its opener, the second, ends the
+    token ``[``, so the verdict token is ``A`` (the first ends ``[[``, before a ``[``)."""
     if not opener:
         return 0
-    seen = ""
+    seen, found = "", 0
     for j, tok in enumerate(tokens):
+        at = max(0, len(seen) - len(opener) + 1)  # an opener may start in earlier tokens
         seen += tok
-        if seen.count(opener) >= nth:
-            return j + 1 if seen.endswith(opener) and seen.count(opener) == nth else None
+        i = seen.find(opener, at)
+        while i >= 0:
+            found += 1
+            if found == nth:
+                return j + 1 if i + len(opener) == len(seen) else None
+            i = seen.find(opener, i + 1)
     return None
 
 

@@ -202,3 +202,21 @@ def test_importing_the_entry_point_without_running_it_keeps_ctrl_c() -> None:
     )
     done = _python(code, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, "interrupted\n", "")
+
+
+def test_a_ctrl_c_as_the_command_line_reads_its_words_is_said_of_that_command() -> None:
+    """A Ctrl-C after the commands loaded, while click's form of every command was built
+    to read the words given (recuse.cli.help_when_bare, ~50 ms: a real SIGINT 0.15 s
+    into `recuse audit llmbar-mtbench` lands there once the front door is lazy), reached
+    the entry point's last handler, which says a judge's words: an audit, which keeps
+    nothing and had not begun, said 'finished work is kept — run the same command again
+    to go on where it stopped'. Now it is said as a Ctrl-C before any command is."""
+    code = (
+        "import runpy, typer.main\n"
+        "def stop(*args, **kwargs):\n"
+        "    raise KeyboardInterrupt\n"
+        "typer.main.get_command = stop\n"
+        "runpy.run_module('recuse', run_name='__main__')\n"
+    )
+    done = _python(code, "audit", "llmbar-mtbench", "--out", "never-written")
+    assert (done.returncode, done.stderr, done.stdout) == (130, WORDS, "")

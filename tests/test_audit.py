@@ -614,3 +614,65 @@ def test_each_csv_row_is_named_by_its_report_json_key(planted: Any, tmp_path: Pa
     pairwise = {k for k in findings if k[0] == "sim-pairs" and not k[2].startswith("bt_")}
     pairwise -= {k for k in pairwise if k[2].startswith("certified")}
     assert pairwise <= matched, sorted(pairwise - matched)
+
+
+def test_judge_filter_writes_no_table_of_the_judges_not_chosen() -> None:
+    """With ``--judge`` on ratings, the fit holds every judge's ratings (above), and its
+    tables were written whole: ``recuse audit play-favorites --judge gpt-4o`` wrote the
+    32 coefficients of all 9 judges (claude-2.1's γ_j and its p among them), the 308
+    robustness rows of every judge and family, the 81-cell score matrix and a correction
+    table subtracting every judge's biases from every judge's ratings — where before
+    the merge of 7dd88328 each held gpt-4o's alone (5 coefficients, 41 robustness rows,
+    9 cells). Now each table holds the chosen judge's rows and its family's, as in the
+    whole audit, and the shared terms; the correction is its ratings' with its γ̂ and
+    its family's λ̂ (the whole fit's) taken out."""
+    from recuse.regression import fit_favoritism
+
+    inputs, roster, sim = _inputs()
+    ratings = inputs[1]
+    options = {"n_boot": 200, "robustness": ("length",), "only": ("favoritism",)}
+    whole = run_audit([ratings], options=AuditOptions(**options), roster=roster)
+    one = run_audit([ratings], options=AuditOptions(judges=("j1",), **options), roster=roster)
+    family = sim.families["j1"]
+    others = sorted(set(sim.families) - {"j1"})
+    other_families = sorted(set(sim.families.values()) - {family})
+    assert others and other_families
+
+    def table(report: AuditReport, start: str) -> pd.DataFrame:
+        (found,) = [t.frame for t in report.tables if t.name.startswith(start)]
+        return found.reset_index(drop=True)
+
+    # the coefficients: j1's intercept, slope and γ, its family's λ, the shared terms
+    words = table(one, "favoritism").iloc[:, 0].astype(str)
+    every = table(whole, "favoritism")
+    named = [w for w in words if any(f"judge {j}" in w for j in others)]
+    named += [w for w in words if any(f"family {f} " in w for f in other_families)]
+    assert named == []
+    theirs = [*(f"judge {j}(?: |$)" for j in others), *(f"family {f} " for f in other_families)]
+    mine = every[~every.iloc[:, 0].astype(str).str.contains("|".join(theirs))]
+    mine = mine.reset_index(drop=True)
+    assert len(mine) < len(every)
+    pd.testing.assert_frame_equal(table(one, "favoritism"), mine)
+    # the robustness rows: j1's γ and its family's λ under each variant, as in the whole
+    rob, rob_every = table(one, "robustness"), table(whole, "robustness")
+    assert set(rob["label"]) == {"j1", family}
+    pd.testing.assert_frame_equal(
+        rob, rob_every[rob_every["label"].isin(["j1", family])].reset_index(drop=True)
+    )
+    # the score matrix: j1's row
+    cells, cells_every = table(one, "score-matrix"), table(whole, "score-matrix")
+    assert set(cells["judge"]) == {"j1"}
+    pd.testing.assert_frame_equal(
+        cells, cells_every[cells_every["judge"] == "j1"].reset_index(drop=True)
+    )
+    # the correction: j1's ratings less the whole fit's γ̂_j1 of its own model's answers
+    # and λ̂_F of its family's other models; the other models' means unchanged
+    fit = fit_favoritism(ratings.frame, roster)
+    gamma = fit.self_bias().set_index("judge").loc["j1", "estimate"]
+    lam = fit.family_bias().set_index("family").loc[family, "estimate"]
+    change = table(one, "debiased").set_index("model")["change"]
+    expected = {
+        m: -gamma if m == "j1" else -lam if sim.families.get(m) == family else 0.0
+        for m in change.index
+    }
+    assert change.to_dict() == pytest.approx(expected, abs=1e-12)

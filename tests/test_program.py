@@ -220,3 +220,19 @@ def test_a_ctrl_c_as_the_command_line_reads_its_words_is_said_of_that_command() 
     )
     done = _python(code, "audit", "llmbar-mtbench", "--out", "never-written")
     assert (done.returncode, done.stderr, done.stdout) == (130, WORDS, "")
+
+
+@pytest.mark.parametrize("name", ["recuse", "recuse.data", "recuse.judging"])
+def test_a_package_whose_names_load_on_first_use_lists_them(name: str) -> None:
+    """recuse.data and recuse.judging load their names on first use (the command line's
+    front door), as recuse does: ``dir()`` of each, which a REPL's and an editor's
+    completion read, listed none of them (``'load' in dir(recuse.data)`` was False,
+    True before the front door was made lazy). Run in a fresh interpreter, so that no
+    other test has loaded them."""
+    code = (
+        "import importlib, sys\n"
+        "m = importlib.import_module(sys.argv[1])\n"
+        "print(sorted(set(m.__all__) - set(dir(m))))\n"
+    )
+    done = _python(code, name)
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "[]", "")

@@ -189,7 +189,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         )
     for name, why in adj.dropped.items():
         bias = COVARIATE_BIASES[name]
-        if name in _SELF_TERMS and len(lb.judges) == 1:  # one judge, or --judge chose one
+        if name in _SELF_TERMS and len(lb.judges) == 1 and "collinear" in why:  # one judge
             why += f"; {_ONE_JUDGE[name].format(judge=lb.judges[0])}"
             why += " (the audit without --judge pools every judge's verdicts)" if o.judges else ""
         ctx.skip(ANALYSIS, f"{bias.title}: {why}", inp.name, headline=False, bias=bias)

@@ -676,3 +676,27 @@ def test_judge_filter_writes_no_table_of_the_judges_not_chosen() -> None:
         for m in change.index
     }
     assert change.to_dict() == pytest.approx(expected, abs=1e-12)
+
+
+def test_judge_filter_writes_no_note_of_the_judges_not_chosen() -> None:
+    """The fit's notes on a judge's terms (``self-bias of j0 not estimable: it rates only
+    its own completions``, a term without a standard error, one the correction does not
+    subtract) were written for every judge of the whole fit under --judge too. With
+    j0 rating only its own model's answers, the whole audit says so of j0; ``--judge
+    j1`` says nothing of j0, and its correction names no term of j0."""
+    inputs, roster, _ = _inputs()
+    ratings = inputs[1]
+    frame = ratings.frame
+    frame = frame[(frame["judge"] != "j0") | (frame["model"] == "j0")].reset_index(drop=True)
+    ratings = Input(ratings.name, "ratings", frame, ratings.source)
+    options = {"n_boot": 200, "robustness": (), "only": ("favoritism",)}
+
+    def notes(judges: tuple[str, ...]) -> list[str]:
+        report = run_audit([ratings], options=AuditOptions(judges=judges, **options), roster=roster)
+        return [n for s in report.sections for n in s.notes]
+
+    whole, one = notes(()), notes(("j1",))
+    assert any(n.endswith("self-bias of j0 not estimable: it rates only its own completions")
+               for n in whole)  # fmt: skip
+    assert [n for n in one if "j0" in n] == []
+    assert any("debiasing subtracts" in n for n in one)

@@ -5,6 +5,7 @@ score, with the correction (debiased means) and the robustness battery."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,7 @@ from recuse.analyses.base import Analysis, Context, families_of, red_caption, sl
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError, EstimationError, RecuseError
 from recuse.metrics.summary import PairwiseBias
-from recuse.mitigation.debias import debias_effect, not_subtracted
+from recuse.mitigation.debias import debias_effect
 from recuse.numbers import percent
 from recuse.regression import fit_favoritism
 from recuse.regression.explore import score_matrix
@@ -21,6 +22,7 @@ from recuse.regression.favoritism import (
     FavoritismResult,
     corrects_anything,
     prepare,
+    without_se,
 )
 from recuse.regression.robustness import CHECKS, COMPARISON_COLUMNS, CheckEvent, battery
 from recuse.report import figures as fig
@@ -229,7 +231,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             columns=coefficient_columns(res, o.level),
         )
     )
-    parts.notes.extend(f"{inp.name}: {n}" for n in res.notes)
+    parts.notes.extend(f"{inp.name}: {n}" for n in _notes_of_judges(res.notes, chosen, fams))
     if res.n_excluded:
         parts.notes.append(
             f"{inp.name}: excluded from the fit: "
@@ -266,6 +268,25 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         _score_matrix_figure(ctx, inp, chosen)
     _debiasing(ctx, inp, res, sorted(chosen))
     _robustness(ctx, inp, res, chosen)
+
+
+def _notes_of_judges(notes: Iterable[str], chosen: set[str], families: dict[str, str]) -> list[str]:
+    """The fit's ``notes`` less those of a judge not ``chosen`` or of a family none of
+    them is in (``self-bias of J not estimable: ...``, ``γ_j of J: no finite standard
+    error ...``, and the same of λ_F): what --judge reports, as :func:`_of_judges`.
+
+    >>> _notes_of_judges(["self-bias of b1 not estimable: x", "γ_j of a1: y", "z"],
+    ...                  {"a1"}, {"a1": "a", "b1": "b"})
+    ['γ_j of a1: y', 'z']
+    """
+    mine = {families[j] for j in chosen if j in families}
+    theirs = [
+        *(f"{w} of {j}{end}" for j in set(families) - chosen
+          for w, end in (("self-bias", " "), ("γ_j", ":"))),
+        *(f"{w} of {f}{end}" for f in set(families.values()) - mine
+          for w, end in (("family-bias", " "), ("λ_F", ":"))),
+    ]  # fmt: skip
+    return [n for n in notes if not n.startswith(tuple(theirs))]
 
 
 def _of_judges(terms: pd.DataFrame, chosen: set[str], families: dict[str, str]) -> pd.DataFrame:
@@ -318,7 +339,8 @@ def _not_estimated(
 def _debiasing(ctx: Context, inp: Input, res: FavoritismResult, judges: list[str]) -> None:
     """The correction: each model's mean score by ``judges`` (those chosen) with γ̂ and
     λ̂ taken out, and ranks."""
-    if not corrects_anything(res.coefficients):  # none, or none with a standard error
+    mine = _of_judges(res.coefficients, set(judges), dict(res.families))
+    if not corrects_anything(mine):  # none, or none with a standard error
         ctx.skip(
             ANALYSIS,
             "debiasing: no self- or family-bias term was estimated, so there is nothing to correct",
@@ -347,7 +369,9 @@ def _debiasing(ctx: Context, inp: Input, res: FavoritismResult, judges: list[str
         f"λ̂_F from its ratings of other models of its family ({res.scale_note}); it "
         f"{changed} the judges' model ranking, and Kendall's τ between that ranking and "
         f"the reference ranking goes {eff.taus}. The corrections are point estimates; their "
-        "uncertainty is the coefficients' intervals above" + not_subtracted(res) + "."
+        "uncertainty is the coefficients' intervals above"
+        + "".join(f"; {t} not subtracted (not estimated)" for t in without_se(mine))
+        + "."
     )
 
 

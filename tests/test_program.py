@@ -236,3 +236,23 @@ def test_a_package_whose_names_load_on_first_use_lists_them(name: str) -> None:
     )
     done = _python(code, name)
     assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "[]", "")
+
+
+def test_a_ctrl_c_as_an_error_is_said_is_said_of_the_command() -> None:
+    """A Ctrl-C landing as the command line says a command's error (``recuse: error:
+    ...``) reaches the entry point's last handler, which said a judge's words whatever
+    the command: an audit of a missing file, stopped there, said 'finished work is kept
+    — run the same command again to go on where it stopped'. It says the words of the
+    command named, as recuse.cli.main does (an audit starts over; a judge goes on)."""
+    code = (
+        "import runpy, recuse.cli\n"
+        "def stop(*args, **kwargs):\n"
+        "    raise KeyboardInterrupt\n"
+        "recuse.cli.one_line = stop\n"
+        "runpy.run_module('recuse', run_name='__main__')\n"
+    )
+    done = _python(code, "audit", "no-such-file.csv", "--out", "never-written")
+    assert (done.returncode, done.stderr, done.stdout) == (130, WORDS, "")
+    judged = _python(code, "judge", "--data", "no-such-file.csv", "--out", "never.db")
+    assert judged.returncode == 130
+    assert judged.stderr.endswith("go on where it stopped\n"), judged.stderr

@@ -642,3 +642,89 @@ def test_the_analyses_run_on_one_blas_thread(monkeypatch: pytest.MonkeyPatch) ->
         run_audit(inputs, options=options)
         assert blas_threads() == {2}
     assert seen == [{1}]
+
+
+def test_judge_filter_writes_no_table_of_the_judges_not_chosen() -> None:
+    """With ``--judge`` on ratings, the fit holds every judge's ratings (above), and its
+    tables were written whole: ``recuse audit play-favorites --judge gpt-4o`` wrote the
+    32 coefficients of all 9 judges (claude-2.1's γ_j and its p among them), the 308
+    robustness rows of every judge and family, the 81-cell score matrix and a correction
+    table subtracting every judge's biases from every judge's ratings — where before
+    the merge of 7dd88328 each held gpt-4o's alone (5 coefficients, 41 robustness rows,
+    9 cells). Now each table holds the chosen judge's rows and its family's, as in the
+    whole audit, and the shared terms; the correction is its ratings' with its γ̂ and
+    its family's λ̂ (the whole fit's) taken out."""
+    from recuse.regression import fit_favoritism
+
+    inputs, roster, sim = _inputs()
+    ratings = inputs[1]
+    options = {"n_boot": 200, "robustness": ("length",), "only": ("favoritism",)}
+    whole = run_audit([ratings], options=AuditOptions(**options), roster=roster)
+    one = run_audit([ratings], options=AuditOptions(judges=("j1",), **options), roster=roster)
+    family = sim.families["j1"]
+    others = sorted(set(sim.families) - {"j1"})
+    other_families = sorted(set(sim.families.values()) - {family})
+    assert others and other_families
+
+    def table(report: AuditReport, start: str) -> pd.DataFrame:
+        (found,) = [t.frame for t in report.tables if t.name.startswith(start)]
+        return found.reset_index(drop=True)
+
+    # the coefficients: j1's intercept, slope and γ, its family's λ, the shared terms
+    words = table(one, "favoritism").iloc[:, 0].astype(str)
+    every = table(whole, "favoritism")
+    named = [w for w in words if any(f"judge {j}" in w for j in others)]
+    named += [w for w in words if any(f"family {f} " in w for f in other_families)]
+    assert named == []
+    theirs = [*(f"judge {j}(?: |$)" for j in others), *(f"family {f} " for f in other_families)]
+    mine = every[~every.iloc[:, 0].astype(str).str.contains("|".join(theirs))]
+    mine = mine.reset_index(drop=True)
+    assert len(mine) < len(every)
+    pd.testing.assert_frame_equal(table(one, "favoritism"), mine)
+    # the robustness rows: j1's γ and its family's λ under each variant, as in the whole
+    rob, rob_every = table(one, "robustness"), table(whole, "robustness")
+    assert set(rob["label"]) == {"j1", family}
+    pd.testing.assert_frame_equal(
+        rob, rob_every[rob_every["label"].isin(["j1", family])].reset_index(drop=True)
+    )
+    # the score matrix: j1's row
+    cells, cells_every = table(one, "score-matrix"), table(whole, "score-matrix")
+    assert set(cells["judge"]) == {"j1"}
+    pd.testing.assert_frame_equal(
+        cells, cells_every[cells_every["judge"] == "j1"].reset_index(drop=True)
+    )
+    # the correction: j1's ratings less the whole fit's γ̂_j1 of its own model's answers
+    # and λ̂_F of its family's other models; the other models' means unchanged
+    fit = fit_favoritism(ratings.frame, roster)
+    gamma = fit.self_bias().set_index("judge").loc["j1", "estimate"]
+    lam = fit.family_bias().set_index("family").loc[family, "estimate"]
+    change = table(one, "debiased").set_index("model")["change"]
+    expected = {
+        m: -gamma if m == "j1" else -lam if sim.families.get(m) == family else 0.0
+        for m in change.index
+    }
+    assert change.to_dict() == pytest.approx(expected, abs=1e-12)
+
+
+def test_judge_filter_writes_no_note_of_the_judges_not_chosen() -> None:
+    """The fit's notes on a judge's terms (``self-bias of j0 not estimable: it rates only
+    its own completions``, a term without a standard error, one the correction does not
+    subtract) were written for every judge of the whole fit under --judge too. With
+    j0 rating only its own model's answers, the whole audit says so of j0; ``--judge
+    j1`` says nothing of j0, and its correction names no term of j0."""
+    inputs, roster, _ = _inputs()
+    ratings = inputs[1]
+    frame = ratings.frame
+    frame = frame[(frame["judge"] != "j0") | (frame["model"] == "j0")].reset_index(drop=True)
+    ratings = Input(ratings.name, "ratings", frame, ratings.source)
+    options = {"n_boot": 200, "robustness": (), "only": ("favoritism",)}
+
+    def notes(judges: tuple[str, ...]) -> list[str]:
+        report = run_audit([ratings], options=AuditOptions(judges=judges, **options), roster=roster)
+        return [n for s in report.sections for n in s.notes]
+
+    whole, one = notes(()), notes(("j1",))
+    assert any(n.endswith("self-bias of j0 not estimable: it rates only its own completions")
+               for n in whole)  # fmt: skip
+    assert [n for n in one if "j0" in n] == []
+    assert any("debiasing subtracts" in n for n in one)

@@ -59,3 +59,27 @@ def test_unbroken_escapes_each_line_break_as_one_line_does() -> None:
             assert back == text
     for char, escape in BREAKS.items():
         assert unbroken(f"a{char}b") == f"a{escape}b" == one_line(f"a{char}b")
+
+
+def test_errors_made_of_parts_come_back_from_a_pickle_whole() -> None:
+    """An error sent between processes (a Ray worker's, raised where the judge runs, is
+    sent back pickled) is rebuilt as pickle rebuilds exceptions: its class called with
+    its ``args``, the message alone. SettingError (moved to recuse.bootstrap_rules,
+    still read as recuse.metrics.bootstrap.SettingError) and MissingDependencyError
+    take their parts, so unpickling them raised TypeError (missing 'value' and 'rule';
+    missing 'extra') instead of giving the error back."""
+    import pickle
+
+    from recuse.errors import MissingDependencyError
+    from recuse.metrics.bootstrap import SettingError
+
+    setting = SettingError("level", 1.5, "must be in [0.5, 1)", "0.9")
+    missing = MissingDependencyError("torch", "local")
+    for error in (setting, missing):
+        back = pickle.loads(pickle.dumps(error))
+        assert type(back) is type(error)
+        assert str(back) == str(error)
+    back_setting = pickle.loads(pickle.dumps(setting))
+    assert str(back_setting) == "level must be in [0.5, 1) (e.g. 0.9), got 1.5"
+    assert str(back_setting.named("--level")) == "--level = 1.5: must be in [0.5, 1), e.g. 0.9"
+    assert "pip install 'recuse[local]'" in str(pickle.loads(pickle.dumps(missing)))

@@ -279,3 +279,46 @@ def test_no_module_imports_a_private_name_of_another() -> None:
         f"{name}: {n}" for name, path in MODULES.items() for n in private_names(path.read_text())
     ]
     assert not found, "\n".join(found)
+
+
+def _lazy_bindings(tree: ast.AST) -> Iterator[tuple[str, str, str | None]]:
+    """``(name, lazy module, typed module)`` for each ``name = lazy_module("m")``: the
+    module the ``if TYPE_CHECKING:`` branch beside it binds ``name`` to (None where it
+    binds none, or where the call is not in such a branch's ``else``)."""
+    checked = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.If) and _type_checking(node)):
+            continue
+        typed: dict[str, str] = {}
+        for stmt in node.body:
+            if isinstance(stmt, ast.ImportFrom):
+                for alias in stmt.names:
+                    typed[alias.asname or alias.name] = f"{stmt.module}.{alias.name}"
+            elif isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    typed[alias.asname or alias.name] = alias.name
+        for stmt in node.orelse:
+            if isinstance(stmt, ast.Assign) and list(_lazy_modules(stmt)):
+                (target,) = stmt.targets
+                assert isinstance(target, ast.Name)
+                checked.add(id(stmt))
+                yield target.id, next(_lazy_modules(stmt)), typed.get(target.id)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and id(node) not in checked and list(_lazy_modules(node)):
+            target = node.targets[0]
+            yield getattr(target, "id", "?"), next(_lazy_modules(node)), None
+
+
+def test_each_lazy_module_is_the_module_mypy_reads_for_it() -> None:
+    """A name bound by ``lazy_module("recuse.x")`` is typed by the import beside it under
+    ``TYPE_CHECKING`` (mypy reads that import; lazy_module returns Any): the two must name
+    the same module, else mypy checks one module and the command runs another (or, the
+    string mistyped, fails only when the command first reads it). All 31 agree now."""
+    found = [
+        (name, binding)
+        for name, path in MODULES.items()
+        for binding in _lazy_bindings(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert len(found) >= 31
+    differ = [(name, b) for name, b in found if b[1] != b[2]]
+    assert differ == []

@@ -202,3 +202,57 @@ def test_importing_the_entry_point_without_running_it_keeps_ctrl_c() -> None:
     )
     done = _python(code, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, "interrupted\n", "")
+
+
+def test_a_ctrl_c_as_the_command_line_reads_its_words_is_said_of_that_command() -> None:
+    """A Ctrl-C after the commands loaded, while click's form of every command was built
+    to read the words given (recuse.cli.help_when_bare, ~50 ms: a real SIGINT 0.15 s
+    into `recuse audit llmbar-mtbench` lands there once the front door is lazy), reached
+    the entry point's last handler, which says a judge's words: an audit, which keeps
+    nothing and had not begun, said 'finished work is kept — run the same command again
+    to go on where it stopped'. Now it is said as a Ctrl-C before any command is."""
+    code = (
+        "import runpy, typer.main\n"
+        "def stop(*args, **kwargs):\n"
+        "    raise KeyboardInterrupt\n"
+        "typer.main.get_command = stop\n"
+        "runpy.run_module('recuse', run_name='__main__')\n"
+    )
+    done = _python(code, "audit", "llmbar-mtbench", "--out", "never-written")
+    assert (done.returncode, done.stderr, done.stdout) == (130, WORDS, "")
+
+
+@pytest.mark.parametrize("name", ["recuse", "recuse.data", "recuse.judging"])
+def test_a_package_whose_names_load_on_first_use_lists_them(name: str) -> None:
+    """recuse.data and recuse.judging load their names on first use (the command line's
+    front door), as recuse does: ``dir()`` of each, which a REPL's and an editor's
+    completion read, listed none of them (``'load' in dir(recuse.data)`` was False,
+    True before the front door was made lazy). Run in a fresh interpreter, so that no
+    other test has loaded them."""
+    code = (
+        "import importlib, sys\n"
+        "m = importlib.import_module(sys.argv[1])\n"
+        "print(sorted(set(m.__all__) - set(dir(m))))\n"
+    )
+    done = _python(code, name)
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "[]", "")
+
+
+def test_a_ctrl_c_as_an_error_is_said_is_said_of_the_command() -> None:
+    """A Ctrl-C landing as the command line says a command's error (``recuse: error:
+    ...``) reaches the entry point's last handler, which said a judge's words whatever
+    the command: an audit of a missing file, stopped there, said 'finished work is kept
+    — run the same command again to go on where it stopped'. It says the words of the
+    command named, as recuse.cli.main does (an audit starts over; a judge goes on)."""
+    code = (
+        "import runpy, recuse.cli\n"
+        "def stop(*args, **kwargs):\n"
+        "    raise KeyboardInterrupt\n"
+        "recuse.cli.one_line = stop\n"
+        "runpy.run_module('recuse', run_name='__main__')\n"
+    )
+    done = _python(code, "audit", "no-such-file.csv", "--out", "never-written")
+    assert (done.returncode, done.stderr, done.stdout) == (130, WORDS, "")
+    judged = _python(code, "judge", "--data", "no-such-file.csv", "--out", "never.db")
+    assert judged.returncode == 130
+    assert judged.stderr.endswith("go on where it stopped\n"), judged.stderr

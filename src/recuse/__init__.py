@@ -50,3 +50,9 @@ def __getattr__(name: str) -> object:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'recuse' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names with those loaded on first use (``dir()``, a REPL's or an
+    editor's completion, ``help()``), listed before any is loaded."""
+    return sorted({*globals(), *__all__})

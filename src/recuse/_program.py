@@ -42,6 +42,7 @@ if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
 
 from recuse.interrupt import (  # noqa: E402 - after Ctrl-C is held
     end_on_signals,
+    resumes,
     say_interrupted,
     stop_on_signals,
     stopped_code,
@@ -75,7 +76,7 @@ def main() -> int:
     try:
         code = run()
     except KeyboardInterrupt:  # one landing as the command line said its error
-        say_interrupted(program=True)
+        say_interrupted(program=True, resumes=resumes())  # of the command it named
         return stopped_code()
     end_on_signals(code)  # the command has ended: a Ctrl-C in the teardown ends it so
     return code

@@ -90,6 +90,11 @@ class SettingError(ConfigError):
         eg = f" (e.g. {example})" if example else ""
         super().__init__(f"{setting} {rule}{eg}, got {_shown(value)}")
 
+    def __reduce__(self) -> tuple[type[SettingError], tuple[str, object, str, str | None]]:
+        """Pickled as what it was made of (a Ray worker's error sent back, a pickled
+        result): Python's own pickling calls the class with the message alone."""
+        return type(self), (self.setting, self.value, self.rule, self.example)
+
     def named(self, where: str) -> ConfigError:
         """The same rule said of ``where``: a flag (``--level``), a keyword or a file's
         key (``recuse.toml: [audit] level``)."""

@@ -161,10 +161,17 @@ class MissingDependencyError(RecuseError):
     """An optional dependency is not installed; names the extra that provides it."""
 
     def __init__(self, package: str, extra: str) -> None:
+        self.package, self.extra = package, extra
         super().__init__(
             f"this feature needs the optional package '{package}' — "
             f"install it with: pip install 'recuse[{extra}]'"
         )
+
+    def __reduce__(self) -> tuple[type[MissingDependencyError], tuple[str, str]]:
+        """Pickled as what it was made of (raised in a Ray worker without the package,
+        it is sent back pickled): Python's own pickling calls the class with the message
+        alone, which it refuses."""
+        return type(self), (self.package, self.extra)
 
 
 class OutputError(RecuseError):

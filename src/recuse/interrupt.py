@@ -29,6 +29,7 @@ __all__ = [
     "hurries",
     "on_first_stop",
     "on_hurry",
+    "resumes",
     "run",
     "say_interrupted",
     "shielded",
@@ -171,6 +172,12 @@ def hurried_resumes(resumes: bool) -> None:
     line then says what is stored, else that a rerun starts the command over (an
     audit's judgments and perplexities are not kept for it)."""
     _resumes[:] = [resumes]
+
+
+def resumes() -> bool:
+    """What :func:`hurried_resumes` was last told: whether the command the command line
+    named goes on from its stored work when run again (True until it is told)."""
+    return _resumes[0]
 
 
 def _hurry() -> NoReturn:

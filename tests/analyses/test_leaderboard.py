@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -289,3 +291,37 @@ def test_the_covariates_table_says_its_intervals_level(planted: Planted) -> None
     assert words["ci_low"].startswith(f"the low end of its {OPTIONS.level:.0%} percentile")
     lb = leaderboard(planted.pairs, families={}, boot=Resampling(n_boot=200, level=0.95))
     assert (lb.adjusted.coefficient_table()["level"] == 0.95).all()
+
+
+def test_a_leaderboard_of_one_judge_says_why_its_self_terms_are_not_identified(
+    shared_data: Path,
+) -> None:
+    """``recuse audit llmbar-mtbench --judge gpt-4`` fits the leaderboard to gpt-4's
+    verdicts (the judges chosen), where the whole audit pools all four: its own-answer
+    and family covariates, 'pooled over judges', read 'not identifiable here (collinear
+    with the strengths or another covariate)' with nothing saying why one judge makes
+    them so — its own answers are all gpt-4's (the own covariate is gpt-4's strength
+    column), its family's other answers gpt-3.5-turbo's. The whole audit estimates
+    both."""
+    from recuse.driver import AuditOptions, load_input, run_audit
+    from recuse.roster import Roster
+
+    roster = Roster.builtin()
+    inp = load_input("llmbar-mtbench", data_dir=shared_data, roster=roster)
+    common = {"n_boot": 100, "only": ("leaderboard",), "robustness": ()}
+
+    def own_and_family(judges: tuple[str, ...]) -> tuple[dict[str, str], set[str]]:
+        report = run_audit([inp], options=AuditOptions(judges=judges, **common), roster=roster)
+        said = {s.bias.key: s.reason for s in report.skipped if s.bias is not None}
+        found = {f.bias.key for f in report.findings}
+        return said, found
+
+    said, _ = own_and_family(("gpt-4",))
+    _, found = own_and_family(())
+    assert {"bt_own", "bt_family"} <= found
+    assert said["bt_own"].endswith(
+        "not identifiable here (collinear with the strengths or another covariate); pooled "
+        "over one judge, gpt-4, whose own answers are all its model's: the covariate is "
+        "that model's strength (the audit without --judge pools every judge's verdicts)"
+    )
+    assert "gpt-4, whose family's answers are its family's other models'" in said["bt_family"]

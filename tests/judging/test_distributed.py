@@ -922,3 +922,23 @@ def test_a_failed_ray_run_says_how_many_outcomes_it_kept(handed: int) -> None:
         assert said.endswith(
             "; none of its 10 judgments was stored: a rerun starts from the beginning"
         )
+
+
+def test_a_ray_run_under_python_w_error_judges(cluster: str, tmp_path: Path) -> None:
+    """``python -W error -m recuse judge ... --ray ADDRESS`` ended before any work with a
+    DeprecationWarning's traceback (exit 1): Ray Data's context, made as the driver
+    connects, sets a field Ray deprecates (use_push_based_shuffle, Ray 2.60). The
+    driver reads the context with that warning silenced; the run judges every pair."""
+    src = tmp_path / "pairs.csv"
+    pd.DataFrame(fake_pairs(2)).to_csv(src, index=False)
+    with StandIn() as server:
+        done = subprocess.run(
+            [sys.executable, "-W", "error", "-m", "recuse", "judge", "--model", "m",
+             "--base-url", server.base_url, "--data", str(src), "--out",
+             str(tmp_path / "store.db"), "--no-progress", "--ray", cluster],
+            env={**os.environ, "PYTHONPATH": str(SRC)},
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stderr
+    assert "4 judgments: 0 already stored, 4 ok" in done.stdout

@@ -413,3 +413,25 @@ def test_one_order_items_an_earlier_judge_decided_are_not_counted_as_sent_to_a_p
     with pytest.warns(OneOrderNotCertified, match=r"'claude-2' .* 1,722 of its items here"):
         out = apply_thresholds(validate_pairs(pd.concat([new, other])), spec, ROSTER)
     assert (out["judge"] == "gpt-4").sum() == 2278 and (out["decision"] == PERSON).sum() == 1722
+
+
+def test_a_judge_named_in_another_case_applies_its_thresholds() -> None:
+    """``recuse audit --judge GPT-4`` and ``recuse certify --judge GPT-4`` read the judge
+    ``gpt-4`` of the data (Roster.judge_in), but ``certify apply --judge GPT-4`` refused
+    it: "--judge 'GPT-4' is not in thresholds: claude-2, gpt-4". It decides with gpt-4's
+    thresholds now, the decisions those of ``--judge gpt-4``; a name in no case of the
+    file is still refused."""
+    from recuse.tables import validate_pairs
+
+    cal = _position_noisy(600, 1)
+    cert = certify_judges(
+        validate_pairs(pd.concat([cal, cal.assign(judge="claude-2")])), ROSTER,
+        Options(target=0.8, delta=0.1),
+    )  # fmt: skip
+    spec = cert.thresholds()
+    new = validate_pairs(_position_noisy(500, 2))
+    exact = apply_thresholds(new, spec, ROSTER, judge="gpt-4")
+    assert (exact["judge"] == "gpt-4").sum() > 0
+    pd.testing.assert_frame_equal(apply_thresholds(new, spec, ROSTER, judge="GPT-4"), exact)
+    with pytest.raises(ConfigError, match="--judge 'gpt-5' is not in thresholds"):
+        apply_thresholds(new, spec, ROSTER, judge="gpt-5")

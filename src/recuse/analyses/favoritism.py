@@ -5,6 +5,7 @@ score, with the correction (debiased means) and the robustness battery."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,7 @@ from recuse.analyses.base import Analysis, Context, families_of, red_caption, sl
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError, EstimationError, RecuseError
 from recuse.metrics.summary import PairwiseBias
-from recuse.mitigation.debias import debias_effect, not_subtracted
+from recuse.mitigation.debias import debias_effect
 from recuse.numbers import percent
 from recuse.regression import fit_favoritism
 from recuse.regression.explore import score_matrix
@@ -21,6 +22,7 @@ from recuse.regression.favoritism import (
     FavoritismResult,
     corrects_anything,
     prepare,
+    without_se,
 )
 from recuse.regression.robustness import CHECKS, COMPARISON_COLUMNS, CheckEvent, battery
 from recuse.report import figures as fig
@@ -162,6 +164,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     # so a judge's γ and λ read as in the whole audit and `recuse favoritism` (a fit of
     # gpt-4o's ratings alone read γ +0.032 [0.024, 0.040] and λ +0.023 on play-favorites,
     # the whole fit +0.031 [0.023, 0.039] and +0.019)
+    # (the tables, the score matrix, the correction and the robustness rows are the
+    # chosen judges' too: a judge not chosen is in no table, as in no finding)
     chosen = set(inp.frame["judge"].astype(str).unique())
     inp = dataclasses.replace(inp, frame=inp.every_judge, whole=None)
     frame = inp.frame
@@ -223,11 +227,11 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         Table(
             slug("favoritism", inp.name),
             f"Favoritism coefficients — {inp.name}",
-            coefficient_table(res.tidy(), o.level),
+            coefficient_table(_of_judges(res.tidy(), chosen, fams), o.level),
             columns=coefficient_columns(res, o.level),
         )
     )
-    parts.notes.extend(f"{inp.name}: {n}" for n in res.notes)
+    parts.notes.extend(f"{inp.name}: {n}" for n in _notes_of_judges(res.notes, chosen, fams))
     if res.n_excluded:
         parts.notes.append(
             f"{inp.name}: excluded from the fit: "
@@ -261,9 +265,50 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                     caption=red_caption(0.0), format=o.figure_format,
                 )
             )  # fmt: skip
-        _score_matrix_figure(ctx, inp)
-    _debiasing(ctx, inp, res)
-    _robustness(ctx, inp, res)
+        _score_matrix_figure(ctx, inp, chosen)
+    _debiasing(ctx, inp, res, sorted(chosen))
+    _robustness(ctx, inp, res, chosen)
+
+
+def _notes_of_judges(notes: Iterable[str], chosen: set[str], families: dict[str, str]) -> list[str]:
+    """The fit's ``notes`` less those of a judge not ``chosen`` or of a family none of
+    them is in (``self-bias of J not estimable: ...``, ``γ_j of J: no finite standard
+    error ...``, and the same of λ_F): what --judge reports, as :func:`_of_judges`.
+
+    >>> _notes_of_judges(["self-bias of b1 not estimable: x", "γ_j of a1: y", "z"],
+    ...                  {"a1"}, {"a1": "a", "b1": "b"})
+    ['γ_j of a1: y', 'z']
+    """
+    mine = {families[j] for j in chosen if j in families}
+    theirs = [
+        *(f"{w} of {j}{end}" for j in set(families) - chosen
+          for w, end in (("self-bias", " "), ("γ_j", ":"))),
+        *(f"{w} of {f}{end}" for f in set(families.values()) - mine
+          for w, end in (("family-bias", " "), ("λ_F", ":"))),
+    ]  # fmt: skip
+    return [n for n in notes if not n.startswith(tuple(theirs))]
+
+
+def _of_judges(terms: pd.DataFrame, chosen: set[str], families: dict[str, str]) -> pd.DataFrame:
+    """The rows of ``terms`` (a fit's coefficients or robustness rows: ``kind`` and
+    ``label``) that --judge reports: a judge's intercept, slope and γ_j for the
+    ``chosen`` judges, λ_F for their families, and the terms every judge shares (the
+    dimension effects). Without --judge every judge is chosen and every row kept.
+
+    >>> t = pd.DataFrame({"kind": ["self", "self", "family", "family", "dimension"],
+    ...                   "label": ["a1", "b1", "a", "b", "logic"]})
+    >>> _of_judges(t, {"a1"}, {"a1": "a", "b1": "b"})["label"].tolist()
+    ['a1', 'a', 'logic']
+    """
+    kind, label = terms["kind"].astype(str), terms["label"].astype(str)
+    own = kind.isin(["judge", "slope", "self"])
+    family = kind == "family"
+    kept = (
+        (own & label.isin(chosen))
+        | (family & label.isin({families[j] for j in chosen if j in families}))
+        | ~(own | family)
+    )
+    return terms[kept.to_numpy()]
 
 
 def _not_estimated(
@@ -291,9 +336,11 @@ def _not_estimated(
             ctx.skip(ANALYSIS, reason(f"family-bias of {f}"), inp.name, j, bias=FAMILY_BIAS)
 
 
-def _debiasing(ctx: Context, inp: Input, res: FavoritismResult) -> None:
-    """The correction: each model's mean judge score with γ̂ and λ̂ taken out, and ranks."""
-    if not corrects_anything(res.coefficients):  # none, or none with a standard error
+def _debiasing(ctx: Context, inp: Input, res: FavoritismResult, judges: list[str]) -> None:
+    """The correction: each model's mean score by ``judges`` (those chosen) with γ̂ and
+    λ̂ taken out, and ranks."""
+    mine = _of_judges(res.coefficients, set(judges), dict(res.families))
+    if not corrects_anything(mine):  # none, or none with a standard error
         ctx.skip(
             ANALYSIS,
             "debiasing: no self- or family-bias term was estimated, so there is nothing to correct",
@@ -303,7 +350,7 @@ def _debiasing(ctx: Context, inp: Input, res: FavoritismResult) -> None:
         return
     with ctx.timed(f"favoritism debiasing ({inp.name})", ANALYSIS):
         try:
-            eff = debias_effect(inp.frame, res, ctx.roster)
+            eff = debias_effect(inp.frame, res, ctx.roster, judges=judges)
         except RecuseError as exc:
             ctx.skip(ANALYSIS, f"debiasing: {exc}", inp.name, headline=False)
             return
@@ -322,18 +369,24 @@ def _debiasing(ctx: Context, inp: Input, res: FavoritismResult) -> None:
         f"λ̂_F from its ratings of other models of its family ({res.scale_note}); it "
         f"{changed} the judges' model ranking, and Kendall's τ between that ranking and "
         f"the reference ranking goes {eff.taus}. The corrections are point estimates; their "
-        "uncertainty is the coefficients' intervals above" + not_subtracted(res) + "."
+        "uncertainty is the coefficients' intervals above"
+        + "".join(f"; {t} not subtracted (not estimated)" for t in without_se(mine))
+        + "."
     )
 
 
-def _score_matrix_figure(ctx: Context, inp: Input) -> None:
-    """Figure 2 of Play Favorites: mean normalised score, judge × model, own cells outlined."""
+def _score_matrix_figure(ctx: Context, inp: Input, judges: set[str]) -> None:
+    """Figure 2 of Play Favorites: mean normalised score, judge × model, own cells
+    outlined; the rows of ``judges`` (those chosen), normalised over every judge's
+    ratings as in the whole audit."""
     parts = ctx.part(ANALYSIS)
     try:
         sm = score_matrix(inp.frame, ctx.roster)
     except RecuseError as exc:
         ctx.skip(ANALYSIS, f"judge × model heat map: {exc}", inp.name)
         return
+    keep = sm.means.index.astype(str).isin(list(judges))
+    sm = dataclasses.replace(sm, means=sm.means[keep], self_cells=sm.self_cells[keep], n=sm.n[keep])
     means = sm.with_reference
     colour = sm.normalize_rows(means)
     highlight = np.vstack([sm.self_cells.to_numpy(bool), np.zeros((1, means.shape[1]), dtype=bool)])
@@ -388,8 +441,10 @@ def _announce(ctx: Context, inp: Input, p: CheckEvent) -> None:
         ctx.step(f"robustness check {p.step}/{p.total}: {p.check} ({inp.name})")
 
 
-def _robustness(ctx: Context, inp: Input, main: FavoritismResult) -> None:
-    """The regression's robustness battery (the checks in ``options.robustness``)."""
+def _robustness(ctx: Context, inp: Input, main: FavoritismResult, judges: set[str]) -> None:
+    """The regression's robustness battery (the checks in ``options.robustness``), its
+    variants fitted on every judge's ratings as the main fit is, its rows those of
+    ``judges`` (the chosen ones) and their families."""
     o = ctx.options
     chosen = list(CHECKS) if o.robustness == ("all",) else list(o.robustness)
     not_run = [c for c in CHECKS if c not in chosen]
@@ -418,7 +473,7 @@ def _robustness(ctx: Context, inp: Input, main: FavoritismResult) -> None:
             inp.name,
             headline=False,
         )
-    table = bat.table()
+    table = _of_judges(bat.table(), judges, dict(main.families)).reset_index(drop=True)
     parts = ctx.part(ANALYSIS)
     parts.tables.append(
         Table(

@@ -65,6 +65,14 @@ _POOLED = (
     "; pooled over judges: one coefficient for all judges together, not any judge's "
     "self- or family preference (see their calibrated headlines); never flagged"
 )
+#: why a self term of a fit of one judge's verdicts (``--judge`` choosing one) is never
+#: identified: the pooled coefficient needs several judges
+_ONE_JUDGE = {
+    "own": "pooled over one judge, {judge}, whose own answers are all its model's: the "
+    "covariate is that model's strength",
+    "family": "pooled over one judge, {judge}, whose family's answers are its family's "
+    "other models': the covariate is their strengths",
+}
 COVARIATE_BIASES: dict[str, Bias] = {
     name: Bias(
         key=f"bt_{name}",
@@ -181,6 +189,9 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         )
     for name, why in adj.dropped.items():
         bias = COVARIATE_BIASES[name]
+        if name in _SELF_TERMS and len(lb.judges) == 1 and "collinear" in why:  # one judge
+            why += f"; {_ONE_JUDGE[name].format(judge=lb.judges[0])}"
+            why += " (the audit without --judge pools every judge's verdicts)" if o.judges else ""
         ctx.skip(ANALYSIS, f"{bias.title}: {why}", inp.name, headline=False, bias=bias)
     part.figures.append(
         fig.coefficients(

@@ -213,7 +213,11 @@ def main(argv: list[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     resumes = _command(given) in RESUMING  # a judge's store: a rerun goes on from it
     hurried_resumes(resumes)  # what a second Ctrl-C's line says (recuse.interrupt)
-    args = help_when_bare(global_options_first(given))
+    try:  # builds every command's click form (~50 ms): a Ctrl-C there began nothing
+        args = help_when_bare(global_options_first(given))
+    except KeyboardInterrupt:
+        say_interrupted(program=argv is None, resumes=False)
+        return stopped_code()
     try:
         with warnings.catch_warnings(), renaming_by("flag"):  # a fix says --map
             warnings.simplefilter("always", ReaderNote)

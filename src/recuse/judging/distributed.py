@@ -40,6 +40,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -149,7 +150,12 @@ class RayExecutor:
             self._started = True
             self._warden = _start_warden()
         logging.getLogger("ray.data").setLevel(logging.ERROR)  # the runner reports
-        context = ray.data.DataContext.get_current()
+        with warnings.catch_warnings():
+            # Ray Data makes its context setting a field it deprecates itself
+            # (use_push_based_shuffle, Ray 2.60): under `python -W error` the run ended
+            # on that DeprecationWarning's traceback before any work
+            warnings.simplefilter("ignore", DeprecationWarning)
+            context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False  # the runner shows its own bar
         context.print_on_execution_start = False
         # work goes out once every actor holds its model, so it can spread over them all

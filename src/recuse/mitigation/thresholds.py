@@ -290,8 +290,10 @@ def apply_thresholds(
                 f"{file} certifies several judges, not a cascade ({', '.join(names)}): "
                 "name one with --judge"
             )
-        if judge is not None:
-            stages = [s for s in stages if s["judge"] == judge]
+        if judge is not None:  # as the data names it, or in another case (GPT-4)
+            folded = {n for n in names if n.casefold() == judge.strip().casefold()}
+            named = judge if judge in names else folded.pop() if len(folded) == 1 else None
+            stages = [s for s in stages if s["judge"] == named]
             if not stages:
                 raise ConfigError(f"--judge {judge!r} is not in {file}: {', '.join(names)}")
     o = Options(strata=bool(spec.get("strata", True)),

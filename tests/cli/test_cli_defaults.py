@@ -68,3 +68,16 @@ def test_the_examples_take_the_audits_seed_and_resamples() -> None:
     helpers = pytest.importorskip("helpers")
     args = helpers.parser("An example.", work=Path("work")).parse_args([])
     assert (args.seed, args.n_boot) == (DEFAULTS.seed, DEFAULTS.n_boot)
+
+
+@pytest.mark.parametrize("path", sorted(SHARED))
+def test_the_level_help_says_a_config_files_level_is_the_audits_only(
+    path: tuple[str, ...],
+) -> None:
+    """The help said "(as in the audit)", which a team with ``[audit] level = 0.8`` in its
+    recuse.toml reads as "the audit's level"; these commands take the built-in 0.9 (and
+    say "nothing in it applies to this command"), so the help says whose default it is."""
+    help_text = {p.opts[0]: p.help for p in _command(path).params if p.opts}["--level"]
+    assert help_text is not None
+    assert "the audit's default" in help_text
+    assert "read by recuse audit only" in help_text

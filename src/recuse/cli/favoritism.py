@@ -153,7 +153,12 @@ def favoritism(
         SEType, typer.Option("--se", help=f"Standard errors: {', '.join(SE_TYPES)}.")
     ] = DEFAULTS.se,
     level: Annotated[
-        float, typer.Option("--level", help="Confidence level, in [0.5, 1) (as in the audit).")
+        float,
+        typer.Option(
+            "--level",
+            help="Confidence level, in [0.5, 1) (the audit's default; a "
+            "recuse.toml's level is read by recuse audit only).",
+        ),
     ] = DEFAULTS.level,
     robustness: Annotated[
         str,

@@ -136,7 +136,8 @@ def pairs_command(
     level: float = typer.Option(
         DEFAULTS.level,
         "--level",
-        help="Confidence level of the intervals, in [0.5, 1) (as in the audit).",
+        help="Confidence level of the intervals, in [0.5, 1) (the audit's default; a "
+        "recuse.toml's level is read by recuse audit only).",
     ),
     n_boot: int = typer.Option(
         DEFAULTS.n_boot,

@@ -49,7 +49,10 @@ def plan_cmd(
     ),
     power: float = typer.Option(0.8, "--power", help="Chance of detecting it."),
     level: float = typer.Option(
-        DEFAULTS.level, "--level", help="Interval level, in [0.5, 1) (as in the audit)."
+        DEFAULTS.level,
+        "--level",
+        help="Interval level, in [0.5, 1) (the audit's default; a "
+        "recuse.toml's level is read by recuse audit only).",
     ),
     pairs_per_prompt: int = typer.Option(3, "--pairs-per-prompt", help="Pairs per prompt."),
     accuracy: float = typer.Option(0.7, "--accuracy", help="The judge's agreement with humans."),

@@ -377,3 +377,24 @@ def test_a_sources_line_counts_its_rows_in_words(rows: int, said: str) -> None:
     prov = Provenance((Source("d1", "pairs", rows),), "0.1.0", None, {}, 0, "2025-01-01", "3.11")
     (line,) = source_lines(AuditReport("Audit", (), (), (), prov, 0.9))
     assert line.startswith(f"d1 (pairs, {said}): ")
+
+
+@pytest.mark.parametrize(
+    ("judges", "said"),
+    [
+        ("all", "verdicts of 3 judges —"),
+        ("b", "verdicts of 3 judges, 1 of them chosen (--judge) —"),
+        ("a, c", "verdicts of 3 judges, 2 of them chosen (--judge) —"),
+        ("z", "verdicts of 3 judges, none of them chosen (--judge) —"),
+    ],
+)
+def test_a_sources_line_says_how_many_of_its_judges_were_chosen(judges: str, said: str) -> None:
+    """Under ``--judge`` the data line read "verdicts of 9 judges — 2 headline estimates"
+    beside a table of one judge, and a dataset without the chosen judge "nothing
+    estimated" with no word why: it counts the judges chosen (AuditOptions.to_dict's
+    ``judges``) among its own."""
+    src = Source("d1", "pairs", 10, judges=("a", "b", "c"))
+    opts = {"judges": judges}
+    prov = Provenance((src,), "0.1.0", None, opts, 0, "2025-01-01", "3.11")
+    (line,) = source_lines(AuditReport("Audit", (), (), (), prov, 0.9))
+    assert f"d1 (pairs, 10 rows): {said}" in line

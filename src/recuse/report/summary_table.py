@@ -241,6 +241,8 @@ def source_lines(report: AuditReport) -> list[str]:
     skipped: dict[str, int] = {}
     for m in report.skipped:
         skipped[m.dataset] = skipped.get(m.dataset, 0) + 1
+    judges = report.provenance.options.get("judges", "all")  # AuditOptions.to_dict
+    chosen = None if judges == "all" else set(str(judges).split(", "))
     out = []
     for src in report.provenance.sources:
         n, k = made.get(src.name, 0), len(src.judges)
@@ -255,6 +257,9 @@ def source_lines(report: AuditReport) -> list[str]:
             )
             continue
         whose = f"verdicts of {k:,} judge{'s' if k != 1 else ''}" if k else "no judge column"
+        if k and chosen is not None:  # --judge: which of them the estimates are of
+            mine = [j for j in src.judges if j in chosen]
+            whose += f", {len(mine) if mine else 'none'} of them chosen (--judge)"
         others = elsewhere.get(src.name, [])
         if n:
             did = f"{n:,} headline estimate{'s' if n != 1 else ''} in the table"

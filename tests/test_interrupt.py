@@ -336,3 +336,42 @@ def test_a_sigint_as_a_cells_run_ends_leaves_the_callers_handler_in_place(
         signal.signal(signal.SIGINT, before)
     assert not armed and calls == [signal.SIGINT]  # the press came, and was theirs
     assert not raised and now is theirs
+
+
+# the program's handlers, then a signal that lands while Python runs a finaliser
+# (__del__, a weakref's callback, as the garbage collector calls them mid-audit), where
+# Python prints "Exception ignored in" for the KeyboardInterrupt and goes on
+_SIGNAL_IN_A_FINALISER = """
+import os, signal, sys
+from recuse.interrupt import stop_on_signals, stopped_code
+
+stop_on_signals()
+
+class Collected:
+    def __del__(self) -> None:
+        os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+        for _ in range(100_000):  # the handler runs here, in the finaliser
+            pass
+
+try:
+    Collected()
+    for _ in range(1_000_000):
+        pass
+    print("ran on")
+except KeyboardInterrupt:
+    print("stopped", stopped_code())
+"""
+
+
+@pytest.mark.parametrize(("name", "code"), [("SIGTERM", 143), ("SIGINT", 130)])
+def test_a_signal_landing_in_a_finaliser_still_stops_the_program(name: str, code: int) -> None:
+    """A SIGTERM whose KeyboardInterrupt is raised in a finaliser (Python cannot raise
+    it from there: "Exception ignored in ..." and its traceback) stops the program
+    where it goes on. Before, ``recuse audit llmbar-mtbench`` sent SIGTERM 1.8 s in
+    printed that traceback from a WeakKeyDictionary's callback, ran to its end, wrote
+    its report and exited 0."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_IN_A_FINALISER, name],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": SRC},
+    )  # fmt: skip
+    assert (done.stdout, done.stderr) == (f"stopped {code}\n", "")

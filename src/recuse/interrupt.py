@@ -6,6 +6,7 @@ imports nothing of recuse, so the entry point can load it before anything heavy.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import signal
@@ -100,6 +101,8 @@ def stop_on_signals(
     signal.signal(signal.SIGTERM, _stop)
     if signal.getsignal(signal.SIGHUP) is signal.SIG_DFL:  # not nohup's
         signal.signal(signal.SIGHUP, _stop)
+    if not _program:
+        sys.unraisablehook = _stop_raised_again(sys.unraisablehook)
     _program[:] = [True]
     _received.extend(received or ())
 
@@ -121,6 +124,37 @@ def _stop(signum: int, _frame: FrameType | None) -> None:
         _due.append("stop")
         return
     raise KeyboardInterrupt
+
+
+#: seconds after a finaliser swallowed a stop that it is sent again (:func:`_stop_raised_again`)
+_AGAIN_S = 0.01
+
+
+def _stop_raised_again(
+    hook: Callable[[Any], object],
+) -> Callable[[Any], object]:
+    """The program's ``sys.unraisablehook``: a first signal's KeyboardInterrupt
+    (:func:`_stop`) that landed in a finaliser (``__del__``, a weakref's callback, as
+    the garbage collector calls them), from where Python cannot raise it, is raised
+    again where the program goes on, where Python printed "Exception ignored in" with a
+    traceback and the program ran on: ``recuse audit`` sent SIGTERM mid-run wrote its
+    report and exited 0. The signal is counted once and sent again to the main thread
+    a moment later (from a timer's thread: sent from the hook, its handler ran in the
+    hook, which cannot raise either). Anything else goes to ``hook``."""
+
+    def seen(unraisable: Any) -> None:
+        tb = unraisable.exc_traceback
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        ours = tb is not None and tb.tb_frame.f_code is _stop.__code__
+        if unraisable.exc_type is KeyboardInterrupt and ours and len(_received) == 1:
+            again = threading.Timer(_AGAIN_S, _thread.interrupt_main, (_received.pop(),))
+            again.daemon = True
+            again.start()
+            return
+        hook(unraisable)
+
+    return seen
 
 
 def hurries() -> bool:

@@ -146,6 +146,42 @@ def _register() -> None:
     from recuse.cli import probe as _probe  # noqa: F401
     from recuse.cli import validate as _validate  # noqa: F401
 
+    if sys.flags.optimize >= 2:
+        _help_from_source(app)
+
+
+def _help_from_source(typer_app: Any) -> None:
+    """Under ``python -OO`` (PYTHONOPTIMIZE=2) Python drops docstrings, whence most
+    commands take their help: ``recuse --help`` listed audit, validate, plan... with no
+    words, and ``recuse audit --help`` said nothing of what it does. Each command (and
+    group) without a help of its own gets its function's docstring read back from its
+    source file (:func:`_source_docstring`)."""
+    for info in typer_app.registered_commands:
+        if info.help is None and info.callback is not None:
+            info.help = _source_docstring(info.callback)
+    callback = typer_app.registered_callback
+    if callback is not None and callback.help is None and callback.callback is not None:
+        callback.help = _source_docstring(callback.callback)
+    for group in typer_app.registered_groups:
+        _help_from_source(group.typer_instance)
+
+
+def _source_docstring(function: Callable[..., Any]) -> str | None:
+    """The docstring written in ``function``'s source (None where its source cannot
+    be read: the program then shows no help, as before)."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        source = textwrap.dedent(inspect.getsource(inspect.unwrap(function)))
+        node = ast.parse(source).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return None
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    return ast.get_docstring(node)
+
 
 #: what a command that prints one JSON object (``--json``) adds to its error object
 JSON_ERROR_FIELDS: dict[str, dict[str, object]] = {

@@ -375,3 +375,35 @@ def test_a_signal_landing_in_a_finaliser_still_stops_the_program(name: str, code
         capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": SRC},
     )  # fmt: skip
     assert (done.stdout, done.stderr) == (f"stopped {code}\n", "")
+
+
+def test_an_error_after_a_stop_signal_is_said_as_the_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A SIGTERM whose KeyboardInterrupt landed in a compiled module's import comes out
+    as ImportError: ``recuse audit llmbar-mtbench`` sent SIGTERM 1.8 s in (as the report
+    imported matplotlib) said 'this feature needs the optional package 'matplotlib''
+    and exited 2. An error after the program received a stop is the stop: its line and
+    143, no error, no report."""
+    import recuse.interrupt as interrupt
+    import recuse.report.figures as figures
+    from recuse.cli import main
+    from recuse.errors import MissingDependencyError
+    from recuse.simulate.pairs import simulate_pairs
+
+    path = tmp_path / "p.csv"
+    simulate_pairs(n_prompts=20, seed=1).pairs.to_csv(path, index=False)
+
+    def cut_short() -> None:  # the signal received, its KeyboardInterrupt turned
+        interrupt._received.append(signal.SIGTERM)
+        raise MissingDependencyError("matplotlib", "plots")
+
+    monkeypatch.setattr(interrupt, "_received", [])
+    monkeypatch.setattr(figures, "_mpl", cut_short)
+    code = main(["audit", str(path), "--out", str(tmp_path / "out"), "--n-boot", "100"])
+    err = capsys.readouterr().err
+    assert (code, err.splitlines()[-1]) == (
+        143,
+        "recuse: terminated (SIGTERM); run the same command again to start it over",
+    )
+    assert "matplotlib" not in err and not (tmp_path / "out").exists()

@@ -34,6 +34,7 @@ __all__ = [
     "say_interrupted",
     "shielded",
     "stop_on_signals",
+    "stop_received",
     "stopped_code",
 ]
 
@@ -507,6 +508,15 @@ _WAIT_SECONDS = 0.1
 
 def _nothing() -> None:
     pass
+
+
+def stop_received() -> bool:
+    """Whether the program (:func:`stop_on_signals`) received a Ctrl-C, SIGTERM or
+    SIGHUP: a missing package the command ends with after it is the stop's (a
+    KeyboardInterrupt raised in a compiled module's import comes out as ImportError:
+    ``recuse audit`` sent SIGTERM as it imported matplotlib said matplotlib was not
+    installed, exit 2)."""
+    return bool(_received)
 
 
 def stopped_code() -> int:

@@ -16,12 +16,13 @@ from typing import Any
 
 from recuse.cli.app import GLOBAL_OPTIONS, app, parse_mapping
 from recuse.cli.console import UNWRAPPED, json_shown, one_line
-from recuse.errors import ConfigError, ReaderNote, RecuseError
+from recuse.errors import ConfigError, MissingDependencyError, ReaderNote, RecuseError
 from recuse.interrupt import (
     INTERRUPTED,
     RESUMING,
     hurried_resumes,
     say_interrupted,
+    stop_received,
     stopped_code,
 )
 from recuse.renaming import renaming_by
@@ -263,6 +264,11 @@ def main(argv: list[str] | None = None) -> int:
             return stopped_code()  # 143 where a SIGTERM raised it (stop_on_signals)
         return code if isinstance(code, int) else (0 if code is None else 1)
     except RecuseError as exc:
+        if isinstance(exc, MissingDependencyError) and stop_received():
+            # the stop's KeyboardInterrupt, cut an import short (other errors, a full
+            # disk at the stop's commit, are said as they are)
+            say_interrupted(program=argv is None, resumes=resumes)
+            return stopped_code()
         print(f"recuse: error: {one_line(exc)}", file=sys.stderr)
         as_json = json_error(args, str(exc), 2)
         if as_json is not None:

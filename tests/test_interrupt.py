@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -407,3 +408,39 @@ def test_an_error_after_a_stop_signal_is_said_as_the_stop(
         "recuse: terminated (SIGTERM); run the same command again to start it over",
     )
     assert "matplotlib" not in err and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("where", ["a step", "the last step"])
+def test_a_stop_a_library_dropped_stops_the_audit_before_its_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    """A Ctrl-C received whose KeyboardInterrupt never reached the audit (raised in a
+    compiled module's import it came out as ImportError, which a library's ``except
+    ImportError`` dropped): the audit stops at its next step, or before it writes,
+    with its line and 130. Before, a SIGINT 1.2 s into ``recuse audit llmbar-mtbench``
+    (about one run in 60) let it run on, write its report and exit 0."""
+    import recuse.driver as driver
+    import recuse.interrupt as interrupt
+    from recuse.cli import main
+    from recuse.simulate.pairs import simulate_pairs
+
+    path = tmp_path / "p.csv"
+    simulate_pairs(n_prompts=20, seed=1).pairs.to_csv(path, index=False)
+    audit_input = driver._audit_input
+
+    def dropped(*args: Any, **kwargs: Any) -> None:
+        if where == "a step":
+            interrupt._received.append(signal.SIGINT)  # received, its raise dropped
+        audit_input(*args, **kwargs)
+        if where == "the last step":
+            interrupt._received.append(signal.SIGINT)
+
+    monkeypatch.setattr(interrupt, "_received", [])
+    monkeypatch.setattr(driver, "_audit_input", dropped)
+    code = main(["audit", str(path), "--out", str(tmp_path / "out"), "--n-boot", "100"])
+    err = capsys.readouterr().err
+    assert (code, err.splitlines()[-1]) == (
+        130,
+        "recuse: interrupted; run the same command again to start it over",
+    )
+    assert not (tmp_path / "out").exists()

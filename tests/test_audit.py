@@ -728,3 +728,79 @@ def test_judge_filter_writes_no_note_of_the_judges_not_chosen() -> None:
                for n in whole)  # fmt: skip
     assert [n for n in one if "j0" in n] == []
     assert any("debiasing subtracts" in n for n in one)
+
+
+@pytest.mark.parametrize("caller_holds_a_limit", [True, False])
+def test_audits_in_two_threads_leave_blas_its_threads(caller_holds_a_limit: bool) -> None:
+    """Two audits run at once in threads, the second entering while the first runs
+    and leaving after it: each runs on one BLAS thread and BLAS has its threads back
+    afterwards. Before, each kept its own ``threadpool_limits``: the second saved the
+    first's 1 and put it back last, so every BLAS call of the process ran on one thread
+    from then on (fails: {1} after); and with the main thread inside its own
+    ``threadpool_limits``, threadpoolctl 3.8 ignored the audits' threads' limit (fails:
+    {2} inside)."""
+    import contextlib
+    import threading
+
+    import threadpoolctl
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import recuse.driver as driver
+
+    def blas_threads() -> set[int]:
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    audit_input = driver._audit_input
+    sim = simulate_pairs(n_prompts=30, seed=1).pairs
+    inputs = [Input("sim", "pairs", sim, Source("sim", "pairs", len(sim)))]
+    options = AuditOptions(n_boot=100, only=("position",))
+    seen: dict[str, set[int]] = {}
+
+    def first() -> None:
+        def held(*args: Any, **kwargs: Any) -> None:
+            first_in.set()
+            second_in.wait(60)
+            audit_input(*args, **kwargs)
+
+        driver_run(held)
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait(60)
+
+        def held(*args: Any, **kwargs: Any) -> None:
+            second_in.set()
+            first_out.wait(60)
+            seen["second, the first done"] = blas_threads()
+            audit_input(*args, **kwargs)
+
+        driver_run(held)
+
+    calls: dict[int, Any] = {}
+
+    def by_thread(*args: Any, **kwargs: Any) -> None:
+        calls[threading.get_ident()](*args, **kwargs)
+
+    def driver_run(held: Any) -> None:
+        calls[threading.get_ident()] = held
+        run_audit(inputs, options=options)
+
+    if caller_holds_a_limit:  # the main thread inside its own limit
+        held: Any = threadpool_limits(limits=2, user_api="blas")
+    else:  # two threads set, and no thread holding them (a fresh process's case)
+        set_once = threadpool_limits(limits=2, user_api="blas")
+        held = contextlib.ExitStack()
+        held.callback(set_once.restore_original_limits)
+        clear = getattr(threadpoolctl, "OpenBLASController", None)
+        if clear is not None:
+            clear.clear_controlling_thread(force=True)
+    with held, pytest.MonkeyPatch.context() as mp:
+        before = blas_threads()
+        mp.setattr(driver, "_audit_input", by_thread)
+        threads = [threading.Thread(target=first), threading.Thread(target=second)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert (seen, blas_threads()) == ({"second, the first done": {1}}, before)

@@ -171,6 +171,25 @@ def test_utf16_and_utf32_text_is_named_by_its_byte_order_mark(
     )
 
 
+@pytest.mark.parametrize("codec", ["UTF-16LE", "UTF-16BE"])
+@pytest.mark.parametrize("name", ["t.csv", "t.jsonl", "t.json"])
+def test_utf16_text_without_a_byte_order_mark_is_named(
+    tmp_path: Path, codec: str, name: str
+) -> None:
+    """UTF-16 without a mark read as UTF-8: the NUL between letters split nothing,
+    and a CSV's error was its last line's 'fewer fields than the header (1, not 14)'."""
+    path = tmp_path / name
+    path.write_bytes('{"a": 1}\n'.encode(codec))  # no mark: the codec names the order
+    reader = read_jsonl if name.endswith(".jsonl") else read_text
+    with pytest.raises(InputError) as caught:
+        reader(path)
+    assert str(caught.value) == (
+        f"{path}: the file is {codec} text (every other byte of its first characters is "
+        f"NUL; it has no byte-order mark), not UTF-8 — save it as UTF-8 (in a spreadsheet: "
+        f"CSV UTF-8), or convert it, e.g. iconv -f {codec} -t UTF-8"
+    )
+
+
 def test_text_that_starts_like_a_compressed_file_is_still_text(tmp_path: Path) -> None:
     # 'PK' or 'BZh' at the start of a CSV header is a column name, not a magic number
     path = tmp_path / "t.csv"

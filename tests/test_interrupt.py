@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -336,3 +337,110 @@ def test_a_sigint_as_a_cells_run_ends_leaves_the_callers_handler_in_place(
         signal.signal(signal.SIGINT, before)
     assert not armed and calls == [signal.SIGINT]  # the press came, and was theirs
     assert not raised and now is theirs
+
+
+# the program's handlers, then a signal that lands while Python runs a finaliser
+# (__del__, a weakref's callback, as the garbage collector calls them mid-audit), where
+# Python prints "Exception ignored in" for the KeyboardInterrupt and goes on
+_SIGNAL_IN_A_FINALISER = """
+import os, signal, sys
+from recuse.interrupt import stop_on_signals, stopped_code
+
+stop_on_signals()
+
+class Collected:
+    def __del__(self) -> None:
+        os.kill(os.getpid(), getattr(signal, sys.argv[1]))
+        for _ in range(100_000):  # the handler runs here, in the finaliser
+            pass
+
+try:
+    Collected()
+    for _ in range(1_000_000):
+        pass
+    print("ran on")
+except KeyboardInterrupt:
+    print("stopped", stopped_code())
+"""
+
+
+@pytest.mark.parametrize(("name", "code"), [("SIGTERM", 143), ("SIGINT", 130)])
+def test_a_signal_landing_in_a_finaliser_still_stops_the_program(name: str, code: int) -> None:
+    """A SIGTERM whose KeyboardInterrupt is raised in a finaliser (Python cannot raise
+    it from there: "Exception ignored in ..." and its traceback) stops the program
+    where it goes on. Before, ``recuse audit llmbar-mtbench`` sent SIGTERM 1.8 s in
+    printed that traceback from a WeakKeyDictionary's callback, ran to its end, wrote
+    its report and exited 0."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_IN_A_FINALISER, name],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": SRC},
+    )  # fmt: skip
+    assert (done.stdout, done.stderr) == (f"stopped {code}\n", "")
+
+
+def test_an_error_after_a_stop_signal_is_said_as_the_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A SIGTERM whose KeyboardInterrupt landed in a compiled module's import comes out
+    as ImportError: ``recuse audit llmbar-mtbench`` sent SIGTERM 1.8 s in (as the report
+    imported matplotlib) said 'this feature needs the optional package 'matplotlib''
+    and exited 2. An error after the program received a stop is the stop: its line and
+    143, no error, no report."""
+    import recuse.interrupt as interrupt
+    import recuse.report.figures as figures
+    from recuse.cli import main
+    from recuse.errors import MissingDependencyError
+    from recuse.simulate.pairs import simulate_pairs
+
+    path = tmp_path / "p.csv"
+    simulate_pairs(n_prompts=20, seed=1).pairs.to_csv(path, index=False)
+
+    def cut_short() -> None:  # the signal received, its KeyboardInterrupt turned
+        interrupt._received.append(signal.SIGTERM)
+        raise MissingDependencyError("matplotlib", "plots")
+
+    monkeypatch.setattr(interrupt, "_received", [])
+    monkeypatch.setattr(figures, "_mpl", cut_short)
+    code = main(["audit", str(path), "--out", str(tmp_path / "out"), "--n-boot", "100"])
+    err = capsys.readouterr().err
+    assert (code, err.splitlines()[-1]) == (
+        143,
+        "recuse: terminated (SIGTERM); run the same command again to start it over",
+    )
+    assert "matplotlib" not in err and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("where", ["a step", "the last step"])
+def test_a_stop_a_library_dropped_stops_the_audit_before_its_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    """A Ctrl-C received whose KeyboardInterrupt never reached the audit (raised in a
+    compiled module's import it came out as ImportError, which a library's ``except
+    ImportError`` dropped): the audit stops at its next step, or before it writes,
+    with its line and 130. Before, a SIGINT 1.2 s into ``recuse audit llmbar-mtbench``
+    (about one run in 60) let it run on, write its report and exit 0."""
+    import recuse.driver as driver
+    import recuse.interrupt as interrupt
+    from recuse.cli import main
+    from recuse.simulate.pairs import simulate_pairs
+
+    path = tmp_path / "p.csv"
+    simulate_pairs(n_prompts=20, seed=1).pairs.to_csv(path, index=False)
+    audit_input = driver._audit_input
+
+    def dropped(*args: Any, **kwargs: Any) -> None:
+        if where == "a step":
+            interrupt._received.append(signal.SIGINT)  # received, its raise dropped
+        audit_input(*args, **kwargs)
+        if where == "the last step":
+            interrupt._received.append(signal.SIGINT)
+
+    monkeypatch.setattr(interrupt, "_received", [])
+    monkeypatch.setattr(driver, "_audit_input", dropped)
+    code = main(["audit", str(path), "--out", str(tmp_path / "out"), "--n-boot", "100"])
+    err = capsys.readouterr().err
+    assert (code, err.splitlines()[-1]) == (
+        130,
+        "recuse: interrupted; run the same command again to start it over",
+    )
+    assert not (tmp_path / "out").exists()

@@ -21,7 +21,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
 from recuse.analyses import REGISTRY, selected
 from recuse.analyses.base import (
@@ -40,6 +39,7 @@ from recuse.data.model_names import UnknownModels
 from recuse.data.reading_notes import read_in_orders
 from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError
+from recuse.metrics.bootstrap import one_blas_thread
 from recuse.metrics.summary import PairwiseBias, pairwise_bias
 from recuse.metrics.verdicts import Orders, use_orders
 from recuse.numbers import percent
@@ -274,7 +274,9 @@ def _unique_names(inputs: Sequence[Input]) -> list[Input]:
 #: alpaca-eval`` took 31.8 s with OpenBLAS's two threads and 18.3 s with one (the
 #: alpaca-eval leaderboard 4.97 s and 1.25 s, the favoritism robustness battery 3.72 s and
 #: 0.89 s; one run each, back to back). The numbers move by rounding only (at most 1e-14
-#: relative: a product split over two threads adds in another order).
+#: relative: a product split over two threads adds in another order). The limit is
+#: :func:`recuse.metrics.bootstrap.one_blas_thread`'s, which audits run at once in
+#: threads share (the threads found before the first are back after the last).
 AUDIT_BLAS_THREADS = 1
 
 
@@ -306,7 +308,7 @@ def run_audit(
         o = replace(o, judges=tuple(roster.judge_in(j, present) for j in o.judges))
     ctx = Context(o, roster, progress=progress)
     ctx.timings.extend(timings)
-    with threadpool_limits(limits=AUDIT_BLAS_THREADS, user_api="blas"):
+    with one_blas_thread():  # AUDIT_BLAS_THREADS; nested and threaded audits share it
         for inp in _filter_judges(inputs, o.judges):
             _audit_input(ctx, inp, analyses)
     sections = []

@@ -157,6 +157,22 @@ _WIDE_BOMS = (
 )
 
 
+def _unmarked_utf16(raw: bytes) -> str | None:
+    """``UTF-16LE`` or ``UTF-16BE`` where the first four bytes are two characters of
+    UTF-16 text without a byte-order mark (one byte of each NUL, the other not: ``i\\0t\\0``,
+    a header's first letters), else None. Read as UTF-8, such a file's NULs split
+    nothing: its header and rows read as names and values with NULs between the
+    letters, and the error came from the last line ('fewer fields than the header')."""
+    if len(raw) < 4:
+        return None
+    pairs = (raw[0:2], raw[2:4])
+    if all(b[1] == 0 and b[0] != 0 for b in pairs):
+        return "UTF-16LE"
+    if all(b[0] == 0 and b[1] != 0 for b in pairs):
+        return "UTF-16BE"
+    return None
+
+
 def _refuse_packed(path: Path, raw: bytes) -> None:
     """A file whose name does not end in ``.gz`` but whose bytes are compressed: its
     format and how to read it (renamed to ``.gz``, or decompressed), instead of the
@@ -169,6 +185,15 @@ def _refuse_packed(path: Path, raw: bytes) -> None:
             file=path,
             fix="save it as UTF-8 (in a spreadsheet: CSV UTF-8), or convert it, e.g. "
             f"iconv -f {wide} -t UTF-8",
+        )
+    unmarked = _unmarked_utf16(raw)
+    if unmarked is not None:
+        raise InputError(
+            f"the file is {unmarked} text (every other byte of its first characters is "
+            "NUL; it has no byte-order mark), not UTF-8",
+            file=path,
+            fix="save it as UTF-8 (in a spreadsheet: CSV UTF-8), or convert it, e.g. "
+            f"iconv -f {unmarked} -t UTF-8",
         )
     kind = _packed(raw)
     if kind is None:

@@ -104,3 +104,24 @@ def test_gate_runs_on_the_small_report(tmp_path: Path) -> None:
     """The gate of the test above passes (so only its imports can fail it)."""
     code, out, _ = _recuse("gate", str(_report(tmp_path)), "--max", "position=0.05")
     assert code == 0 and "PASS: position of j1" in out, out
+
+
+@pytest.mark.parametrize(
+    "args", [["--help"], ["audit", "--help"], ["judge", "--help"], ["data", "list", "--help"]]
+)
+def test_help_reads_alike_under_python_dash_oo(args: list[str]) -> None:
+    """``python -OO`` (PYTHONOPTIMIZE=2) drops the docstrings most commands take their
+    help from: ``recuse --help`` listed audit, validate, plan... with no words and
+    ``recuse audit --help`` said nothing of what it does. Each reads as without it."""
+
+    def shown(*flags: str) -> str:
+        done = subprocess.run(
+            [sys.executable, *flags, "-m", "recuse", *args],
+            env={**os.environ, "PYTHONPATH": SRC, "RECUSE_ROSTER": "", "COLUMNS": "200"},
+            capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+        return done.stdout
+
+    plain = shown()
+    assert plain.splitlines()[2].strip()  # the line that says what it does
+    assert shown("-OO") == plain

@@ -16,12 +16,13 @@ from typing import Any
 
 from recuse.cli.app import GLOBAL_OPTIONS, app, parse_mapping
 from recuse.cli.console import UNWRAPPED, json_shown, one_line
-from recuse.errors import ConfigError, ReaderNote, RecuseError
+from recuse.errors import ConfigError, MissingDependencyError, ReaderNote, RecuseError
 from recuse.interrupt import (
     INTERRUPTED,
     RESUMING,
     hurried_resumes,
     say_interrupted,
+    stop_received,
     stopped_code,
 )
 from recuse.renaming import renaming_by
@@ -146,6 +147,42 @@ def _register() -> None:
     from recuse.cli import probe as _probe  # noqa: F401
     from recuse.cli import validate as _validate  # noqa: F401
 
+    if sys.flags.optimize >= 2:
+        _help_from_source(app)
+
+
+def _help_from_source(typer_app: Any) -> None:
+    """Under ``python -OO`` (PYTHONOPTIMIZE=2) Python drops docstrings, whence most
+    commands take their help: ``recuse --help`` listed audit, validate, plan... with no
+    words, and ``recuse audit --help`` said nothing of what it does. Each command (and
+    group) without a help of its own gets its function's docstring read back from its
+    source file (:func:`_source_docstring`)."""
+    for info in typer_app.registered_commands:
+        if info.help is None and info.callback is not None:
+            info.help = _source_docstring(info.callback)
+    callback = typer_app.registered_callback
+    if callback is not None and callback.help is None and callback.callback is not None:
+        callback.help = _source_docstring(callback.callback)
+    for group in typer_app.registered_groups:
+        _help_from_source(group.typer_instance)
+
+
+def _source_docstring(function: Callable[..., Any]) -> str | None:
+    """The docstring written in ``function``'s source (None where its source cannot
+    be read: the program then shows no help, as before)."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        source = textwrap.dedent(inspect.getsource(inspect.unwrap(function)))
+        node = ast.parse(source).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return None
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    return ast.get_docstring(node)
+
 
 #: what a command that prints one JSON object (``--json``) adds to its error object
 JSON_ERROR_FIELDS: dict[str, dict[str, object]] = {
@@ -231,6 +268,11 @@ def main(argv: list[str] | None = None) -> int:
             return stopped_code()  # 143 where a SIGTERM raised it (stop_on_signals)
         return code if isinstance(code, int) else (0 if code is None else 1)
     except RecuseError as exc:
+        if isinstance(exc, MissingDependencyError) and stop_received():
+            # the stop's KeyboardInterrupt, cut an import short (other errors, a full
+            # disk at the stop's commit, are said as they are)
+            say_interrupted(program=argv is None, resumes=resumes)
+            return stopped_code()
         print(f"recuse: error: {one_line(exc)}", file=sys.stderr)
         as_json = json_error(args, str(exc), 2)
         if as_json is not None:

@@ -12,6 +12,7 @@ import typer
 from recuse.cli.app import app, settings_parameters
 from recuse.cli.console import echo, echo_lines, one_line
 from recuse.errors import ConfigError
+from recuse.interrupt import raise_if_stopped
 from recuse.numbers import decimal
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ def _progress(start: float) -> Callable[[str], None]:
     """Each step of the audit as a line on stderr with the seconds elapsed."""
 
     def show(line: str) -> None:
+        raise_if_stopped()  # a stop a library dropped on its way
         elapsed = time.perf_counter() - start
         print(f"[{elapsed:6.1f} s] {one_line(line)}", file=sys.stderr, flush=True)
 
@@ -103,6 +105,7 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     start = time.perf_counter()
     report = run(data, settings, roster=roster, progress=_progress(start))
     # its tables' names are known now (they name the inputs): checked before writing
+    raise_if_stopped()  # no report of a run asked to stop
     with keeping_earlier(settings.out, pages):
         check_output_folder(settings.out, inputs=inputs, files=report_files(settings.out, report))
         paths = write_report(report, settings.out)

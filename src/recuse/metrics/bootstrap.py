@@ -45,8 +45,8 @@ than ``max_dropped`` of the resamples are dropped the group is refused.
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
+import threading
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -54,6 +54,7 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
+import threadpoolctl
 from numpy.typing import NDArray
 from scipy import sparse
 from scipy.special import ndtr, ndtri
@@ -123,18 +124,75 @@ _EXACT_FLOAT32 = 2.0**22
 _USE_FLOAT32 = True
 
 
-@functools.cache
-def _controller() -> ThreadpoolController:
-    return ThreadpoolController()
+class _OneBlasThread:
+    """BLAS on one thread while any caller is inside (:func:`one_blas_thread`), the
+    setting found by the first to enter put back when the last leaves.
+
+    One count for the process, where each caller had its own
+    ``threadpool_limits`` (which saves the threads it finds and puts them back as
+    it leaves): two audits run in threads, the second entering while the first ran
+    (1 thread) and leaving after it, saved 1 and put it back, so every BLAS call of
+    the process ran on one thread from then on.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._inside = 0
+        self._limiter: Any = None  # threadpoolctl's limiter, which names no type
+
+    def enter(self) -> None:
+        with self._lock:
+            if self._inside == 0:  # the libraries loaded now, their threads saved
+                _release_openblas()
+                self._limiter = ThreadpoolController().limit(limits=1, user_api="blas")
+                _release_openblas()
+            self._inside += 1
+
+    def leave(self) -> None:
+        with self._lock:
+            self._inside -= 1
+            if self._inside == 0 and self._limiter is not None:
+                _release_openblas()  # the last to leave may not be the first to enter
+                self._limiter.restore_original_limits()
+                _release_openblas()
+                self._limiter = None
+
+
+def _release_openblas() -> None:
+    """Let any thread set OpenBLAS's threads next: threadpoolctl 3.8 lets only the
+    thread that last set them (until a ``with`` block of its ends) set them again and
+    ignores the others, so the first audit's thread would keep them from the last one's,
+    and a caller's thread holding a limit would keep an audit in another thread on its
+    threads (held by :class:`_OneBlasThread`'s lock: no other recuse caller sets them)."""
+    clear = getattr(
+        getattr(threadpoolctl, "OpenBLASController", None), "clear_controlling_thread", None
+    )
+    if clear is not None:
+        clear(force=True)
+
+
+_ONE_BLAS_THREAD = _OneBlasThread()
+
+
+@contextlib.contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """BLAS limited to one thread inside the block, safe to nest and to enter from
+    several threads at once: the threads BLAS had before the first block began are
+    back when the last block ends, whatever the order they end in."""
+    _ONE_BLAS_THREAD.enter()
+    try:
+        yield
+    finally:
+        _ONE_BLAS_THREAD.leave()
 
 
 @contextlib.contextmanager
 def _blas_threads(limit: int | None) -> Iterator[None]:
-    """Limit BLAS to ``limit`` threads inside the block (None: leave it alone)."""
+    """One BLAS thread inside the block where ``limit`` is 1 (None: leave it alone)."""
     if limit is None:
         yield
         return
-    with _controller().limit(limits=limit, user_api="blas"):
+    with one_blas_thread():
         yield
 
 

@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from recuse.errors import ConfigError, InputError
 from recuse.interval_rules import FEW_CLUSTERS, informative
 from recuse.numbers import MINUS, decimal_beside, estimate_digits, estimate_text, minus, percent
-from recuse.report.model import all_judges_label, is_all_judges_label
+from recuse.report.labels import all_judges_label, is_all_judges_label
 
 if TYPE_CHECKING:
     from recuse.report.bias import Bias

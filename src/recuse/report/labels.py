@@ -1,0 +1,21 @@
+"""How the report names the judge of an estimate or a skip that holds for all the
+judges of a dataset, light to import (the gate reads it back from a ``report.json``;
+:mod:`recuse.report.model` re-exports it)."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["all_judges_label", "is_all_judges_label"]
+
+
+def all_judges_label(n: int) -> str:
+    """How an estimate or a skip that holds for all ``n`` judges of a dataset names its
+    judge in the report, the JSON and the terminal: ``"all n judges"``."""
+    return f"all {n} judges"
+
+
+def is_all_judges_label(text: str) -> bool:
+    """Whether ``text`` is an :func:`all_judges_label` (for readers of a written
+    ``report.json``, the one place the label is read back)."""
+    return re.fullmatch(r"all \d+ judges", text) is not None

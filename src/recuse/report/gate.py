@@ -356,7 +356,7 @@ def in_memory(report: AuditReport) -> GatedReport:
 
 def _report_data(data: Any, p: Path) -> GatedReport:
     """The checked :class:`GatedReport` of a parsed ``report.json`` (``p``: its name)."""
-    from recuse.report.export import SCHEMA_VERSION
+    from recuse.report.labels import SCHEMA_VERSION
 
     sections = data.get("sections") if isinstance(data, dict) else None
     if not isinstance(sections, list) or "schema_version" not in data:

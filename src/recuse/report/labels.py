@@ -1,12 +1,16 @@
-"""How the report names the judge of an estimate or a skip that holds for all the
-judges of a dataset, light to import (the gate reads it back from a ``report.json``;
-:mod:`recuse.report.model` re-exports it)."""
+"""What a ``report.json`` says that its readers read back, light to import: its schema
+version, and how it names the judge of an estimate or a skip that holds for all the
+judges of a dataset (the gate reads both; :mod:`recuse.report.export` and
+:mod:`recuse.report.model` re-export them)."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["all_judges_label", "is_all_judges_label"]
+__all__ = ["SCHEMA_VERSION", "all_judges_label", "is_all_judges_label"]
+
+#: the version of report.json this recuse writes and the gate reads
+SCHEMA_VERSION = 1
 
 
 def all_judges_label(n: int) -> str:

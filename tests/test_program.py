@@ -222,7 +222,7 @@ def test_a_ctrl_c_as_the_command_line_reads_its_words_is_said_of_that_command() 
     assert (done.returncode, done.stderr, done.stdout) == (130, WORDS, "")
 
 
-@pytest.mark.parametrize("name", ["recuse", "recuse.data", "recuse.judging"])
+@pytest.mark.parametrize("name", ["recuse", "recuse.data", "recuse.judging", "recuse.report"])
 def test_a_package_whose_names_load_on_first_use_lists_them(name: str) -> None:
     """recuse.data and recuse.judging load their names on first use (the command line's
     front door), as recuse does: ``dir()`` of each, which a REPL's and an editor's

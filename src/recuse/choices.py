@@ -11,9 +11,12 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 __all__ = [
+    "BINS",
     "CALIBRATED_RUNGS",
     "CHECKS",
+    "COVARIATES",
     "FAST_CHECKS",
+    "FOLDS",
     "LEAST_N_BOOT",
     "METRICS",
     "NORMALIZE",
@@ -114,6 +117,21 @@ CALIBRATED_RUNGS: dict[str, str] = {
     "calibrated_rung_human_prefers_other": "the same on the own pairs where the human "
     "prefers the other answer, per own pair",
 }
+# ---- the leaderboard (recuse.metrics.bradley_terry)
+#: the style and self covariates of the Bradley–Terry leaderboard, each in words
+COVARIATES: dict[str, str] = {
+    "length": "tanh of the standardised length difference a − b (words)",
+    "headers": "difference in log(1 + markdown headers)",
+    "lists": "difference in log(1 + markdown list items)",
+    "bold": "difference in log(1 + bold spans)",
+    "first": "+1 shown first, −1 shown second, 0 order unknown",
+    "own": "+1 when the answer is the judge's own, −1 when the other one is",
+    "family": "+1 when the answer is from the judge's family (not its own), −1 when the "
+    "other one is",
+}
+# ---- calibration (recuse.metrics.calibration)
+BINS = 10
+FOLDS = 5
 #: the metrics of ``recuse metrics pairs`` (:func:`recuse.metrics.summary.pairwise_bias`)
 METRICS = (
     "self_preference_eo",

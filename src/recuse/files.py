@@ -41,13 +41,12 @@ import tomllib
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from recuse.errors import ConfigError, InputError
-from recuse.tables import shown
+
+if TYPE_CHECKING:  # NumPy and pandas load where a table is read: recuse gate reads JSON
+    import pandas as pd
 
 __all__ = [
     "ABSENT_ERRNOS",
@@ -482,6 +481,8 @@ def _twice(value: Any) -> tuple[str, Any, Any] | None:
 
 
 def _twice_error(path: Path, row: int | None, twice: tuple[str, Any, Any]) -> InputError:
+    from recuse.cells import shown
+
     key, first, last = twice
     return InputError(
         f"a JSON object names this key twice ({shown(first)} and {shown(last)}); a JSON "
@@ -711,6 +712,10 @@ def _missing_keys(
 
 def check_text(frame: pd.DataFrame, columns: Iterable[str], *, file: str | Path) -> None:
     """Check every value of ``columns`` is a string (rows are 1-based positions in ``frame``)."""
+    import numpy as np
+
+    from recuse.cells import shown
+
     for col in columns:
         is_str = frame[col].map(lambda v: isinstance(v, str)).to_numpy(dtype=bool)
         if not is_str.all():

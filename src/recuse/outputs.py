@@ -37,11 +37,12 @@ import secrets
 import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from recuse.errors import OutputError
+
+if TYPE_CHECKING:  # pandas loads where a table is written: recuse gate --json writes none
+    import pandas as pd
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: the spreadsheet rule as a command's line says it: every character of FORMULA_STARTS
@@ -374,6 +375,8 @@ def neutralise_formula(value: object) -> object:
 
 def _text_columns(frame: pd.DataFrame) -> list[object]:
     """The columns of ``frame`` that may hold text (object, string or categorical)."""
+    import pandas as pd
+
     return [
         col
         for col in frame.columns

@@ -58,3 +58,11 @@ REWRITES: dict[str, Probe] = {
     "concise": Probe("concise", "the treated answer rewritten concisely by a model", "answer"),
     "verbose": Probe("verbose", "the treated answer rewritten verbosely by a model", "answer"),
 }
+
+#: the contrast of the two rewrites, verbose − concise (:mod:`recuse.metrics.probes`)
+VERBOSITY = "verbosity"  # the verbose − concise contrast
+#: what each probe effect changes, in words (the biases' units quote it)
+DESCRIPTIONS = {
+    **{k: p.description for k, p in {**PROBES, **REWRITES}.items()},
+    VERBOSITY: "its verbose rewrite in place of its concise rewrite (same source answer)",
+}

@@ -24,6 +24,17 @@ def test_ids_titles_and_bias_keys_are_unique() -> None:
     assert len({b.order for b in BIASES.values()}) == len(BIASES)
 
 
+def test_the_registry_is_the_headings_in_their_order() -> None:
+    """Each analysis's id, title, table and biases are its light heading's (recuse.biases,
+    what the gate reads without the statistics), the very objects, in HEADINGS' order."""
+    from recuse.biases import HEADINGS
+
+    assert [a.id for a in REGISTRY] == [h.id for h in HEADINGS]
+    for a, h in zip(REGISTRY, HEADINGS, strict=True):
+        assert (a.id, a.title, a.table) == (h.id, h.title, h.table)
+        assert a.biases is h.biases and a.headline is h.headline
+
+
 @pytest.mark.parametrize("analysis", REGISTRY, ids=IDS)
 def test_each_analysis_says_what_it_is_and_needs(analysis: Analysis) -> None:
     assert analysis.intro.strip() and analysis.requires.strip() and analysis.biases

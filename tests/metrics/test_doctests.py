@@ -36,6 +36,7 @@ MODULES = [
     "recuse.files",
     "recuse.terminal",
     "recuse.report.bias",
+    "recuse.interval_rules",
     "recuse.cli.app",
     "recuse.judging.handlers.pairwise",
 ]

@@ -38,6 +38,19 @@ def test_n_needed_uses_the_standard_error_when_present() -> None:
     assert line.outcome == "inconclusive" and line.n_needed == 271
 
 
+@pytest.mark.parametrize("level", [0.5, 0.8, 0.9, 0.95, 0.99, 0.999, 0.123, 0.9999])
+def test_the_gates_z_is_scipys_normal_quantile(level: float) -> None:
+    """The gate's z (the standard library's NormalDist, so it imports no SciPy) is
+    SciPy's norm.ppf((1 + level) / 2) to 1e-15 of itself (6.6e-16 at most measured over
+    2,000 levels in [0.01, 0.999])."""
+    from scipy.stats import norm
+
+    from recuse.report.gate import two_sided_z
+
+    scipy_z = float(norm.ppf((1 + level) / 2))
+    assert abs(two_sided_z(level) - scipy_z) <= 1e-15 * scipy_z
+
+
 def test_parse_thresholds_refuses_what_it_cannot_read() -> None:
     assert parse_thresholds(["a=0.1", "b=0.2,c=0"]) == [
         Threshold("a", 0.1),

@@ -1,8 +1,10 @@
 """The analyses of the audit, one file each, and the registry that lists them.
 
-The audit, the report and the CLI read :data:`REGISTRY` and nothing else: adding a
-bias is one file here (its :class:`~recuse.report.bias.Bias` words, what it needs,
-its metrics and how its section is built), its statistic in :mod:`recuse.metrics` or
+The audit, the report and the CLI read :data:`REGISTRY` (``recuse gate`` the light
+:data:`recuse.biases.HEADINGS`, whose order REGISTRY follows): adding a bias is its
+:class:`~recuse.report.bias.Bias` words and its analysis's heading in
+:mod:`recuse.biases` (light to import), one file here (what it needs, its metrics and
+how its section is built), its statistic in :mod:`recuse.metrics` or
 :mod:`recuse.regression`, and a planted parameter in :mod:`recuse.simulate`.
 """
 
@@ -22,23 +24,31 @@ from recuse.analyses import (
     verbosity,
 )
 from recuse.analyses.base import FAST_CHECKS, Analysis, AuditOptions, Context, to_finding
+from recuse.biases import HEADINGS
 from recuse.errors import ConfigError
 from recuse.report.bias import Bias
 
-REGISTRY: tuple[Analysis, ...] = (
-    self_preference.ANALYSIS,
-    self_preference_ladder.ANALYSIS,
-    family_preference.ANALYSIS,
-    verbosity.ANALYSIS,
-    position.ANALYSIS,
-    probes.ANALYSIS,
-    self_recognition.ANALYSIS,
-    familiarity.ANALYSIS,
-    favoritism.ANALYSIS,
-    leaderboard.ANALYSIS,
-    agreement.ANALYSIS,
-    calibration.ANALYSIS,
-    certification.ANALYSIS,
+#: the analyses in the audit's order, that of :data:`recuse.biases.HEADINGS`
+REGISTRY: tuple[Analysis, ...] = tuple(
+    {
+        a.id: a
+        for a in (
+            self_preference.ANALYSIS,
+            self_preference_ladder.ANALYSIS,
+            family_preference.ANALYSIS,
+            verbosity.ANALYSIS,
+            position.ANALYSIS,
+            probes.ANALYSIS,
+            self_recognition.ANALYSIS,
+            familiarity.ANALYSIS,
+            favoritism.ANALYSIS,
+            leaderboard.ANALYSIS,
+            agreement.ANALYSIS,
+            calibration.ANALYSIS,
+            certification.ANALYSIS,
+        )
+    }[h.id]
+    for h in HEADINGS
 )
 BIASES: dict[str, Bias] = {b.key: b for a in REGISTRY for b in a.biases}
 IDS: tuple[str, ...] = tuple(a.id for a in REGISTRY)

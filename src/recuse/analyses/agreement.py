@@ -23,67 +23,18 @@ from recuse.analyses.base import (
     slug,
     table_row,
 )
+from recuse.biases.agreement import ACCURACY as ACCURACY
+from recuse.biases.agreement import ALPHA as ALPHA
+from recuse.biases.agreement import HEADING
+from recuse.biases.agreement import KAPPA as KAPPA
 from recuse.data.inputs import Input
 from recuse.metrics.agreement import accuracy_spec, alpha_spec, alpha_statistic, kappa_spec
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import judge_codes
-from recuse.report.bias import COEFFICIENT, RATE, RELIABILITY, Bias
 from recuse.report.model import Table, all_judges_label
 from recuse.roster import Roster
-
-ACCURACY = Bias(
-    key="agreement_accuracy",
-    title="Agreement with the human label",
-    short="Agreement",
-    unit="share of pairs with a human preference on which the judge's verdict (both orders "
-    "combined) picks the human's side; a judge tie or a flip across orders counts half; "
-    "0.5 = chance. A quality score, not a bias",
-    positive="agrees with the human label more often than chance",
-    negative="agrees with the human label less often than chance",
-    none="agreement with the human label (a quality score, not a bias)",
-    order=100,
-    scale="share of pairs agreeing",
-    span=RATE,
-    null=0.5,
-    kind="quality",
-)
-KAPPA = Bias(
-    key="agreement_kappa",
-    title="Cohen's kappa with the human label",
-    short="κ",
-    unit="Cohen's kappa, linear weights, of the judge's pair verdict with the human label "
-    "over the ordered categories b < tie < a; 0 = chance agreement, 1 = perfect. A quality "
-    "score, not a bias",
-    positive="agrees with the human label beyond chance",
-    negative="agrees with the human label less than chance",
-    none="kappa with the human label (a quality score, not a bias)",
-    order=101,
-    scale="Cohen's κ (linear)",
-    span=COEFFICIENT,
-    null=0.0,
-    headline=False,
-    kind="quality",
-)
-ALPHA = Bias(
-    key="agreement_alpha",
-    title="Krippendorff's alpha among the judges",
-    short="α",
-    unit="Krippendorff's alpha (ordinal: b < tie < a) among the judges' pair verdicts, "
-    "items as units; 0 = chance agreement among judges, 1 = perfect. A quality score, "
-    "not a bias",
-    positive="the judges agree with each other beyond chance",
-    negative="the judges agree with each other less than chance",
-    none="alpha among the judges (a quality score, not a bias)",
-    order=102,
-    scale="Krippendorff's α (ordinal)",
-    span=RELIABILITY,
-    null=0.0,
-    headline=False,
-    pooled=True,
-    kind="quality",
-)
 
 
 def needs_labels(frame: pd.DataFrame, roster: Roster) -> str | None:
@@ -162,8 +113,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
 
 
 ANALYSIS = Analysis(
-    id="agreement",
-    title="Agreement with the reference",
+    id=HEADING.id,
+    title=HEADING.title,
     intro=(
         "How often does the judge agree with the human label? A quality score, not a bias. "
         "Per pair the judge's verdict is the sign of the sum of its per-order picks (a, b "
@@ -175,8 +126,8 @@ ANALYSIS = Analysis(
         "table adds unweighted κ and nominal α, which count a tie against a pick as far "
         "apart as a against b (the linear κ counts it half, the ordinal α nearer)."
     ),
-    table="pairs",
-    biases=(ACCURACY, KAPPA, ALPHA),
+    table=HEADING.table,
+    biases=HEADING.biases,
     requires="pairs with judge verdicts and human labels (alpha: two or more judges)",
     needs=needs_labels,
     build=_build,

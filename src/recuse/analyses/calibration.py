@@ -18,6 +18,16 @@ from recuse.analyses.base import (
     slug,
     table_row,
 )
+from recuse.biases.calibration import BRIER as BRIER
+from recuse.biases.calibration import BRIER_ISOTONIC as BRIER_ISOTONIC
+from recuse.biases.calibration import BRIER_PLATT as BRIER_PLATT
+from recuse.biases.calibration import ECE as ECE
+from recuse.biases.calibration import ECE_ISOTONIC as ECE_ISOTONIC
+from recuse.biases.calibration import ECE_PLATT as ECE_PLATT
+from recuse.biases.calibration import HEADING
+from recuse.biases.calibration import ISO as ISO
+from recuse.biases.calibration import PLATT as PLATT
+from recuse.biases.calibration import RAW as RAW
 from recuse.data.inputs import Input
 from recuse.errors import EstimationError
 from recuse.metrics.calibration import (
@@ -37,73 +47,14 @@ from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import judge_codes
 from recuse.report import figures as fig
-from recuse.report.bias import RATE, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster
 
-_QUALITY = "A quality score, not a bias"
 #: the plug-in ECE beside the estimate is another norm: said beside it, since the
 #: debiased root mean square can read above the plug-in mean absolute gap (JudgeBench's
 #: Claude-3-haiku: 0.31 beside a plug-in 0.22, as if debiasing had raised it)
 PLUGIN_NORM = "ℓ1, the mean absolute gap; the estimate is ℓ2, a root mean square"
 
-
-def _ece(key: str, title: str, short: str, what: str, order: int, headline: bool) -> Bias:
-    return Bias(
-        key=key,
-        title=title,
-        short=short,
-        unit=f"debiased calibration error of {what} against the human label as 0/1 (ties "
-        f"left out): over {BINS} equal-width probability bins, the root of the "
-        "pair-weighted mean squared gap between stated probability and share decided "
-        "for a, with the gap chance alone makes taken out (Kumar et al. 2019); 0 = "
-        "calibrated, at any n. The plug-in ECE, and what a perfectly calibrated judge's "
-        f"plug-in ECE reads at these probabilities and n, are its components. {_QUALITY}",
-        positive="stated probabilities miss the human outcome rates",
-        negative="(an ECE cannot be below 0)",
-        none=f"calibration error (a quality score, not a bias), {what}",
-        order=order,
-        null=0.0,
-        headline=headline,
-        kind="quality",
-        scale="probability gap, root mean square",
-        span=RATE,
-        tested=False,  # a quality score: no p-value, never flagged
-    )
-
-
-def _brier(key: str, title: str, what: str, order: int) -> Bias:
-    return Bias(
-        key=key,
-        title=title,
-        unit=f"Brier score of {what}: mean of (p - y)^2, y = human label as 0/1 (ties left "
-        f"out); 0 = perfect, 0.25 = always saying 0.5. {_QUALITY}",
-        positive="probabilities are off the human outcomes",
-        negative="(a Brier score cannot be below 0)",
-        none=f"Brier score (a quality score, not a bias), {what}",
-        order=order,
-        null=0.0,
-        headline=False,
-        kind="quality",
-        scale="mean squared probability error",
-        span=RATE,
-        tested=False,  # 0 is a floor of the Brier score, not a value a test could reject
-    )
-
-
-RAW = "the judge's probabilities p_a"
-ISO = f"isotonic-recalibrated probabilities ({FOLDS}-fold cross-fitted by prompt)"
-PLATT = f"Platt-recalibrated probabilities ({FOLDS}-fold cross-fitted by prompt)"
-ECE = _ece("calibration_ece", "Calibration error (ECE)", "ECE", RAW, 110, True)
-BRIER = _brier("calibration_brier", "Brier score", RAW, 111)
-ECE_ISOTONIC = _ece(
-    "calibration_ece_isotonic", "ECE after isotonic recalibration", "ECE iso", ISO, 112, False
-)
-BRIER_ISOTONIC = _brier(
-    "calibration_brier_isotonic", "Brier after isotonic recalibration", ISO, 113
-)
-ECE_PLATT = _ece("calibration_ece_platt", "ECE after Platt scaling", "ECE Platt", PLATT, 114, False)
-BRIER_PLATT = _brier("calibration_brier_platt", "Brier after Platt scaling", PLATT, 115)
 
 COLUMNS = {"p_a": (ECE, BRIER), "p_isotonic": (ECE_ISOTONIC, BRIER_ISOTONIC),
            "p_platt": (ECE_PLATT, BRIER_PLATT)}  # fmt: skip
@@ -249,8 +200,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
 
 
 ANALYSIS = Analysis(
-    id="calibration",
-    title="Calibration",
+    id=HEADING.id,
+    title=HEADING.title,
     intro=(
         "Can the judge's stated probability be trusted? A quality score, not a bias. "
         f"Calibration error: over {BINS} equal-width bins of p_a, the gap between the "
@@ -262,8 +213,8 @@ ANALYSIS = Analysis(
         f"after isotonic and Platt recalibration, cross-fitted over {FOLDS} folds of "
         "prompts so that before and after are both out of sample."
     ),
-    table="pairs",
-    biases=(ECE, BRIER, ECE_ISOTONIC, BRIER_ISOTONIC, ECE_PLATT, BRIER_PLATT),
+    table=HEADING.table,
+    biases=HEADING.biases,
     requires="pairs with human labels and judge probabilities (p_a other than 0, 0.5, 1)",
     needs=needs_probabilities,
     build=_build,

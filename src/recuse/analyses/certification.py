@@ -30,6 +30,9 @@ from recuse.analyses.base import (
     slug,
     to_finding,
 )
+from recuse.biases.certification import CERTIFIED as CERTIFIED
+from recuse.biases.certification import CERTIFIED_OWN as CERTIFIED_OWN
+from recuse.biases.certification import HEADING
 from recuse.data.inputs import Input
 from recuse.errors import InputError
 from recuse.metrics.calibration import gives_probabilities, stated_verdicts
@@ -48,7 +51,6 @@ from recuse.mitigation.selective import (
 )
 from recuse.numbers import exact, share_percent, share_percent_beside
 from recuse.report import figures as fig
-from recuse.report.bias import RATE, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster
 
@@ -91,53 +93,6 @@ CURVE_COLUMNS: dict[str, str] = {
     "level, the threshold taken as fixed",
     "coverage_high": "its high end",
 }
-
-_HOW = (
-    "with probability ≥ 1 − δ (δ = 1 − the report's level) it agrees with humans at ≥ the "
-    "target agreement named in the finding on future pairs whose confidence reaches a "
-    "threshold picked by a fixed-sequence test with Clopper–Pearson bounds on the "
-    "labelled pairs (human ties left out); confidence is max(p_a, 1 − p_a) of the "
-    "order-averaged verdict, or order consistency for a judge that gives picks"
-)
-CERTIFIED = Bias(
-    key="certified_coverage",
-    title="Certified coverage",
-    short="Certified",
-    unit=f"share of the judge's labelled pairs whose verdict is certified: {_HOW}; pairs "
-    "with the judge's own or its family's answer get their own threshold (δ split among "
-    "them); 1 (100%) = every pair certified. A quality score, not a bias",
-    positive="(a share cannot exceed 1)",
-    negative="the verdict is certified on part of the pairs only",
-    none="certified coverage (a quality score, not a bias)",
-    order=120,
-    null=1.0,
-    headline=False,
-    kind="quality",
-    tested=False,  # 1 is the best value, not a value a test could reject
-    scale="share of pairs certified",
-    percent=True,  # written 28.5%, as the gate and recuse certify write it
-    span=RATE,
-)
-CERTIFIED_OWN = Bias(
-    key="certified_coverage_own",
-    title="Certified coverage on its own answers",
-    short="Certified own",
-    unit="share of the labelled pairs holding the judge's own answer beside another "
-    f"model's whose verdict is certified, with their own threshold and share of δ: {_HOW}; "
-    "self-preference cannot hide in the pooled guarantee; 1 = every own-answer pair "
-    "certified. A quality score, not a bias",
-    positive="(a share cannot exceed 1)",
-    negative="the verdict on its own answers is certified on part of them only",
-    none="certified coverage on its own answers (a quality score, not a bias)",
-    order=121,
-    null=1.0,
-    headline=False,
-    kind="quality",
-    tested=False,
-    scale="share of own pairs certified",
-    percent=True,  # written 28.5%, as the gate and recuse certify write it
-    span=RATE,
-)
 
 
 def coverage_interval(
@@ -320,8 +275,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
 
 
 ANALYSIS = Analysis(
-    id="certification",
-    title="Certification",
+    id=HEADING.id,
+    title=HEADING.title,
     intro=(
         "On what share of the pairs can the judge's verdict be used with a guaranteed "
         "agreement with humans? A quality score, not a bias. For each target agreement, "
@@ -331,8 +286,8 @@ ANALYSIS = Analysis(
         "Escalate, ICLR 2025). Pairs with the judge's own answer get their own threshold "
         "and are shown apart. 1 (100%) = every pair certified."
     ),
-    table="pairs",
-    biases=(CERTIFIED, CERTIFIED_OWN),
+    table=HEADING.table,
+    biases=HEADING.biases,
     requires="pairs with human labels and judge verdicts with a confidence: probabilities "
     "p_a, or both orders (order consistency)",
     needs=needs_confidence,

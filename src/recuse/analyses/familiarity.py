@@ -19,6 +19,8 @@ from recuse.analyses.base import (
     table_row,
 )
 from recuse.analyses.base import judged as judged_rows
+from recuse.biases.familiarity import FAMILIARITY as FAMILIARITY
+from recuse.biases.familiarity import HEADING
 from recuse.data.inputs import Input
 from recuse.errors import RecuseError
 from recuse.metrics.familiarity import (
@@ -33,26 +35,8 @@ from recuse.metrics.familiarity_mediation import familiarity_mediation
 from recuse.metrics.summary import PairwiseBias
 from recuse.numbers import decimal, percent, signed
 from recuse.report import figures as fig
-from recuse.report.bias import UNBOUNDED, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster, self_keys
-
-FAMILIARITY = Bias(
-    key="familiarity",
-    title="Familiarity (perplexity)",
-    short="Familiarity",
-    unit="human slope minus judge slope of fractional-logit fits of the preference for a "
-    "on d = log ppl_a − log ppl_b (log-odds per nat of per-token log-perplexity, in the "
-    "judge's own tokens: judges with other tokenizers are on other scales); positive: the "
-    "judge follows perplexity more than the humans do",
-    positive="prefers low-perplexity (familiar) answers more than humans do",
-    negative="prefers high-perplexity answers more than humans do",
-    none="no detectable familiarity preference",
-    order=60,
-    material=0.1,  # 0.1 in this unit: smallest effect worth acting on (default)
-    scale="slope difference (log-odds)",
-    span=UNBOUNDED,
-)
 
 
 def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
@@ -346,8 +330,8 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
 
 
 ANALYSIS = Analysis(
-    id="familiarity",
-    title="Familiarity (perplexity)",
+    id=HEADING.id,
+    title=HEADING.title,
     intro=(
         "Does the judge prefer answers that are more familiar to it (lower perplexity) "
         "beyond the human labels? Perplexity is each response's, given its prompt, under "
@@ -360,8 +344,8 @@ ANALYSIS = Analysis(
         "each generator's answers under the judge (Figure 5): lower for its own answers "
         "means they are more familiar to it."
     ),
-    table="pairs",
-    biases=(FAMILIARITY,),
+    table=HEADING.table,
+    biases=HEADING.biases,
     requires="pairs with perplexities ppl_a/ppl_b under the judge (recuse judge "
     "--perplexity; none of the built-in datasets has them) and human labels; Figures 4-5 "
     "also need the judge's own responses among the pairs",

@@ -11,6 +11,9 @@ import numpy as np
 import pandas as pd
 
 from recuse.analyses.base import Analysis, Context, families_of, red_caption, slug, to_finding
+from recuse.biases.favoritism import FAMILY_BIAS as FAMILY_BIAS
+from recuse.biases.favoritism import HEADING
+from recuse.biases.favoritism import SELF_BIAS as SELF_BIAS
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError, EstimationError, RecuseError
 from recuse.metrics.summary import PairwiseBias
@@ -26,45 +29,8 @@ from recuse.regression.favoritism import (
 )
 from recuse.regression.robustness import CHECKS, COMPARISON_COLUMNS, CheckEvent, battery
 from recuse.report import figures as fig
-from recuse.report.bias import UNBOUNDED, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster, self_keys
-
-SELF_BIAS = Bias(
-    key="self_bias",
-    title="Self-bias (ratings, regression)",
-    short="Self-bias (ratings)",
-    unit="γ_j: extra rating (normalised score points) the judge gives its own model's "
-    "answers, adjusted for the reference score; n = every rating of the judge in the fit "
-    "(the other models' answers set its scale; how many are of its own model's answers "
-    "is said beside the estimate)",
-    positive="rates its own answers higher than the reference warrants",
-    negative="rates its own answers lower than the reference warrants",
-    none="no detectable self-bias in its ratings",
-    order=30,
-    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
-    scale="rating points ÷ top rating",
-    whole_scale=1.0,
-    span=UNBOUNDED,
-)
-FAMILY_BIAS = Bias(
-    key="family_bias",
-    title="Family bias (ratings, regression)",
-    short="Family bias (ratings)",
-    unit="λ_F: extra rating (normalised score points) the family's judges give the "
-    "family's other models, adjusted for the reference score; one value per family; n = "
-    "every rating of the family's judges in the fit",
-    positive="rates its family's answers higher than the reference warrants",
-    negative="rates its family's answers lower than the reference warrants",
-    none="no detectable family bias in its ratings",
-    order=31,
-    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
-    scale="rating points ÷ top rating",
-    whole_scale=1.0,
-    span=UNBOUNDED,
-    pooled=True,
-)
-
 
 _TERM_WORDS = {  # the coefficient kinds of Eq. 1, in words
     "judge": "intercept α_j of judge {label}",
@@ -508,8 +474,8 @@ def _robustness(ctx: Context, inp: Input, main: FavoritismResult, judges: set[st
 
 
 ANALYSIS = Analysis(
-    id="favoritism",
-    title="Favoritism regression (ratings)",
+    id=HEADING.id,
+    title=HEADING.title,
     intro=(
         "Play Favorites' regression (Spiliopoulou et al., Eq. 1): the judge's rating "
         "explained by the independent reference score with judge-specific intercepts and "
@@ -517,8 +483,8 @@ ANALYSIS = Analysis(
         "the extra score judges of family F give the family's other models (family bias). "
         "OLS with robust standard errors, Wald intervals; scores normalised per dimension."
     ),
-    table="ratings",
-    biases=(SELF_BIAS, FAMILY_BIAS),
+    table=HEADING.table,
+    biases=HEADING.biases,
     requires="ratings with an independent reference score, from judges that also "
     "generated some of the rated answers",
     needs=_needs,

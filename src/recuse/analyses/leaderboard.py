@@ -18,9 +18,12 @@ import numpy as np
 import pandas as pd
 
 from recuse.analyses.base import Analysis, Context, judged, needs_verdicts, slug, to_finding
+from recuse.biases.leaderboard import COVARIATE_BIASES as COVARIATE_BIASES
+from recuse.biases.leaderboard import HEADING, SELF_TERMS
+from recuse.biases.leaderboard import LONGER as LONGER
 from recuse.data.inputs import Input
 from recuse.errors import EstimationError
-from recuse.metrics.bradley_terry import COVARIATES, leaderboard
+from recuse.metrics.bradley_terry import leaderboard
 from recuse.metrics.length_controlled import (
     CONFOUNDED_R,
     GLM,
@@ -42,29 +45,9 @@ from recuse.metrics.tool_scores import (
 )
 from recuse.numbers import decimal, percent, share_percent, signed
 from recuse.report import figures as fig
-from recuse.report.bias import UNBOUNDED, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster
 
-_WORDS = {
-    "own": ("Own answer (Bradley–Terry, pooled over judges)", "rewards its own answers",
-            "marks its own answers down"),
-    "family": ("Family (Bradley–Terry, pooled over judges)", "rewards its family's answers",
-               "marks its family down"),
-    "length": ("Length (Bradley–Terry)", "rewards longer answers", "rewards shorter answers"),
-    "first": ("First position (Bradley–Terry)", "rewards the answer shown first",
-              "rewards the answer shown second"),
-    "headers": ("Markdown headers (Bradley–Terry)", "rewards headers", "marks headers down"),
-    "lists": ("Markdown lists (Bradley–Terry)", "rewards lists", "marks lists down"),
-    "bold": ("Bold text (Bradley–Terry)", "rewards bold text", "marks bold text down"),
-}  # fmt: skip
-#: the own-answer and family covariates: one coefficient pooled over every judge, not a
-#: judge's self- or family preference (the calibrated estimates are those), never flagged
-_SELF_TERMS = ("own", "family")
-_POOLED = (
-    "; pooled over judges: one coefficient for all judges together, not any judge's "
-    "self- or family preference (see their calibrated headlines); never flagged"
-)
 #: why a self term of a fit of one judge's verdicts (``--judge`` choosing one) is never
 #: identified: the pooled coefficient needs several judges
 _ONE_JUDGE = {
@@ -73,26 +56,6 @@ _ONE_JUDGE = {
     "family": "pooled over one judge, {judge}, whose family's answers are its family's "
     "other models': the covariate is their strengths",
 }
-COVARIATE_BIASES: dict[str, Bias] = {
-    name: Bias(
-        key=f"bt_{name}",
-        title=title,
-        unit=f"log-odds of winning per unit of the covariate ({COVARIATES[name]}), all "
-        "systems' strengths held fixed; 0 = no effect" + (_POOLED if name in _SELF_TERMS else ""),
-        positive=positive,
-        negative=negative,
-        none="no detectable effect",
-        order=80 + i,
-        material=0.1,  # 0.1 in this unit: smallest effect worth acting on (default)
-        scale="log-odds per unit",
-        span=UNBOUNDED,
-        pooled=True,
-        headline=False,
-        unadjusted=name in _SELF_TERMS,
-    )
-    for i, (name, (title, positive, negative)) in enumerate(_WORDS.items())
-}
-LONGER = COVARIATE_BIASES["length"]
 
 
 def _fixed_baseline(frame: pd.DataFrame) -> bool:
@@ -189,7 +152,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         )
     for name, why in adj.dropped.items():
         bias = COVARIATE_BIASES[name]
-        if name in _SELF_TERMS and len(lb.judges) == 1 and "collinear" in why:  # one judge
+        if name in SELF_TERMS and len(lb.judges) == 1 and "collinear" in why:  # one judge
             why += f"; {_ONE_JUDGE[name].format(judge=lb.judges[0])}"
             why += " (the audit without --judge pools every judge's verdicts)" if o.judges else ""
         ctx.skip(ANALYSIS, f"{bias.title}: {why}", inp.name, headline=False, bias=bias)
@@ -564,8 +527,8 @@ def _length_controlled(
 
 
 ANALYSIS = Analysis(
-    id="leaderboard",
-    title="Bias-adjusted leaderboard",
+    id=HEADING.id,
+    title=HEADING.title,
     intro=(
         "What would the ranking be without the judge's biases? A Bradley–Terry model of "
         "the judges' verdicts: logit P(a beats b) = s_a − s_b + Σ β_k x_k, fitted raw "
@@ -576,8 +539,8 @@ ANALYSIS = Analysis(
         "in both orders enter once per order with weight ½. Where a judge compares every "
         "system with one baseline, AlpacaEval 2's length-controlled win rate is shown too."
     ),
-    table="pairs",
-    biases=tuple(COVARIATE_BIASES.values()),
+    table=HEADING.table,
+    biases=HEADING.biases,
     requires="pairs with judge verdicts comparing at least three systems (two, one of them "
     "a fixed baseline, for the length-controlled win rate alone); the own/family "
     "covariates need the judges' own models among the systems and other judges rating them",

@@ -11,24 +11,10 @@ from recuse.analyses.base import (
     needs_both_orders,
     needs_verdicts,
 )
+from recuse.biases.position import HEADING
+from recuse.biases.position import POSITION as POSITION
 from recuse.data.inputs import Input
 from recuse.metrics.summary import PairwiseBias
-from recuse.report.bias import RATE, Bias
-
-POSITION = Bias(
-    key="position",
-    title="Position",
-    unit="share of the win given to the answer shown first, over pairs judged in both "
-    "orders; 0.5 = no preference",
-    positive="prefers the answer shown first",
-    negative="prefers the answer shown second",
-    none="no detectable position preference",
-    order=50,
-    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
-    scale="share of win to first",
-    span=RATE,
-    null=0.5,
-)
 
 
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
@@ -41,16 +27,16 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
 
 
 ANALYSIS = Analysis(
-    id="position",
-    title="Position",
+    id=HEADING.id,
+    title=HEADING.title,
     intro=(
         "Does the judge prefer whichever answer is shown first? First-position rate: the "
         "mean share of the win given to the first-shown answer over pairs judged in both "
         "orders; 0.5 = no preference. Consistency is the share of pairs with the same pick "
         "in both orders; flip rate the share whose winner reverses."
     ),
-    table="pairs",
-    biases=(POSITION,),
+    table=HEADING.table,
+    biases=HEADING.biases,
     requires="pairs with verdicts in both presentation orders (p_a_first and p_a_second)",
     needs=needs_verdicts,
     estimable=needs_both_orders,

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from recuse.analyses.base import Analysis, Context, from_result, judged, needs_verdicts, slug
+from recuse.biases.probes import HEADING
+from recuse.biases.probes import PROBE_BIASES as PROBE_BIASES
 from recuse.data.inputs import Input
 from recuse.errors import RecuseError
 from recuse.metrics.probes import (
@@ -18,63 +20,9 @@ from recuse.metrics.probes import (
 from recuse.metrics.summary import PairwiseBias
 from recuse.numbers import share_percent
 from recuse.probes.design import RECOGNITION
-from recuse.report.bias import RATE_DIFFERENCE, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster
 from recuse.tables import shown
-
-_WORDS = {
-    "padding": ("Probe: padding", "favours padded answers", "penalises padded answers"),
-    "attribution-self": ("Probe: attributed to itself", "favours answers labelled as its own",
-                         "penalises answers labelled as its own"),
-    "attribution-other": ("Probe: attributed to another",
-                          "favours answers labelled as another assistant's",
-                          "penalises answers labelled as another assistant's"),
-    "authority": ("Probe: fake citation", "favours answers with a citation",
-                  "penalises answers with a citation"),
-    "bandwagon": ("Probe: bandwagon", "follows the stated majority",
-                  "goes against the stated majority"),
-    "distraction": ("Probe: distraction", "favours answers with an irrelevant sentence",
-                    "penalises answers with an irrelevant sentence"),
-    "concise": ("Probe: concise rewrite", "favours the concise rewrite over the original",
-                "penalises the concise rewrite against the original"),
-    "verbose": ("Probe: verbose rewrite", "favours the verbose rewrite over the original",
-                "penalises the verbose rewrite against the original"),
-}  # fmt: skip
-PROBE_BIASES: dict[str, Bias] = {
-    name: Bias(
-        key=f"probe_{name}",
-        title=title,
-        short=title.removeprefix("Probe: ").capitalize(),
-        unit="change in the edited answer's share of the win with the edit "
-        f"({DESCRIPTIONS[name]}), minus the change a no-op edit (a trailing newline) makes; "
-        "0 = no effect",
-        positive=positive,
-        negative=negative,
-        none="no detectable effect",
-        order=70 + i,
-        material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
-        scale="change in share of win",
-        span=RATE_DIFFERENCE,
-    )
-    for i, (name, (title, positive, negative)) in enumerate(_WORDS.items())
-}
-PROBE_BIASES[VERBOSITY] = Bias(
-    key=f"probe_{VERBOSITY}",
-    title="Probe: verbose vs concise rewrite",
-    short="Verbose vs concise",
-    unit=f"change in the treated answer's share of the win with {DESCRIPTIONS[VERBOSITY]}, "
-    "against the same other answer (Saito et al. §4); 0 = the length of the same content "
-    "does not sway the judge",
-    positive="prefers the verbose rewrite of the same answer",
-    negative="prefers the concise rewrite of the same answer",
-    none="no detectable effect",
-    order=70 + len(_WORDS),
-    material=0.05,  # 5 points of a rate or share: smallest effect worth acting on (default)
-    scale="change in share of win",
-    span=RATE_DIFFERENCE,
-)
-
 
 EDITS = [p for p in DESCRIPTIONS if p not in (VERBOSITY, "placebo")]  # versions with an edit
 
@@ -195,8 +143,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
 
 
 ANALYSIS = Analysis(
-    id="probes",
-    title="Probes (no labels needed)",
+    id=HEADING.id,
+    title=HEADING.title,
     intro=(
         "Does the judge move when an answer is edited in a way that should not matter? "
         "Each probe edits one answer of a pair (the treated one, chosen by a seeded coin): "
@@ -214,8 +162,8 @@ ANALYSIS = Analysis(
         + "; ".join(f"{k}: {v}" for k, v in COMPONENTS.items())
         + "."
     ),
-    table="pairs",
-    biases=tuple(PROBE_BIASES.values()),
+    table=HEADING.table,
+    biases=HEADING.biases,
     requires="a probe table made by `recuse probe` (columns probe, base_item, treated) "
     "with judge verdicts",
     needs=_needs,

@@ -25,42 +25,17 @@ from recuse.analyses.base import (
     slug,
 )
 from recuse.analyses.self_preference import UNADJUSTED
+from recuse.biases.self_preference_ladder import HEADING
+from recuse.biases.self_preference_ladder import PARTS as PARTS
 from recuse.data.inputs import Input
 from recuse.errors import RecuseError
 from recuse.metrics.competence import CALIBRATED, CALIBRATED_RUNGS
 from recuse.metrics.ladder import RUNGS, rung_definition, self_preference_ladder
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import judged_in_both_orders
-from recuse.report.bias import RATE_DIFFERENCE, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster
 
-_PART_WORDS = {
-    "calibrated_rung_human_prefers_own": ("where the human prefers its answer", "own better"),
-    "calibrated_rung_human_neither": ("where the human calls a tie or gave no label", "tie"),
-    "calibrated_rung_human_prefers_other": ("where the human prefers the other", "own worse"),
-}
-#: the calibrated headline's parts by the human label of the judge's own pairs: shown
-#: as parts (they add up to the headline), never flagged on their own
-PARTS = {
-    metric: Bias(
-        key=f"self_preference_part_{metric.removeprefix('calibrated_rung_')}",
-        title=f"Self-preference, the part {where}",
-        short=f"Self-pref. part: {short}",
-        unit=f"part of the calibrated self-preference headline ({CALIBRATED_RUNGS[metric]}); "
-        "the three parts add up to the headline; shown as a part, never flagged on its own",
-        positive=f"picks its own answer more often than its competence predicts {where}",
-        negative=f"picks its own answer less often than its competence predicts {where}",
-        none=f"no detectable part {where}",
-        order=12 + k,
-        material=0.05,
-        scale="share of own pairs",
-        span=RATE_DIFFERENCE,
-        headline=False,
-        unadjusted=True,
-    )
-    for k, (metric, (where, short)) in enumerate(_PART_WORDS.items())
-}
 #: the calibrated ladder's rows: the headline, then its parts
 _CALIBRATED_ROWS = {
     CALIBRATED: "the calibrated self-preference (the headline): own picks minus the "
@@ -254,8 +229,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
 
 
 ANALYSIS = Analysis(
-    id="self-preference-ladder",
-    title="Self-preference, taken apart",
+    id=HEADING.id,
+    title=HEADING.title,
     intro=(
         "How much of a judge's preference for its own answers is justified? First the "
         "calibrated self-preference taken apart by the human label of the judge's own pairs "
@@ -277,8 +252,8 @@ ANALYSIS = Analysis(
         "wrong answers no more often than anyone's. Judge ties count half; the conditional "
         "rungs leave reference ties out; one prompt-clustered bootstrap for all rungs."
     ),
-    table="pairs",
-    biases=tuple(PARTS.values()),
+    table=HEADING.table,
+    biases=HEADING.biases,
     requires="pairs with judge verdicts, generator ids that include the judge's own "
     "answers, and reference labels (human or objective); the baseline also needs labelled "
     "pairs of two other models",

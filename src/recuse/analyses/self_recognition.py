@@ -16,6 +16,8 @@ from recuse.analyses.base import (
     slug,
     unedited,
 )
+from recuse.biases.self_recognition import HEADING
+from recuse.biases.self_recognition import SELF_RECOGNITION as SELF_RECOGNITION
 from recuse.data.inputs import Input
 from recuse.errors import RecuseError
 from recuse.metrics.ladder import RUNGS, self_preference_ladder
@@ -24,26 +26,8 @@ from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
 from recuse.numbers import decimal, p_text, share_percent
 from recuse.probes.design import RECOGNITION
-from recuse.report.bias import RATE, Bias
 from recuse.report.model import Table
 from recuse.roster import Roster
-
-SELF_RECOGNITION = Bias(
-    key="self_recognition",
-    title="Self-recognition",
-    unit="share of 'I wrote it' the judge gives its own answer when asked which of its "
-    "own and another model's answer it wrote, both orders averaged; 0.5 = chance, "
-    "1 = always right. A capability, not a bias",
-    positive="tells its own answers from others' better than chance",
-    negative="attributes others' answers to itself more often than its own",
-    none="recognises its own answers no better than chance",
-    order=79,
-    scale="share of right attributions",
-    span=RATE,
-    null=0.5,
-    kind="quality",
-)
-
 
 #: what each column of the table beside self-preference holds (its CSV gave the
 #: intervals with no level)
@@ -158,8 +142,8 @@ def _p(p: float) -> str:
 
 
 ANALYSIS = Analysis(
-    id="self-recognition",
-    title="Self-recognition (no labels needed)",
+    id=HEADING.id,
+    title=HEADING.title,
     intro=(
         "Shown its own answer and another model's to the same question, and asked which "
         "one it wrote, does the judge know? Accuracy is the share of 'I wrote it' it gives "
@@ -168,8 +152,8 @@ ANALYSIS = Analysis(
         "their own text better also favour it more, the link the self-preference "
         "literature proposes (familiarity)."
     ),
-    table="pairs",
-    biases=(SELF_RECOGNITION,),
+    table=HEADING.table,
+    biases=HEADING.biases,
     requires="self-recognition rows made by `recuse probe --probe self-recognition` "
     "(pairs of the judge's own and another model's answer, model names = judge ids)",
     needs=_needs,

@@ -51,6 +51,7 @@ from scipy import stats
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from recuse.choices import COVARIATES as COVARIATES
 from recuse.errors import EstimationError, fit_warnings_hidden
 from recuse.metrics.bootstrap import Resampling, resample_counts
 from recuse.metrics.estimate import clusters_of, items_of
@@ -69,16 +70,6 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 
-COVARIATES: dict[str, str] = {
-    "length": "tanh of the standardised length difference a − b (words)",
-    "headers": "difference in log(1 + markdown headers)",
-    "lists": "difference in log(1 + markdown list items)",
-    "bold": "difference in log(1 + bold spans)",
-    "first": "+1 shown first, −1 shown second, 0 order unknown",
-    "own": "+1 when the answer is the judge's own, −1 when the other one is",
-    "family": "+1 when the answer is from the judge's family (not its own), −1 when the "
-    "other one is",
-}
 _HEADER = re.compile(r"^\s{0,3}#{1,6}\s", re.MULTILINE)
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s", re.MULTILINE)
 _BOLD = re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__")

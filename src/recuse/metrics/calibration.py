@@ -72,6 +72,8 @@ import scipy.stats
 from numpy.typing import NDArray
 from scipy.special import ndtri
 
+from recuse.choices import BINS as BINS
+from recuse.choices import FOLDS as FOLDS
 from recuse.errors import ConfigError, EstimationError, fit_warnings_hidden
 from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, counted, ratio
 from recuse.metrics.estimate import (
@@ -104,8 +106,6 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 Recalibration = Literal["isotonic", "platt"]
-BINS = 10
-FOLDS = 5
 MIN_FIT = 10  # labelled rows a fold's training set needs
 _EPS = 1e-6
 

@@ -45,6 +45,9 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import EstimationError, InputError
+from recuse.interval_rules import FEW_CLUSTERS as FEW_CLUSTERS
+from recuse.interval_rules import informative as informative
+from recuse.interval_rules import zero_width as zero_width
 from recuse.metrics.bootstrap import (
     INTERVAL_NAMES,
     GroupedStatistic,
@@ -80,7 +83,6 @@ __all__ = [
     "zero_width",
 ]
 
-FEW_CLUSTERS = 5  # fewer prompts than this: the clustered interval is unreliable
 LOW_N = 10  # fewer pairs than this in a group the metric conditions on: marked
 
 Components = Callable[[NDArray[np.float64]], dict[str, float]]
@@ -215,51 +217,6 @@ def interval_method(boot: Resampling, interval: Interval = "bca") -> str:
     """
     name = INTERVAL_NAMES[interval]
     return f"{percent(boot.level)} {name}, cluster bootstrap over prompts ({boot.n_boot} resamples)"
-
-
-def _rounding(estimate: float) -> float:
-    """The spread that is rounding at the size of ``estimate``, not variation:
-    ``1e-12 · max(1, |estimate|)`` (identical replicates of 0.1 have a standard deviation
-    of 1e-17)."""
-    return 1e-12 * max(1.0, abs(estimate))
-
-
-def zero_width(estimate: float, low: float, high: float) -> bool:
-    """Whether the interval ``[low, high]`` of ``estimate`` has no width: at most
-    ``1e-12 · max(1, |estimate|)`` (rounding), as when every resample gave the same value.
-
-    >>> zero_width(0.5, 0.5, 0.5), zero_width(0.5, 0.49, 0.5)
-    (True, False)
-    """
-    return high - low <= _rounding(estimate)
-
-
-def informative(
-    *,
-    estimate: float,
-    low: float,
-    high: float,
-    clusters: int | None,
-    std_error: float | None,
-    fixed: bool,
-) -> bool:
-    """Whether the interval ``[low, high]`` of ``estimate`` can rule an effect out: not
-    from fewer than :data:`FEW_CLUSTERS` prompts (``clusters``), and not of zero width
-    (:func:`zero_width`) unless the value is ``fixed`` by construction or its standard
-    error is positive (above rounding: identical replicates of 0.1 have a standard
-    deviation of 1e-17), its ends clamped rather than its resamples alike. The rule of
-    :attr:`recuse.report.model.Finding.informative` and of the gate's reading of a
-    report (:func:`recuse.report.gate.rules_nothing_out`).
-
-    >>> informative(estimate=0.0, low=0.0, high=0.0, clusters=6, std_error=0.0, fixed=False)
-    False
-    >>> informative(estimate=0.5, low=0.5, high=0.5, clusters=6, std_error=0.0, fixed=True)
-    True
-    """
-    if clusters is not None and clusters < FEW_CLUSTERS:
-        return False
-    measured = std_error is not None and _rounding(estimate) < std_error < math.inf
-    return fixed or measured or not zero_width(estimate, low, high)
 
 
 def flag_threshold(level: float) -> float:

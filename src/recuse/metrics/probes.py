@@ -43,16 +43,13 @@ from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, 
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs
 from recuse.metrics.result import MetricResult, Skipped
 from recuse.metrics.verdicts import TIE_TOL, require_pairs
+from recuse.probe_edits import DESCRIPTIONS as DESCRIPTIONS
 from recuse.probe_edits import PROBES, REWRITES
+from recuse.probe_edits import VERBOSITY as VERBOSITY
 from recuse.probe_tables import ORIGINAL, PROBE_COLUMNS, check_probe_table
 
 __all__ = ["COMPONENTS", "PROBE_COLUMNS", "VERBOSITY", "probe_effects"]
 
-VERBOSITY = "verbosity"  # the verbose − concise contrast
-DESCRIPTIONS = {
-    **{k: p.description for k, p in {**PROBES, **REWRITES}.items()},
-    VERBOSITY: "its verbose rewrite in place of its concise rewrite (same source answer)",
-}
 
 #: what the components of a probe result are (the report's table columns)
 COMPONENTS = {

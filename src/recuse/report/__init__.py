@@ -1,22 +1,54 @@
-"""The audit report: data model, verdicts, figures, HTML and JSON output."""
+"""The audit report: data model, verdicts, figures, HTML and JSON output.
+
+:class:`Bias` and :func:`verdict` are light and imported here; the other names load
+their module (and pandas) on first use, so a light module of this package
+(:mod:`recuse.report.gate`, :mod:`recuse.report.bias`) imports without them (``recuse
+gate``, tests/cli/test_cli_lazy.py).
+"""
+
+from typing import TYPE_CHECKING
 
 from recuse.report.bias import Bias
-from recuse.report.export import to_dict, to_json, write_json, write_report, write_tables
-from recuse.report.html import render_html, write_html
-from recuse.report.model import (
-    AuditReport,
-    Exclusion,
-    Figure,
-    Finding,
-    Matrix,
-    NotEstimated,
-    Provenance,
-    Section,
-    Source,
-    SummaryRow,
-    Table,
-)
 from recuse.report.verdict import verdict
+
+#: each name loaded on first use, and the module it is read from
+_FROM = {
+    **dict.fromkeys(("to_dict", "to_json", "write_json", "write_report", "write_tables"), "export"),
+    **dict.fromkeys(("render_html", "write_html"), "html"),
+    **dict.fromkeys(
+        (
+            "AuditReport",
+            "Exclusion",
+            "Figure",
+            "Finding",
+            "Matrix",
+            "NotEstimated",
+            "Provenance",
+            "Section",
+            "Source",
+            "SummaryRow",
+            "Table",
+        ),
+        "model",
+    ),
+}
+
+if TYPE_CHECKING:
+    from recuse.report.export import to_dict, to_json, write_json, write_report, write_tables
+    from recuse.report.html import render_html, write_html
+    from recuse.report.model import (
+        AuditReport,
+        Exclusion,
+        Figure,
+        Finding,
+        Matrix,
+        NotEstimated,
+        Provenance,
+        Section,
+        Source,
+        SummaryRow,
+        Table,
+    )
 
 __all__ = [
     "AuditReport",
@@ -40,3 +72,19 @@ __all__ = [
     "write_report",
     "write_tables",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in _FROM:
+        import importlib
+
+        value = getattr(importlib.import_module(f"recuse.report.{_FROM[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'recuse.report' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names with those loaded on first use (``dir()``, a REPL's or an
+    editor's completion, ``help()``), listed before any is loaded."""
+    return sorted({*globals(), *__all__})

@@ -1,9 +1,11 @@
 """What a reader is told about one bias: its name, unit, no-bias value and verdict words.
 
-A :class:`Bias` is frozen data declared in the analysis file that estimates it
-(:mod:`recuse.analyses`), so the words the report, the JSON and the CLI show sit
-beside the estimator and cannot drift from the number. A bias is *flagged* when the
-interval excludes ``null``; the sign of the estimate picks the phrase.
+A :class:`Bias` is frozen data declared once, in the words module of the analysis that
+estimates it (:mod:`recuse.biases`, which that analysis in :mod:`recuse.analyses`
+imports), so the words the report, the JSON and the CLI show are the estimator's and
+cannot drift from the number; ``recuse gate`` reads them without the statistics. A
+bias is *flagged* when the interval excludes ``null``; the sign of the estimate picks
+the phrase.
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from recuse import outputs
+from recuse.report.labels import SCHEMA_VERSION as SCHEMA_VERSION
 from recuse.report.model import AuditReport
 
-SCHEMA_VERSION = 1
 SCHEMA_FILE = Path(__file__).with_name("report.schema.json")  # JSON Schema of report.json
 
 

@@ -62,14 +62,13 @@ from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
+from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
-from scipy.stats import norm
-
 from recuse.errors import ConfigError, InputError
-from recuse.metrics.estimate import FEW_CLUSTERS, informative
+from recuse.interval_rules import FEW_CLUSTERS, informative
 from recuse.numbers import MINUS, decimal_beside, estimate_digits, estimate_text, minus, percent
-from recuse.report.model import all_judges_label, is_all_judges_label
+from recuse.report.labels import all_judges_label, is_all_judges_label
 
 if TYPE_CHECKING:
     from recuse.report.bias import Bias
@@ -97,6 +96,17 @@ EXIT_PASS, EXIT_FAIL, EXIT_INCONCLUSIVE = 0, 1, 3
 #: an inconclusive line whose projected comparisons exceed this multiple of its n says
 #: the estimate is too close to the bound to decide, not the number (module docstring)
 PRACTICAL_MULTIPLE = 100
+
+
+def two_sided_z(level: float) -> float:
+    """The normal quantile of a two-sided interval at ``level`` (0 < level < 1):
+    ``z = Φ⁻¹((1 + level) / 2)``, 1.645 at 0.9 (the standard library's
+    :class:`statistics.NormalDist`, so the gate imports no SciPy).
+
+    >>> round(two_sided_z(0.9), 4), round(two_sided_z(0.95), 4)
+    (1.6449, 1.96)
+    """
+    return NormalDist().inv_cdf((1 + level) / 2)
 
 
 @dataclass(frozen=True)
@@ -346,7 +356,7 @@ def in_memory(report: AuditReport) -> GatedReport:
 
 def _report_data(data: Any, p: Path) -> GatedReport:
     """The checked :class:`GatedReport` of a parsed ``report.json`` (``p``: its name)."""
-    from recuse.report.export import SCHEMA_VERSION
+    from recuse.report.labels import SCHEMA_VERSION
 
     sections = data.get("sections") if isinstance(data, dict) else None
     if not isinstance(sections, list) or "schema_version" not in data:
@@ -633,7 +643,7 @@ def evaluate(
     needed, too_close = None, False
     if outcome == "inconclusive":
         se: Any = finding.get("std_error")
-        half = float(norm.ppf((1 + level) / 2)) * float(se) if _number(se) else (hi - lo) / 2
+        half = two_sided_z(level) * float(se) if _number(se) else (hi - lo) / 2
         n: Any = finding.get("n")
         needed = _needed(n, half, gap)
         on_bound = math.isfinite(half) and not (gap > 0 and half > 0 and _number(n))

@@ -10,7 +10,6 @@ JSON and CSV, :mod:`recuse.report.html` into the HTML page.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -24,6 +23,8 @@ from recuse.data.inputs import Source
 from recuse.metrics.estimate import excludes_null, flag_threshold, informative, zero_width
 from recuse.numbers import estimate_digits, estimate_parts, share_interval
 from recuse.report.bias import Bias, Direction
+from recuse.report.labels import all_judges_label as all_judges_label
+from recuse.report.labels import is_all_judges_label as is_all_judges_label
 from recuse.report.verdict import verdict
 
 PMethod = Literal["bootstrap", "wald", ""]
@@ -469,18 +470,6 @@ class NotEstimated:
         if self.judge_label == judge:
             return True
         return bool(self.all_judges) and judge in judges_of_dataset
-
-
-def all_judges_label(n: int) -> str:
-    """How an estimate or a skip that holds for all ``n`` judges of a dataset names its
-    judge in the report, the JSON and the terminal: ``"all n judges"``."""
-    return f"all {n} judges"
-
-
-def is_all_judges_label(text: str) -> bool:
-    """Whether ``text`` is an :func:`all_judges_label` (for readers of a written
-    ``report.json``, the one place the label is read back)."""
-    return re.fullmatch(r"all \d+ judges", text) is not None
 
 
 @dataclass(frozen=True)

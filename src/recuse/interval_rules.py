@@ -1,0 +1,60 @@
+"""When an interval can rule an effect out, light to import: the least number of
+prompts a cluster bootstrap is read from (:data:`FEW_CLUSTERS`), an interval of no
+width (:func:`zero_width`) and the rule that joins them (:func:`informative`).
+
+:mod:`recuse.metrics.estimate` computes with them and re-exports them; the gate
+(:mod:`recuse.report.gate`) reads a report with them, without NumPy or pandas.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["FEW_CLUSTERS", "informative", "zero_width"]
+
+FEW_CLUSTERS = 5  # fewer prompts than this: the clustered interval is unreliable
+
+
+def _rounding(estimate: float) -> float:
+    """The spread that is rounding at the size of ``estimate``, not variation:
+    ``1e-12 · max(1, |estimate|)`` (identical replicates of 0.1 have a standard deviation
+    of 1e-17)."""
+    return 1e-12 * max(1.0, abs(estimate))
+
+
+def zero_width(estimate: float, low: float, high: float) -> bool:
+    """Whether the interval ``[low, high]`` of ``estimate`` has no width: at most
+    ``1e-12 · max(1, |estimate|)`` (rounding), as when every resample gave the same value.
+
+    >>> zero_width(0.5, 0.5, 0.5), zero_width(0.5, 0.49, 0.5)
+    (True, False)
+    """
+    return high - low <= _rounding(estimate)
+
+
+def informative(
+    *,
+    estimate: float,
+    low: float,
+    high: float,
+    clusters: int | None,
+    std_error: float | None,
+    fixed: bool,
+) -> bool:
+    """Whether the interval ``[low, high]`` of ``estimate`` can rule an effect out: not
+    from fewer than :data:`FEW_CLUSTERS` prompts (``clusters``), and not of zero width
+    (:func:`zero_width`) unless the value is ``fixed`` by construction or its standard
+    error is positive (above rounding: identical replicates of 0.1 have a standard
+    deviation of 1e-17), its ends clamped rather than its resamples alike. The rule of
+    :attr:`recuse.report.model.Finding.informative` and of the gate's reading of a
+    report (:func:`recuse.report.gate.rules_nothing_out`).
+
+    >>> informative(estimate=0.0, low=0.0, high=0.0, clusters=6, std_error=0.0, fixed=False)
+    False
+    >>> informative(estimate=0.5, low=0.5, high=0.5, clusters=6, std_error=0.0, fixed=True)
+    True
+    """
+    if clusters is not None and clusters < FEW_CLUSTERS:
+        return False
+    measured = std_error is not None and _rounding(estimate) < std_error < math.inf
+    return fixed or measured or not zero_width(estimate, low, high)

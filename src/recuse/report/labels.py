@@ -1,0 +1,25 @@
+"""What a ``report.json`` says that its readers read back, light to import: its schema
+version, and how it names the judge of an estimate or a skip that holds for all the
+judges of a dataset (the gate reads both; :mod:`recuse.report.export` and
+:mod:`recuse.report.model` re-export them)."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["SCHEMA_VERSION", "all_judges_label", "is_all_judges_label"]
+
+#: the version of report.json this recuse writes and the gate reads
+SCHEMA_VERSION = 1
+
+
+def all_judges_label(n: int) -> str:
+    """How an estimate or a skip that holds for all ``n`` judges of a dataset names its
+    judge in the report, the JSON and the terminal: ``"all n judges"``."""
+    return f"all {n} judges"
+
+
+def is_all_judges_label(text: str) -> bool:
+    """Whether ``text`` is an :func:`all_judges_label` (for readers of a written
+    ``report.json``, the one place the label is read back)."""
+    return re.fullmatch(r"all \d+ judges", text) is not None

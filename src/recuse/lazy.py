@@ -11,10 +11,12 @@ mypy checks every use.
 from __future__ import annotations
 
 import importlib
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
-__all__ = ["lazy_module"]
+__all__ = ["first_use", "lazy_module"]
 
 
 class _LazyModule(ModuleType):
@@ -45,3 +47,35 @@ def lazy_module(name: str) -> Any:
     ModuleNotFoundError: No module named 'recuse.no_such_module'
     """
     return _LazyModule(name)
+
+
+def first_use(
+    package: str, homes: Mapping[str, str], names: Iterable[str]
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """A package's ``__getattr__`` and ``__dir__`` for names that load their module on
+    first use: ``homes`` maps each such name to the module it is read from (then kept
+    in the package); ``dir()`` (a REPL's or an editor's completion, ``help()``) lists
+    ``names`` (the package's ``__all__``) before any is loaded. (The top-level ``recuse``
+    keeps its own pair: it imports nothing at run time, this module's typing included.)
+
+    >>> getattr_, dir_ = first_use("recuse.lazy", {"dumps": "json"}, ["dumps"])
+    >>> getattr_("dumps")([1]), "dumps" in dir_()
+    ('[1]', True)
+    >>> getattr_("loads")
+    Traceback (most recent call last):
+    ...
+    AttributeError: module 'recuse.lazy' has no attribute 'loads'
+    """
+    listed = tuple(names)
+
+    def __getattr__(name: str) -> object:
+        if name in homes:
+            value = getattr(importlib.import_module(homes[name]), name)
+            setattr(sys.modules[package], name, value)
+            return value
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted({*vars(sys.modules[package]), *listed})
+
+    return __getattr__, __dir__

@@ -7,6 +7,8 @@ command line's front door, tests/cli/test_cli_lazy.py).
 
 from typing import TYPE_CHECKING
 
+from recuse.lazy import first_use
+
 __all__ = ["Dataset", "datasets", "default_data_dir", "folder", "get", "load", "register"]
 
 if TYPE_CHECKING:
@@ -21,17 +23,6 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> object:
-    if name in __all__:
-        from recuse.data import registry
-
-        value = getattr(registry, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'recuse.data' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    """The module's names with those loaded on first use (``dir()``, a REPL's or an
-    editor's completion, ``help()``), listed before any is loaded."""
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = first_use(
+    "recuse.data", dict.fromkeys(__all__, "recuse.data.registry"), __all__
+)

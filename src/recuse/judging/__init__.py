@@ -13,6 +13,8 @@ backend (with ``--ray``).
 
 from typing import TYPE_CHECKING
 
+from recuse.lazy import first_use
+
 __all__ = [
     "DIMENSIONS",
     "ORDERS",
@@ -56,17 +58,4 @@ _LAZY = {
 }  # fmt: skip
 
 
-def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'recuse.judging' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    """The module's names with those loaded on first use (``dir()``, a REPL's or an
-    editor's completion, ``help()``), listed before any is loaded."""
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = first_use("recuse.judging", _LAZY, __all__)

@@ -8,6 +8,7 @@ gate``, tests/cli/test_cli_lazy.py).
 
 from typing import TYPE_CHECKING
 
+from recuse.lazy import first_use
 from recuse.report.bias import Bias
 from recuse.report.verdict import verdict
 
@@ -74,17 +75,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    if name in _FROM:
-        import importlib
-
-        value = getattr(importlib.import_module(f"recuse.report.{_FROM[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'recuse.report' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    """The module's names with those loaded on first use (``dir()``, a REPL's or an
-    editor's completion, ``help()``), listed before any is loaded."""
-    return sorted({*globals(), *__all__})
+_HOMES = {name: f"recuse.report.{home}" for name, home in _FROM.items()}
+__getattr__, __dir__ = first_use("recuse.report", _HOMES, __all__)

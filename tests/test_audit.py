@@ -804,3 +804,42 @@ def test_audits_in_two_threads_leave_blas_its_threads(caller_holds_a_limit: bool
         for t in threads:
             t.join(120)
         assert (seen, blas_threads()) == ({"second, the first done": {1}}, before)
+
+
+@pytest.mark.parametrize("landing", [2, 3], ids=["setting the limit", "putting it back"])
+def test_a_ctrl_c_in_the_blas_limit_leaves_blas_its_threads(
+    landing: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A KeyboardInterrupt (Ctrl-C in a notebook) raised as one_blas_thread sets its
+    limit (after the limit is set, before the caller is counted) or as it puts the
+    threads back (``landing``: the call of ``_release_openblas`` that raises) leaves
+    BLAS the caller's threads, and a later audit saves those. Before, the limiter was
+    kept with no caller counted: BLAS stayed on one thread, and the next block saved 1
+    as the threads to put back (fails on the old code: {1} after, both cases)."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from recuse.metrics import bootstrap
+
+    def blas_threads() -> set[int]:
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    release = bootstrap._release_openblas
+    calls = [0]
+
+    def interrupted() -> None:
+        calls[0] += 1
+        if calls[0] == landing:
+            raise KeyboardInterrupt
+        release()
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert blas_threads() == {2}
+        with monkeypatch.context() as mp:
+            mp.setattr(bootstrap, "_release_openblas", interrupted)
+            with pytest.raises(KeyboardInterrupt), bootstrap.one_blas_thread():
+                assert blas_threads() == {1}
+        assert calls[0] >= landing
+        assert blas_threads() == {2}
+        with bootstrap.one_blas_thread():
+            assert blas_threads() == {1}
+        assert blas_threads() == {2}

@@ -190,6 +190,49 @@ def test_utf16_text_without_a_byte_order_mark_is_named(
     )
 
 
+@pytest.mark.parametrize("text", ["\ufeffa,b\n1,2\n", "a,b\n1,2\n"], ids=["mark", "no mark"])
+def test_utf16_text_in_a_gz_file_is_named(tmp_path: Path, text: str) -> None:
+    """A ``.gz`` file's decompressed bytes are read as its text: UTF-16 in it is named
+    as in a plain file, where it was read as UTF-8: 'byte 0xff in the header' with a
+    mark, the last line's 'fewer fields than the header' without (fails before)."""
+    path = tmp_path / "t.csv.gz"
+    path.write_bytes(gzip.compress(text.encode("utf-16-le")))
+    with pytest.raises(InputError) as caught:
+        read_text(path)
+    said = (
+        "a UTF-16 byte-order mark), not UTF-8"
+        if text.startswith("\ufeff")
+        else "it has no byte-order mark), not UTF-8"
+    )
+    assert said in str(caught.value)
+    assert str(caught.value).startswith(f"{path}: the file is UTF-16")
+
+
+@pytest.mark.parametrize("head", [b"\x01\x00\x02\x00", b"\x00\x07\x00\x1b", b"\x85\x00\x80\x00"])
+def test_binary_bytes_with_nuls_are_not_named_utf16(tmp_path: Path, head: bytes) -> None:
+    """Little-endian integers (``01 00 02 00``) or C0/C1 control characters between
+    NULs are no text: not named UTF-16LE/BE text with an iconv fix (fails before)."""
+    path = tmp_path / "t.csv"
+    path.write_bytes(head + b"junk\n")
+    try:
+        said = read_text(path)  # its bytes as they are, for the reader to refuse
+    except InputError as exc:  # C1 bytes are no UTF-8: said so
+        said = str(exc)
+        assert said.startswith(f"{path}: not UTF-8 text (byte 0x85 on line 1)")
+    else:
+        assert said == (head + b"junk\n").decode("ascii")
+    assert "UTF-16" not in said
+
+
+def test_utf16_text_of_latin1_letters_and_tabs_is_named(tmp_path: Path) -> None:
+    """UTF-16LE text beginning with a Latin-1 letter and a tab (U+00E9, U+0009) is
+    still named."""
+    path = tmp_path / "t.tsv"
+    path.write_bytes("\u00e9\tx\n".encode("utf-16-le"))
+    with pytest.raises(InputError, match="the file is UTF-16LE text"):
+        read_text(path)
+
+
 def test_text_that_starts_like_a_compressed_file_is_still_text(tmp_path: Path) -> None:
     # 'PK' or 'BZh' at the start of a CSV header is a column name, not a magic number
     path = tmp_path / "t.csv"

@@ -165,18 +165,44 @@ def _unmarked_utf16(raw: bytes) -> str | None:
     if len(raw) < 4:
         return None
     pairs = (raw[0:2], raw[2:4])
-    if all(b[1] == 0 and b[0] != 0 for b in pairs):
+    if all(b[1] == 0 and _latin1_text(b[0]) for b in pairs):
         return "UTF-16LE"
-    if all(b[0] == 0 and b[1] != 0 for b in pairs):
+    if all(b[0] == 0 and _latin1_text(b[1]) for b in pairs):
         return "UTF-16BE"
     return None
+
+
+def _latin1_text(byte: int) -> bool:
+    """Whether U+00XX (``byte``) is a character text holds: a tab, a line end, a
+    printable ASCII or Latin-1 character, not another control character. Binary
+    bytes (little-endian integers ``01 00 02 00``) were named UTF-16LE text."""
+    return byte in (0x09, 0x0A, 0x0D) or 0x20 <= byte < 0x7F or byte >= 0xA0
 
 
 def _refuse_packed(path: Path, raw: bytes) -> None:
     """A file whose name does not end in ``.gz`` but whose bytes are compressed: its
     format and how to read it (renamed to ``.gz``, or decompressed), instead of the
     first compressed byte reported as text that is not UTF-8. Text in UTF-16 or UTF-32
-    (a spreadsheet's 'Unicode text') is named as such, by its byte-order mark."""
+    (a spreadsheet's 'Unicode text') is named as such (:func:`_refuse_wide`)."""
+    _refuse_wide(path, raw)
+    kind = _packed(raw)
+    if kind is None:
+        return
+    fix = (
+        f"rename it to {path.name}.gz (recuse reads .gz files), or decompress it (gunzip)"
+        if kind == "gzip"
+        else f"decompress it ({kind}) and give the file inside; recuse reads plain or "
+        ".gz-compressed text"
+    )
+    raise InputError(
+        f"the file is {kind}-compressed, but its name does not say so", file=path, fix=fix
+    )
+
+
+def _refuse_wide(path: Path, raw: bytes) -> None:
+    """Text in UTF-16 or UTF-32 (a spreadsheet's 'Unicode text'), named by its
+    byte-order mark or, UTF-16 without one, by its NULs: a file's bytes, or a ``.gz``
+    file's decompressed bytes (read as UTF-8 before, with the last line's error)."""
     wide = next((name for bom, name in _WIDE_BOMS if raw.startswith(bom)), None)
     if wide is not None:
         raise InputError(
@@ -194,18 +220,6 @@ def _refuse_packed(path: Path, raw: bytes) -> None:
             fix="save it as UTF-8 (in a spreadsheet: CSV UTF-8), or convert it, e.g. "
             f"iconv -f {unmarked} -t UTF-8",
         )
-    kind = _packed(raw)
-    if kind is None:
-        return
-    fix = (
-        f"rename it to {path.name}.gz (recuse reads .gz files), or decompress it (gunzip)"
-        if kind == "gzip"
-        else f"decompress it ({kind}) and give the file inside; recuse reads plain or "
-        ".gz-compressed text"
-    )
-    raise InputError(
-        f"the file is {kind}-compressed, but its name does not say so", file=path, fix=fix
-    )
 
 
 #: what stat says of a path that is not there (or not as a folder): no file, no error
@@ -274,7 +288,9 @@ def read_bytes(path: Path) -> bytes:
             raw = path.read_bytes()
             _refuse_packed(path, raw)
             return raw
-        return _gunzip(path, limit)
+        raw = _gunzip(path, limit)
+        _refuse_wide(path, raw)
+        return raw
     except OSError as exc:
         raise InputError(
             f"cannot read the file ({exc.strerror or exc})",

@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import AbstractContextManager
 from types import FrameType
@@ -131,6 +132,9 @@ def _stop(signum: int, _frame: FrameType | None) -> None:
 
 #: seconds after a finaliser swallowed a stop that it is sent again (:func:`_stop_raised_again`)
 _AGAIN_S = 0.01
+#: not empty while the program's unraisable hook starts the timer that sends a stop
+#: again (emptied by ``del``, no call: no signal's handler runs before the hook returns)
+_in_hook: list[bool] = []
 
 
 def _stop_raised_again(
@@ -151,13 +155,38 @@ def _stop_raised_again(
             tb = tb.tb_next
         ours = tb is not None and tb.tb_frame.f_code is _stop.__code__
         if unraisable.exc_type is KeyboardInterrupt and ours and len(_received) == 1:
-            again = threading.Timer(_AGAIN_S, _thread.interrupt_main, (_received.pop(),))
-            again.daemon = True
-            again.start()
+            _in_hook.append(True)  # the timer sends it once the hook has returned
+            try:
+                again = threading.Timer(_AGAIN_S, _send_again, (_received.pop(),))
+                again.daemon = True
+                again.start()
+            finally:
+                del _in_hook[:]
             return
         hook(unraisable)
 
     return seen
+
+
+def _send_again(signum: int) -> None:
+    """``signum`` sent again to the main thread as a signal (``pthread_kill``), so a
+    wait it is in (a sleep, a lock, a thread's join) ends as the first signal's would
+    have ended it: ``_thread.interrupt_main`` only marks the signal as received, and
+    the main thread ran on until its wait ended (a 3 s sleep stopped after 3 s, a
+    pass a thread runs after the pass). Where there is no ``pthread_kill``, that.
+    Not while the hook that started its timer runs (the thread's start waits there):
+    the stop was raised in the hook, where it was lost again ('Exception ignored in
+    sys.unraisablehook', the program ran on: a timer's thread slow to start on a
+    busy machine, about 1 run in 40)."""
+    while _in_hook:
+        time.sleep(_AGAIN_S)
+    kill = getattr(signal, "pthread_kill", None)
+    main = threading.main_thread().ident
+    if kill is None or main is None:
+        _thread.interrupt_main(signal.Signals(signum))
+        return
+    with contextlib.suppress(OSError):  # the main thread has ended: nothing to stop
+        kill(main, signum)
 
 
 def hurries() -> bool:

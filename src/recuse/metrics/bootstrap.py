@@ -143,19 +143,37 @@ class _OneBlasThread:
     def enter(self) -> None:
         with self._lock:
             if self._inside == 0:  # the libraries loaded now, their threads saved
-                _release_openblas()
-                self._limiter = ThreadpoolController().limit(limits=1, user_api="blas")
-                _release_openblas()
+                try:
+                    _release_openblas()
+                    self._limiter = ThreadpoolController().limit(limits=1, user_api="blas")
+                    _release_openblas()
+                except BaseException:  # a Ctrl-C as it sets them: no block holds them
+                    self._put_back()
+                    raise
             self._inside += 1
 
     def leave(self) -> None:
         with self._lock:
             self._inside -= 1
-            if self._inside == 0 and self._limiter is not None:
-                _release_openblas()  # the last to leave may not be the first to enter
-                self._limiter.restore_original_limits()
+            if self._inside == 0:
+                self._put_back()
+
+    def _put_back(self) -> None:
+        """The threads saved by the first to enter, put back whatever is raised on the
+        way (a Ctrl-C in a notebook: one that landed between setting the limit and
+        counting the caller, or before the threads were put back, left BLAS on one
+        thread for the rest of the process, and the next audit saved that 1 as the
+        threads to put back)."""
+        limiter, self._limiter = self._limiter, None
+        if limiter is None:
+            return
+        try:
+            _release_openblas()  # the last to leave may not be the first to enter
+        finally:
+            try:
+                limiter.restore_original_limits()
+            finally:
                 _release_openblas()
-                self._limiter = None
 
 
 def _release_openblas() -> None:

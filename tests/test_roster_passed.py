@@ -22,7 +22,7 @@ SRC = Path(recuse.__file__).parent
 # where a run builds its context: api.context_roster (recuse.audit, recuse.certify and,
 # through cli/app.cli_context and cli_roster, every CLI command)
 LOADS_ALLOWED = {"api.py"}
-ENV_ALLOWED = {"roster.py", "cli/app.py"}  # the constant; the default of --roster
+ENV_ALLOWED = {"choices.py", "roster.py", "cli/app.py"}  # the constant, its re-export, --roster
 
 
 def _code(path: Path) -> str:

@@ -30,6 +30,7 @@ from recuse.mitigation.selective import (
     PERSON,
     STRATA,
     THRESHOLDS_VERSION,
+    TIES_LEFT_OUT,
     WHOSE,
     Options,
     TiedLabels,
@@ -485,7 +486,7 @@ def applied_guarantee(spec: Mapping[str, Any]) -> str:
         + (
             " (tied labels counted: a tie agrees only with a tie verdict)"
             if spec.get("human_ties") == "count"
-            else ""
+            else TIES_LEFT_OUT  # "exclude", and a file of an older recuse (left out)
         )
         + f", with probability ≥ {complement(spec['delta'], least=2)} over the "
         "calibration set, if these items are exchangeable with the calibration items (the "

@@ -737,8 +737,9 @@ def test_a_guarantee_with_tied_labels_left_out_says_they_are_not_counted() -> No
     read 'agreement ≥ 0.85 on the items it keeps / a certified judge decides' without a
     word of the ties; with --human-ties count they say ties are counted, as before."""
     rng = np.random.default_rng(3)
-    c = certify_judges(_tied_batch(400, rng), None, Options(target=0.85))
+    c = certify_judges(_tied_batch(400, rng), None, Options(target=0.85), cascade=["j"])
     (k,) = c.judges
+    assert c.cascade is not None and c.cascade.n_ties_excluded == k.n_ties_excluded
     assert k.certified and k.n_ties_excluded > 50
     fresh = _tied_batch(4000, rng, start=10_000)
     decided = apply_thresholds(fresh.drop(columns="human"), c.thresholds(), None)
@@ -748,10 +749,12 @@ def test_a_guarantee_with_tied_labels_left_out_says_they_are_not_counted() -> No
     agree = decided["decision"].to_numpy() == label
     sided = label != "tie"
     assert agree[sided].mean() > 0.93 and agree.mean() < 0.8  # 0.95 and 0.8 × 0.95
-    for text in (k.guarantee(), applied_guarantee(c.thresholds())):
+    for text in (k.guarantee(), c.cascade.guarantee(), applied_guarantee(c.thresholds())):
         assert "(items whose label is a tie not counted, as at certification" in text, text
     counted = certify_judges(_tied_batch(400, rng), None,
-                             Options(target=0.7, human_ties="count"))  # fmt: skip
-    for text in (counted.judges[0].guarantee(), applied_guarantee(counted.thresholds())):
+                             Options(target=0.7, human_ties="count"), cascade=["j"])  # fmt: skip
+    assert counted.cascade is not None
+    for text in (counted.judges[0].guarantee(), counted.cascade.guarantee(),
+                 applied_guarantee(counted.thresholds())):  # fmt: skip
         assert "a tie not counted" not in text
     assert "(tied labels counted" in applied_guarantee(counted.thresholds())

@@ -1016,6 +1016,7 @@ class Cascade:
     heldout: HeldOut
     heldout_person_share: float
     reference: ReferenceKind = "human"  # what the labels are: the guarantee names them
+    n_ties_excluded: int = 0  # labelled items left out because the label is a tie
 
     @property
     def usd_per_1000_items(self) -> float | None:
@@ -1049,6 +1050,7 @@ class Cascade:
             f"≥ {numbers.complement(self.delta, least=2)}: each of the {m} stages is certified at "
             f"δ/{m} = {self.delta / m:.3g} (its strata split that again), and by the union "
             "bound all hold together; assumes calibration and future items are exchangeable"
+            + (TIES_LEFT_OUT if self.n_ties_excluded else "")
             + (APPROXIMATE if any(s.certificate.recalibration for s in self.stages) else "")
         )
 
@@ -1124,6 +1126,7 @@ def run_cascade(
         agree / decided if decided else math.nan,
         HeldOut(n, held.kept, held.agree, held.checked),
         len(held_left) / n if held.checked else math.nan, o.reference,
+        len(_labelled_items(pairs, replace(o, human_ties="count"))) - n,
     )  # fmt: skip
 
 

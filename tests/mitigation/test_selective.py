@@ -717,3 +717,44 @@ def test_a_target_and_a_confidence_are_written_as_given() -> None:
     usual = certify_judges(table(2000, p=0.99), None, Options(target=0.9, delta=0.1)).judges[0]
     assert "≥ 0.90 on the items" in usual.guarantee()
     assert "probability ≥ 0.90," in usual.guarantee()
+
+
+def _tied_batch(n: int, rng: np.random.Generator, start: int = 0) -> pd.DataFrame:
+    """A judge right on 95% of the items labelled a or b (planted), confidence 0.9; 20% of
+    the labels are ties, on which it picks a side as elsewhere."""
+    t = table(n, start=start)
+    right = rng.random(n) < 0.95
+    t["p_a"] = t["p_a_first"] = t["p_a_second"] = np.where(right, 0.9, 0.1)
+    t["human"] = np.where(rng.random(n) < 0.2, 0.5, 1.0)
+    return t
+
+
+def test_a_guarantee_with_tied_labels_left_out_says_they_are_not_counted() -> None:
+    """Certified with tied labels left out (the default), the guarantee is on the items
+    labelled a or b: on fresh items from the same planted judge the decided items agree
+    about 95% of the time among those, and about 76% (0.8 × 0.95) counting a tied label
+    as a disagreement, under the target 0.85. certify's and certify apply's guarantees
+    read 'agreement ≥ 0.85 on the items it keeps / a certified judge decides' without a
+    word of the ties; with --human-ties count they say ties are counted, as before."""
+    rng = np.random.default_rng(3)
+    c = certify_judges(_tied_batch(400, rng), None, Options(target=0.85), cascade=["j"])
+    (k,) = c.judges
+    assert c.cascade is not None and c.cascade.n_ties_excluded == k.n_ties_excluded
+    assert k.certified and k.n_ties_excluded > 50
+    fresh = _tied_batch(4000, rng, start=10_000)
+    decided = apply_thresholds(fresh.drop(columns="human"), c.thresholds(), None)
+    kept = decided["decision"] != PERSON
+    assert kept.all()  # every item at confidence 0.9 passes the threshold
+    label = np.where(fresh["human"].to_numpy() == 0.5, "tie", "a")
+    agree = decided["decision"].to_numpy() == label
+    sided = label != "tie"
+    assert agree[sided].mean() > 0.93 and agree.mean() < 0.8  # 0.95 and 0.8 × 0.95
+    for text in (k.guarantee(), c.cascade.guarantee(), applied_guarantee(c.thresholds())):
+        assert "(items whose label is a tie not counted, as at certification" in text, text
+    counted = certify_judges(_tied_batch(400, rng), None,
+                             Options(target=0.7, human_ties="count"), cascade=["j"])  # fmt: skip
+    assert counted.cascade is not None
+    for text in (counted.judges[0].guarantee(), counted.cascade.guarantee(),
+                 applied_guarantee(counted.thresholds())):  # fmt: skip
+        assert "a tie not counted" not in text
+    assert "(tied labels counted" in applied_guarantee(counted.thresholds())

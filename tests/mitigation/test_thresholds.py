@@ -435,3 +435,24 @@ def test_a_judge_named_in_another_case_applies_its_thresholds() -> None:
     pd.testing.assert_frame_equal(apply_thresholds(new, spec, ROSTER, judge="GPT-4"), exact)
     with pytest.raises(ConfigError, match="--judge 'gpt-5' is not in thresholds"):
         apply_thresholds(new, spec, ROSTER, judge="gpt-5")
+
+
+def test_a_large_table_is_decided_in_time_linear_in_its_items() -> None:
+    """Each stage found its undecided items by np.isin over object arrays, which compares
+    every item with every other: 4.5 s a stage at 20,000 items, minutes at 100,000. Two
+    stages over 20,000 items take well under a second by hash; the decisions are the
+    certified ones (j1 agrees half the time and certifies nothing: j2 keeps every item
+    at its confidence 0.9)."""
+    import time
+
+    spec = certify_judges(
+        pd.concat([table(200, judge="j1", p=0.6, agree=100), table(200, judge="j2")]),
+        None, Options(target=0.8),
+        cascade=["j1", "j2"],
+    ).thresholds()  # fmt: skip
+    big = pd.concat([table(20_000, judge="j1", p=0.6), table(20_000, judge="j2")])
+    start = time.perf_counter()
+    decided = apply_thresholds(big, spec, None)
+    took = time.perf_counter() - start
+    assert (decided["judge"] == "j2").all() and (decided["decision"] == "a").all()
+    assert took < 5, took  # before: 9 to 24 s here (two stages, 20,000 items each)

@@ -93,6 +93,7 @@ __all__ = [
     "APPROXIMATE",
     "PERSON",
     "STRATA",
+    "TIES_LEFT_OUT",
     "Cascade",
     "Certification",
     "HeldOut",
@@ -135,6 +136,13 @@ APPROXIMATE = (
     "; approximate: the confidence is recalibrated on these same labels (cross-fitted "
     "isotonic map; certify apply uses the map fitted on all of them), so the probability "
     "holds only roughly: fit the map on a separate labelled set for an exact guarantee"
+)
+#: what a guarantee certified with tied labels left out (``human_ties="exclude"``) is on:
+#: the items whose label is a or b; counting a decided item with a tied label as a
+#: disagreement (15% tied labels) reads its agreement 0.85 × 0.85 = 0.72
+TIES_LEFT_OUT = (
+    " (items whose label is a tie not counted, as at certification: the agreement is "
+    "among those labelled a or b)"
 )
 
 #: what the lower bound of a stratum that certified nothing is of: not of its agreement
@@ -545,8 +553,9 @@ class JudgeCertificate:
         share = f"{self.n_kept:,} of its {self.n_labelled:,} labelled items, {cover}"
         return (
             f"{self.judge}: agreement with {AGREEING_WITH[self.reference]} ≥ "
-            f"{numbers.exact(self.target, least=2)} on the items it keeps ({kept}: {share}) "
-            f"with probability ≥ {numbers.complement(self.delta, least=2)}, assuming "
+            f"{numbers.exact(self.target, least=2)} on the items it keeps ({kept}: {share})"
+            + (TIES_LEFT_OUT if self.n_ties_excluded else "")
+            + f" with probability ≥ {numbers.complement(self.delta, least=2)}, assuming "
             "calibration and future items are exchangeable"
             + (APPROXIMATE if self.recalibration is not None else "")
         )
@@ -1007,6 +1016,7 @@ class Cascade:
     heldout: HeldOut
     heldout_person_share: float
     reference: ReferenceKind = "human"  # what the labels are: the guarantee names them
+    n_ties_excluded: int = 0  # labelled items left out because the label is a tie
 
     @property
     def usd_per_1000_items(self) -> float | None:
@@ -1040,6 +1050,7 @@ class Cascade:
             f"≥ {numbers.complement(self.delta, least=2)}: each of the {m} stages is certified at "
             f"δ/{m} = {self.delta / m:.3g} (its strata split that again), and by the union "
             "bound all hold together; assumes calibration and future items are exchangeable"
+            + (TIES_LEFT_OUT if self.n_ties_excluded else "")
             + (APPROXIMATE if any(s.certificate.recalibration for s in self.stages) else "")
         )
 
@@ -1115,6 +1126,7 @@ def run_cascade(
         agree / decided if decided else math.nan,
         HeldOut(n, held.kept, held.agree, held.checked),
         len(held_left) / n if held.checked else math.nan, o.reference,
+        len(_labelled_items(pairs, replace(o, human_ties="count"))) - n,
     )  # fmt: skip
 
 

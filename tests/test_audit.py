@@ -618,7 +618,7 @@ def test_each_csv_row_is_named_by_its_report_json_key(planted: Any, tmp_path: Pa
 
 def test_the_analyses_run_on_one_blas_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     """The audit's analyses run on one BLAS thread whatever the caller's setting
-    (:data:`recuse.driver.AUDIT_BLAS_THREADS`: on a shared 2-core machine the demo audit
+    (:func:`recuse.driver.run_audit`: on a shared 2-core machine the demo audit
     took 31.8 s on two and 18.3 s on one), and the caller's setting is back after it."""
     from threadpoolctl import threadpool_info, threadpool_limits
 

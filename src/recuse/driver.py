@@ -267,21 +267,6 @@ def _unique_names(inputs: Sequence[Input]) -> list[Input]:
     return out
 
 
-#: BLAS threads the analyses run on: one. Their products and factorisations are thin
-#: (rows × a few dozen columns: the Bradley–Terry and length-controlled GLMs, the
-#: favoritism regressions, k × k solves), where a second thread only waits on the first:
-#: ``recuse audit llmbar-mtbench play-favorites hh-rlhf alpaca-eval`` on a quiet 2-core
-#: machine takes the same wall time either way (8.9–9.3 s) and 10.2 s of CPU with one
-#: thread for 12.9 s with two (two runs each, alternated); on that machine shared with
-#: other jobs, 31.8 s wall with two threads and 18.3 s with one (the alpaca-eval
-#: leaderboard 4.97 s and 1.25 s, the favoritism robustness battery 3.72 s and 0.89 s;
-#: one run each, back to back). The numbers move by rounding only (at most 1e-14
-#: relative: a product split over two threads adds in another order). The limit is
-#: :func:`recuse.metrics.bootstrap.one_blas_thread`'s, which audits run at once in
-#: threads share (the threads found before the first are back after the last).
-AUDIT_BLAS_THREADS = 1
-
-
 def run_audit(
     inputs: Sequence[Input],
     *,
@@ -310,7 +295,18 @@ def run_audit(
         o = replace(o, judges=tuple(roster.judge_in(j, present) for j in o.judges))
     ctx = Context(o, roster, progress=progress)
     ctx.timings.extend(timings)
-    with one_blas_thread():  # AUDIT_BLAS_THREADS; nested and threaded audits share it
+    # the analyses run on one BLAS thread. Their products and factorisations are thin
+    # (rows × a few dozen columns: the Bradley–Terry and length-controlled GLMs, the
+    # favoritism regressions, k × k solves), where a second thread only waits on the
+    # first: ``recuse audit llmbar-mtbench play-favorites hh-rlhf alpaca-eval`` on a
+    # quiet 2-core machine takes the same wall time either way (8.9–9.3 s) and 10.2 s of
+    # CPU with one thread for 12.9 s with two (two runs each, alternated); on that
+    # machine shared with other jobs, 31.8 s wall with two threads and 18.3 s with one
+    # (the alpaca-eval leaderboard 4.97 s and 1.25 s, the favoritism robustness battery
+    # 3.72 s and 0.89 s). The numbers move by rounding only (at most 1e-14 relative: a
+    # product split over two threads adds in another order). Audits run at once in
+    # threads share the limit (the threads found before the first are back after the last).
+    with one_blas_thread():
         for inp in _filter_judges(inputs, o.judges):
             _audit_input(ctx, inp, analyses)
     sections = []

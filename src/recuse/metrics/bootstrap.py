@@ -204,16 +204,6 @@ def one_blas_thread() -> Iterator[None]:
         _ONE_BLAS_THREAD.leave()
 
 
-@contextlib.contextmanager
-def _blas_threads(limit: int | None) -> Iterator[None]:
-    """One BLAS thread inside the block where ``limit`` is 1 (None: leave it alone)."""
-    if limit is None:
-        yield
-        return
-    with one_blas_thread():
-        yield
-
-
 def _div(num: FloatArray, den: FloatArray) -> FloatArray:
     """``num / den`` with NaN (not 0, not inf) where ``den == 0``."""
     out = np.full(np.broadcast(num, den).shape, np.nan)
@@ -741,7 +731,8 @@ def _replicate_sums(
         np.copyto(view, counts)
         return view
 
-    with _blas_threads(1 if n_boot * n_c * big.shape[1] < _SMALL_PRODUCT else None):
+    small = n_boot * n_c * big.shape[1] < _SMALL_PRODUCT
+    with one_blas_thread() if small else contextlib.nullcontext():
         for start in range(0, n_boot, chunk):
             b = min(chunk, n_boot - start)
             counts = _draw_counts(rng, buffers[np.dtype(np.intp)][:b])

@@ -448,9 +448,9 @@ class HTTPBackend(Backend):
         What the server did with the field is remembered for the rest of the run."""
         out: list[dict[str, float] | Failure] = []
         candidates: tuple[str, ...] = tuple(getattr(select, "candidates", ()))
+        needed = tuple(getattr(select, "needed", ()))
+        opener = str(getattr(select, "opener", ""))
         for prompt in prompts:
-            needed = tuple(getattr(select, "needed", ()))
-            opener = str(getattr(select, "opener", ""))
             ids = await self._verdict_ids(candidates, needed, opener) if candidates else {}
             try:
                 path, body = self._body(prompt, max_tokens=1, top_k=max(top_k, 1))
@@ -853,9 +853,9 @@ class HTTPBackend(Backend):
         exact_route = bool(want) and self.endpoint == "chat" and select is not None
         candidates: tuple[str, ...] = tuple(getattr(select, "candidates", ()))
         needed = tuple(getattr(select, "needed", ()))
+        opener = str(getattr(select, "opener", ""))
         parsed: Parsed
         for prompt in prompts:
-            opener = str(getattr(select, "opener", ""))
             ids = (
                 await self._verdict_ids(candidates, needed, opener)
                 if exact_route and candidates

@@ -17,7 +17,7 @@ from recuse.biases.favoritism import SELF_BIAS as SELF_BIAS
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError, EstimationError, RecuseError
 from recuse.metrics.summary import PairwiseBias
-from recuse.mitigation.debias import debias_effect
+from recuse.mitigation.debias import debias_effect, not_subtracted
 from recuse.numbers import percent
 from recuse.regression import fit_favoritism
 from recuse.regression.explore import score_matrix
@@ -25,7 +25,6 @@ from recuse.regression.favoritism import (
     FavoritismResult,
     corrects_anything,
     prepare,
-    without_se,
 )
 from recuse.regression.robustness import CHECKS, COMPARISON_COLUMNS, CheckEvent, battery
 from recuse.report import figures as fig
@@ -335,9 +334,7 @@ def _debiasing(ctx: Context, inp: Input, res: FavoritismResult, judges: list[str
         f"λ̂_F from its ratings of other models of its family ({res.scale_note}); it "
         f"{changed} the judges' model ranking, and Kendall's τ between that ranking and "
         f"the reference ranking goes {eff.taus}. The corrections are point estimates; their "
-        "uncertainty is the coefficients' intervals above"
-        + "".join(f"; {t} not subtracted (not estimated)" for t in without_se(mine))
-        + "."
+        "uncertainty is the coefficients' intervals above" + not_subtracted(mine) + "."
     )
 
 

@@ -231,7 +231,7 @@ def favoritism(
     console = make_console()
     _print_fit(console, source, loaded, bat)
     effect = debiasing.debias_effect(ratings, bat.main, roster)
-    unsubtracted = debiasing.not_subtracted(bat.main)
+    unsubtracted = debiasing.not_subtracted(bat.main.coefficients)
     if not regression_favoritism.corrects_anything(bat.main.coefficients):  # as the audit says it
         console.print(
             "correction (debiased.csv): no self- or family-bias term was estimated, so "

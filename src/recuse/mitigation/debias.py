@@ -67,11 +67,12 @@ def debias(ratings: pd.DataFrame, result: FavoritismResult, families: Families) 
     return out
 
 
-def not_subtracted(result: FavoritismResult) -> str:
-    """``; γ_j of claude-2.1 not subtracted (not estimated)`` for each term the correction
+def not_subtracted(coefficients: pd.DataFrame) -> str:
+    """``; γ_j of claude-2.1 not subtracted (not estimated)`` for each term of
+    ``coefficients`` (a fit's, or its rows of the judges ``--judge`` chose) the correction
     leaves out (:func:`~recuse.regression.favoritism.without_se`): the words the command's
     and the audit's correction lines end with ("" where it leaves none out)."""
-    return "".join(f"; {t} not subtracted (not estimated)" for t in without_se(result.coefficients))
+    return "".join(f"; {t} not subtracted (not estimated)" for t in without_se(coefficients))
 
 
 @dataclass(frozen=True, eq=False)

@@ -113,8 +113,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
 
 
 ANALYSIS = Analysis(
-    id=HEADING.id,
-    title=HEADING.title,
+    heading=HEADING,
     intro=(
         "How often does the judge agree with the human label? A quality score, not a bias. "
         "Per pair the judge's verdict is the sign of the sum of its per-order picks (a, b "
@@ -126,8 +125,6 @@ ANALYSIS = Analysis(
         "table adds unweighted κ and nominal α, which count a tie against a pick as far "
         "apart as a against b (the linear κ counts it half, the ordinal α nearer)."
     ),
-    table=HEADING.table,
-    biases=HEADING.biases,
     requires="pairs with judge verdicts and human labels (alpha: two or more judges)",
     needs=needs_labels,
     build=_build,

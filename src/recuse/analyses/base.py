@@ -22,6 +22,7 @@ from typing import Any, Literal, get_args
 
 import pandas as pd
 
+from recuse.biases.heading import Heading
 from recuse.bootstrap_rules import check_interval_level as check_interval_level
 from recuse.choices import LEAST_N_BOOT as LEAST_N_BOOT
 from recuse.choices import SE as SE
@@ -193,8 +194,9 @@ def nothing_needed(frame: pd.DataFrame, roster: Roster) -> str | None:
 class Analysis:
     """One analysis of the audit: its words, what it needs, and how it is built.
 
-    ``biases``: the biases it estimates, the headline one first (a skip of the whole
-    analysis leaves that one empty). ``requires``: what it needs, in words, for
+    ``heading``: its id, title, table kind and biases (:mod:`recuse.biases`, light to
+    import for ``recuse gate``), the biases it estimates the headline one first (a skip
+    of the whole analysis leaves that one empty). ``requires``: what it needs, in words, for
     ``recuse analyses``. ``metrics``: for pairwise analyses, the
     :func:`~recuse.metrics.pairwise_bias` metrics it adds to the shared bootstrap.
     ``estimable``: a stricter check than ``needs`` for ``recuse validate`` — why the
@@ -203,11 +205,8 @@ class Analysis:
     judge's own answers, lengths, both orders, an identified regression term).
     """
 
-    id: str
-    title: str
+    heading: Heading
     intro: str
-    table: TableKind
-    biases: tuple[Bias, ...]
     requires: str
     build: Build
     needs: Needs = nothing_needed
@@ -224,8 +223,24 @@ class Analysis:
         return self.needs(frame, roster) or self.estimable(frame, roster)
 
     @property
+    def id(self) -> str:
+        return self.heading.id
+
+    @property
+    def title(self) -> str:
+        return self.heading.title
+
+    @property
+    def table(self) -> TableKind:
+        return self.heading.table
+
+    @property
+    def biases(self) -> tuple[Bias, ...]:
+        return self.heading.biases
+
+    @property
     def headline(self) -> Bias:
-        return self.biases[0]
+        return self.heading.headline
 
 
 @dataclass

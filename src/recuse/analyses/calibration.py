@@ -200,8 +200,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
 
 
 ANALYSIS = Analysis(
-    id=HEADING.id,
-    title=HEADING.title,
+    heading=HEADING,
     intro=(
         "Can the judge's stated probability be trusted? A quality score, not a bias. "
         f"Calibration error: over {BINS} equal-width bins of p_a, the gap between the "
@@ -213,8 +212,6 @@ ANALYSIS = Analysis(
         f"after isotonic and Platt recalibration, cross-fitted over {FOLDS} folds of "
         "prompts so that before and after are both out of sample."
     ),
-    table=HEADING.table,
-    biases=HEADING.biases,
     requires="pairs with human labels and judge probabilities (p_a other than 0, 0.5, 1)",
     needs=needs_probabilities,
     build=_build,

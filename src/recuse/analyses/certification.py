@@ -275,8 +275,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
 
 
 ANALYSIS = Analysis(
-    id=HEADING.id,
-    title=HEADING.title,
+    heading=HEADING,
     intro=(
         "On what share of the pairs can the judge's verdict be used with a guaranteed "
         "agreement with humans? A quality score, not a bias. For each target agreement, "
@@ -286,8 +285,6 @@ ANALYSIS = Analysis(
         "Escalate, ICLR 2025). Pairs with the judge's own answer get their own threshold "
         "and are shown apart. 1 (100%) = every pair certified."
     ),
-    table=HEADING.table,
-    biases=HEADING.biases,
     requires="pairs with human labels and judge verdicts with a confidence: probabilities "
     "p_a, or both orders (order consistency)",
     needs=needs_confidence,

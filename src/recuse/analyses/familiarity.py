@@ -330,8 +330,7 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
 
 
 ANALYSIS = Analysis(
-    id=HEADING.id,
-    title=HEADING.title,
+    heading=HEADING,
     intro=(
         "Does the judge prefer answers that are more familiar to it (lower perplexity) "
         "beyond the human labels? Perplexity is each response's, given its prompt, under "
@@ -344,8 +343,6 @@ ANALYSIS = Analysis(
         "each generator's answers under the judge (Figure 5): lower for its own answers "
         "means they are more familiar to it."
     ),
-    table=HEADING.table,
-    biases=HEADING.biases,
     requires="pairs with perplexities ppl_a/ppl_b under the judge (recuse judge "
     "--perplexity; none of the built-in datasets has them) and human labels; Figures 4-5 "
     "also need the judge's own responses among the pairs",

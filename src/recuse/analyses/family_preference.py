@@ -48,8 +48,7 @@ def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
 
 
 ANALYSIS = Analysis(
-    id=HEADING.id,
-    title=HEADING.title,
+    heading=HEADING,
     intro=(
         "Self-preference with 'own' replaced by another model of the judge's family (per "
         "the roster), over pairs that do not contain the judge's own answer and whose other "
@@ -59,8 +58,6 @@ ANALYSIS = Analysis(
         "own-answer term (its own answers apart from its family's). Equal opportunity and "
         "demographic parity stay beside it, not adjusted for competence and never flagged."
     ),
-    table=HEADING.table,
-    biases=HEADING.biases,
     requires="as self-preference, with another model of the judge's family (roster) among "
     "the generators",
     needs=needs_verdicts,

@@ -471,8 +471,7 @@ def _robustness(ctx: Context, inp: Input, main: FavoritismResult, judges: set[st
 
 
 ANALYSIS = Analysis(
-    id=HEADING.id,
-    title=HEADING.title,
+    heading=HEADING,
     intro=(
         "Play Favorites' regression (Spiliopoulou et al., Eq. 1): the judge's rating "
         "explained by the independent reference score with judge-specific intercepts and "
@@ -480,8 +479,6 @@ ANALYSIS = Analysis(
         "the extra score judges of family F give the family's other models (family bias). "
         "OLS with robust standard errors, Wald intervals; scores normalised per dimension."
     ),
-    table=HEADING.table,
-    biases=HEADING.biases,
     requires="ratings with an independent reference score, from judges that also "
     "generated some of the rated answers",
     needs=_needs,

@@ -527,8 +527,7 @@ def _length_controlled(
 
 
 ANALYSIS = Analysis(
-    id=HEADING.id,
-    title=HEADING.title,
+    heading=HEADING,
     intro=(
         "What would the ranking be without the judge's biases? A Bradley–Terry model of "
         "the judges' verdicts: logit P(a beats b) = s_a − s_b + Σ β_k x_k, fitted raw "
@@ -539,8 +538,6 @@ ANALYSIS = Analysis(
         "in both orders enter once per order with weight ½. Where a judge compares every "
         "system with one baseline, AlpacaEval 2's length-controlled win rate is shown too."
     ),
-    table=HEADING.table,
-    biases=HEADING.biases,
     requires="pairs with judge verdicts comparing at least three systems (two, one of them "
     "a fixed baseline, for the length-controlled win rate alone); the own/family "
     "covariates need the judges' own models among the systems and other judges rating them",

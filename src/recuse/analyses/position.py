@@ -27,16 +27,13 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
 
 
 ANALYSIS = Analysis(
-    id=HEADING.id,
-    title=HEADING.title,
+    heading=HEADING,
     intro=(
         "Does the judge prefer whichever answer is shown first? First-position rate: the "
         "mean share of the win given to the first-shown answer over pairs judged in both "
         "orders; 0.5 = no preference. Consistency is the share of pairs with the same pick "
         "in both orders; flip rate the share whose winner reverses."
     ),
-    table=HEADING.table,
-    biases=HEADING.biases,
     requires="pairs with verdicts in both presentation orders (p_a_first and p_a_second)",
     needs=needs_verdicts,
     estimable=needs_both_orders,

@@ -143,8 +143,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
 
 
 ANALYSIS = Analysis(
-    id=HEADING.id,
-    title=HEADING.title,
+    heading=HEADING,
     intro=(
         "Does the judge move when an answer is edited in a way that should not matter? "
         "Each probe edits one answer of a pair (the treated one, chosen by a seeded coin): "
@@ -162,8 +161,6 @@ ANALYSIS = Analysis(
         + "; ".join(f"{k}: {v}" for k, v in COMPONENTS.items())
         + "."
     ),
-    table=HEADING.table,
-    biases=HEADING.biases,
     requires="a probe table made by `recuse probe` (columns probe, base_item, treated) "
     "with judge verdicts",
     needs=_needs,

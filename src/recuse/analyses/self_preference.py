@@ -363,8 +363,7 @@ def _examples(
 
 
 ANALYSIS = Analysis(
-    id=HEADING.id,
-    title=HEADING.title,
+    heading=HEADING,
     intro=(
         "Does the judge pick its own answers more often than its own competence "
         "predicts? The headline, where the data allow it, is the calibrated estimate: "
@@ -387,8 +386,6 @@ ANALYSIS = Analysis(
         "Verdicts are the judge's probabilities averaged over the orders it "
         "judged; human ties are left out of EO."
     ),
-    table=HEADING.table,
-    biases=HEADING.biases,
     requires="pairs with judge verdicts and generator ids (model_a, model_b) that include "
     "the judge's own responses; EO also needs human labels",
     needs=needs_verdicts,

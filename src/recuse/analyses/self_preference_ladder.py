@@ -229,8 +229,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
 
 
 ANALYSIS = Analysis(
-    id=HEADING.id,
-    title=HEADING.title,
+    heading=HEADING,
     intro=(
         "How much of a judge's preference for its own answers is justified? First the "
         "calibrated self-preference taken apart by the human label of the judge's own pairs "
@@ -252,8 +251,6 @@ ANALYSIS = Analysis(
         "wrong answers no more often than anyone's. Judge ties count half; the conditional "
         "rungs leave reference ties out; one prompt-clustered bootstrap for all rungs."
     ),
-    table=HEADING.table,
-    biases=HEADING.biases,
     requires="pairs with judge verdicts, generator ids that include the judge's own "
     "answers, and reference labels (human or objective); the baseline also needs labelled "
     "pairs of two other models",

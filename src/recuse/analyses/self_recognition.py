@@ -142,8 +142,7 @@ def _p(p: float) -> str:
 
 
 ANALYSIS = Analysis(
-    id=HEADING.id,
-    title=HEADING.title,
+    heading=HEADING,
     intro=(
         "Shown its own answer and another model's to the same question, and asked which "
         "one it wrote, does the judge know? Accuracy is the share of 'I wrote it' it gives "
@@ -152,8 +151,6 @@ ANALYSIS = Analysis(
         "their own text better also favour it more, the link the self-preference "
         "literature proposes (familiarity)."
     ),
-    table=HEADING.table,
-    biases=HEADING.biases,
     requires="self-recognition rows made by `recuse probe --probe self-recognition` "
     "(pairs of the judge's own and another model's answer, model names = judge ids)",
     needs=_needs,

@@ -216,8 +216,7 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
 
 
 ANALYSIS = Analysis(
-    id=HEADING.id,
-    title=HEADING.title,
+    heading=HEADING,
     intro=(
         "Does the judge prefer longer answers more than the humans do? The headline is "
         "the prefer-longer gap: P(judge picks the longer answer) − P(human picks it), "
@@ -233,8 +232,6 @@ ANALYSIS = Analysis(
         "the human as a function of how much longer the human-preferred answer is "
         "(Figure 5 of the paper)."
     ),
-    table=HEADING.table,
-    biases=HEADING.biases,
     requires="pairs with judge verdicts, human labels, and response texts or lengths "
     "(response_a/response_b or len_a/len_b)",
     needs=needs_verdicts,

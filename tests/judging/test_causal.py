@@ -245,3 +245,27 @@ def test_a_second_backend_over_the_same_model_waits_for_a_mask_free_pass(
     worker.join()
     assert got == want
     assert a.model.config._attn_implementation == "sdpa"
+
+
+def test_using_registers_the_implementation_in_a_fresh_process() -> None:
+    # a model run with the implementation on before any mask_free said yes in the
+    # process (Doge's test, first on its worker) found it unregistered: KeyError
+    import subprocess
+    import sys
+
+    code = (
+        "import torch, transformers\n"
+        "from recuse.judging.backends.causal import MASK_FREE, using\n"
+        "from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS\n"
+        "assert MASK_FREE not in ALL_ATTENTION_FUNCTIONS\n"
+        "cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32,"
+        " num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1)\n"
+        "model = transformers.LlamaForCausalLM(cfg).eval()\n"
+        "ids = torch.randint(0, 64, (2, 5))\n"
+        "with torch.inference_mode(), using(model.config, True):\n"
+        "    model(input_ids=ids, use_cache=False)\n"
+        "print('ran')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "ran"

@@ -54,7 +54,7 @@ def mask_free(config: Any) -> bool:
     the implementation the first time it says yes."""
     try:
         from transformers import masking_utils
-        from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, AttentionInterface
+        from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
     except ImportError:
         return False
     if not hasattr(masking_utils, "find_packed_sequence_indices"):
@@ -74,20 +74,30 @@ def mask_free(config: Any) -> bool:
     for windowed in ("sliding_window", "attention_chunk_size", "use_sliding_window"):
         if getattr(config, windowed, None):
             return False
+    _register()
+    return MASK_FREE not in masks
+
+
+def _register() -> None:
+    """:data:`MASK_FREE` in transformers' registry, as its ``sdpa`` (once a process)."""
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, AttentionInterface
+
     with _LOCK:
         if MASK_FREE not in ALL_ATTENTION_FUNCTIONS:
             AttentionInterface.register(MASK_FREE, ALL_ATTENTION_FUNCTIONS["sdpa"])
-    return MASK_FREE not in masks
 
 
 @contextmanager
 def using(config: Any, on: bool) -> Iterator[None]:
     """``config`` set to :data:`MASK_FREE` inside the block (where ``on``), and back
     to what it was after: the caller's model object is left as it was given, and
-    generation, which passes a padding mask, never runs without it."""
+    generation, which passes a padding mask, never runs without it. Registers the
+    implementation where :func:`mask_free` has not yet (a model it said no to, run
+    with it on purpose, as the tests do)."""
     if not on:
         yield
         return
+    _register()
     before = config._attn_implementation
     config._attn_implementation = MASK_FREE
     try:

@@ -262,3 +262,49 @@ def test_a_name_starting_with_an_underscore_is_in_the_legend() -> None:
     for fig in (curves, reliability):
         for name in names:  # the SVG writes each text it draws in a comment
             assert f"<!-- {name} -->" in fig.data, (fig.id, name)
+
+
+def test_figures_drawn_in_two_threads_leave_matplotlib_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # each drawing switches formulas off inside rc_context, and matplotlib's settings
+    # are one per process: the first thread out put back "on" under the second's labels,
+    # and the second, out last, put back the first's "off" for good (the next test
+    # drawing a formula, or a user's own figure, found it off). Held in order: A in, B
+    # in, A out, B out (the old code ended with parse_math False each time)
+    import threading
+
+    import matplotlib
+
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    new = F._new
+    seen: dict[str, bool] = {}
+
+    def held(*args: object, **kwargs: object) -> object:
+        if threading.current_thread().name == "a":
+            a_in.set()
+            b_in.wait(1.0)  # B cannot come in while A draws: then this times out
+        else:
+            b_in.set()
+            a_out.wait(10.0)
+            seen["b"] = matplotlib.rcParams["text.parse_math"]  # as B's labels are drawn
+        return new(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(F, "_new", held)
+
+    def a() -> None:
+        F.bars(["x"], [1.0], [0.5], [1.5], id="a", title="t", xlabel="x")
+        a_out.set()
+
+    def b() -> None:
+        F.bars(["$y$"], [1.0], [0.5], [1.5], id="b", title="t", xlabel="x")
+
+    first = threading.Thread(target=a, name="a")
+    second = threading.Thread(target=b, name="b")
+    first.start()
+    assert a_in.wait(10.0)
+    second.start()
+    first.join(20.0)
+    second.join(20.0)
+    assert seen == {"b": False}  # B's labels drawn as plain text
+    assert matplotlib.rcParams["text.parse_math"] is True

@@ -14,6 +14,7 @@ import base64
 import functools
 import io
 import os
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec
@@ -35,6 +36,11 @@ TITLE_MAX = 90  # characters of a title or axis label
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
 #: the line style and marker of each round through the palette: the eighth series
 #: had the first's colour, line and marker, so the legend named two judges for one look
+#: held while a figure is drawn: matplotlib's settings are one per process, and two
+#: threads each inside ``rc_context`` put back each other's values (the second to
+#: leave restored the first's "no formulas" for good, and the first's exit switched
+#: formulas back on under the second's labels)
+_DRAWING = threading.RLock()
 _ROUNDS = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"))
 
 
@@ -67,7 +73,8 @@ _P = ParamSpec("_P")
 
 def _plain_text(draw: Callable[_P, Figure]) -> Callable[_P, Figure]:
     """Run a figure function with every label drawn as plain text: labels come from
-    data, and a ``$`` in a judge name must not start a formula (nor fail to parse)."""
+    data, and a ``$`` in a judge name must not start a formula (nor fail to parse).
+    One figure at a time in a process (:data:`_DRAWING`)."""
 
     @functools.wraps(draw)
     def plain(*args: _P.args, **kwargs: _P.kwargs) -> Figure:
@@ -75,7 +82,7 @@ def _plain_text(draw: Callable[_P, Figure]) -> Callable[_P, Figure]:
         import matplotlib
 
         # every text artist (titles, tick labels, legends) is built and drawn so
-        with matplotlib.rc_context({"text.usetex": False, "text.parse_math": False}):
+        with _DRAWING, matplotlib.rc_context({"text.usetex": False, "text.parse_math": False}):
             return draw(*args, **kwargs)
 
     return plain

@@ -191,3 +191,17 @@ def test_a_table_without_p_a_reads_it_from_the_two_orders() -> None:
     no_models = table.drop(columns=["model_a", "model_b"])
     with pytest.raises(EstimationError, match="own answer"):
         self_preference(no_models, judge="gpt-4", boot=BOOT)  # unknown generators
+
+
+
+def test_p_a_from_the_orders_is_their_mean_where_judged_without_a_warning() -> None:
+    import warnings
+
+    from recuse.metrics.verdicts import require_pairs
+
+    t = pd.DataFrame({"p_a_first": [0.2, np.nan, np.nan, 1.0],
+                      "p_a_second": [0.6, 0.3, np.nan, 0.0]})  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "mean of empty slice" among them
+        got = require_pairs(t)["p_a"].to_numpy()
+    np.testing.assert_array_equal(got, [0.4, 0.3, np.nan, 0.5])  # (0.2 + 0.6) / 2 = 0.4

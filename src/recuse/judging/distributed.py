@@ -50,7 +50,13 @@ from typing import Any
 import numpy as np
 
 from recuse import interrupt
-from recuse.errors import ConfigError, JudgeError, MissingDependencyError, RecuseError
+from recuse.errors import (
+    WARNINGS_LOCK,
+    ConfigError,
+    JudgeError,
+    MissingDependencyError,
+    RecuseError,
+)
 from recuse.judging import runner as runner_module
 from recuse.judging.backends.base import Backend
 from recuse.judging.device import DType
@@ -150,7 +156,7 @@ class RayExecutor:
             self._started = True
             self._warden = _start_warden()
         logging.getLogger("ray.data").setLevel(logging.ERROR)  # the runner reports
-        with warnings.catch_warnings():
+        with WARNINGS_LOCK, warnings.catch_warnings():
             # Ray Data makes its context setting a field it deprecates itself
             # (use_push_based_shuffle, Ray 2.60): under `python -W error` the run ended
             # on that DeprecationWarning's traceback before any work

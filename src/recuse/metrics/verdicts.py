@@ -21,7 +21,6 @@ Conventions shared by every pairwise metric:
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -264,13 +263,20 @@ def require_pairs(table: pd.DataFrame, *, judged: bool = True) -> pd.DataFrame:
     stored = {c: v for c, v in read.items() if table[c].dtype != np.float64}
     orders = [read[c] for c in ("p_a_first", "p_a_second") if c in read]
     if "p_a" not in table.columns and orders:  # the mean over the orders judged, as read
-        with np.errstate(invalid="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a row judged in neither: NaN
-            stored["p_a"] = np.nanmean(np.vstack(orders), axis=0)
+        stored["p_a"] = _mean_of_judged(np.vstack(orders))
     if any(c in table.columns for c in VERDICTS):  # an order not given: none judged in it
         empty = np.full(len(table), np.nan)
         stored |= {c: empty for c in ("p_a_first", "p_a_second") if c not in table.columns}
     return table.assign(**stored) if stored else table
+
+
+def _mean_of_judged(orders: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Each column's mean over its non-NaN rows (NaN where none): ``np.nanmean`` without
+    its "mean of empty slice" warning, which hiding took the process's one warnings
+    state (another thread's warnings went unseen meanwhile)."""
+    judged = ~np.isnan(orders)
+    with np.errstate(invalid="ignore"):  # 0 / 0: judged in neither order
+        return np.where(judged, orders, 0.0).sum(axis=0) / judged.sum(axis=0)
 
 
 _NUMERIC_KINDS = frozenset({"floating", "integer", "mixed-integer-float", "decimal", "empty"})

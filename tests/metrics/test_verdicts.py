@@ -193,7 +193,6 @@ def test_a_table_without_p_a_reads_it_from_the_two_orders() -> None:
         self_preference(no_models, judge="gpt-4", boot=BOOT)  # unknown generators
 
 
-
 def test_p_a_from_the_orders_is_their_mean_where_judged_without_a_warning() -> None:
     import warnings
 

@@ -351,9 +351,11 @@ def test_staged_failure_while_moving_puts_back_the_files_from_before(
     for name, text in earlier.items():
         (out / name).write_text(text)
     real = os.replace
+    failed: list[str] = []
 
-    def replace(src: str | Path, dst: str | Path) -> None:
-        if str(dst).endswith("report.html") and ".recuse-staging-" not in str(dst):
+    def replace(src: str | Path, dst: str | Path) -> None:  # the new page's move fails
+        if str(src).endswith("report.html") and "/.before/" not in str(src) and not failed:
+            failed.append(str(src))
             raise OSError(errno.ENOSPC, "No space left on device")
         real(src, dst)
 
@@ -393,3 +395,35 @@ def test_a_dash_is_refused_not_written_as_a_file_named_dash(
         outputs.check_output_folder(Path("-"))
     assert list(tmp_path.iterdir()) == []
     assert outputs.check_output("-x.json") == Path("-x.json")  # a name starting with one is one
+
+
+def test_a_write_killed_while_files_move_in_leaves_no_old_file_beside_a_new_one(
+    tmp_path: Path,
+) -> None:
+    # kill -9 between two renames: nothing can be put back; the earlier report's
+    # report.json stayed beside the new tables and read as this run's result
+    out = tmp_path / "report"
+    code = (
+        "import os, sys\n"
+        "from recuse import outputs\n"
+        "out, kill_after = sys.argv[1], int(sys.argv[2])\n"
+        "real, done = os.replace, [0]\n"
+        "def replace(src, dst):\n"
+        "    if done[0] == kill_after:\n"
+        "        os._exit(9)\n"
+        "    real(src, dst)\n"
+        "    done[0] += 1\n"
+        "os.replace = replace\n"
+        "with outputs.staged(out) as stage:\n"
+        "    for name in ('tables/a.csv', 'tables/b.csv', 'report.json', 'report.html'):\n"
+        "        stage.write_text(name, sys.argv[3])\n"
+    )
+    run = [sys.executable, "-c", code, str(out)]
+    assert subprocess.run([*run, "99", "old"], timeout=60).returncode == 0
+    names = ["report.html", "report.json", "tables/a.csv", "tables/b.csv"]
+    assert {n: (out / n).read_text() for n in names} == dict.fromkeys(names, "old")
+    assert subprocess.run([*run, "1", "new"], timeout=60).returncode == 9
+    left = {n: (out / n).read_text() for n in names if (out / n).exists()}
+    assert left == {"tables/a.csv": "new"}  # no report.json: no result that looks valid
+    assert subprocess.run([*run, "99", "new"], timeout=60).returncode == 0  # run again
+    assert {n: (out / n).read_text() for n in names} == dict.fromkeys(names, "new")

@@ -493,6 +493,13 @@ def staged(target: str | Path) -> Iterator[Staging]:
     name in the staging folder, until all are in place). A rename failing half-way
     (the page after report.json) removed report.json and so the earlier run's, which
     the error then said was left as it was.
+
+    The files this write replaces are removed before the first rename (each kept
+    under its second name until the end), and the files move in in the order they
+    were written (a report's page last): a process killed while they move in
+    (``kill -9``, where nothing can be put back) leaves the new files moved so far
+    and none of the old ones beside them, where it left a new table beside the
+    earlier run's report.json, which then passed for the new run's.
     """
     out = Path(target)
     created = not out.exists()
@@ -511,6 +518,9 @@ def staged(target: str | Path) -> Iterator[Staging]:
             (out / name).parent.mkdir(parents=True, exist_ok=True)
         for name in stage.names:
             before += _kept_aside(out / name, root / ".before" / name)
+        for path, _ in before:  # the old files go first: see the docstring
+            path.unlink()
+        for name in stage.names:
             os.replace(root / name, out / name)
             moved.append(out / name)
     except BaseException as exc:

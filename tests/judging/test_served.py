@@ -224,3 +224,19 @@ def test_the_words_and_the_runs_notes() -> None:
     assert notes[4] == "judge 'k' was served as 'x' and 'y' within this run: two models' " + (
         "verdicts under one judge id"
     )
+
+
+def test_the_runs_frame_says_a_judge_served_by_two_models(tmp_path: Path) -> None:
+    """Two runs recorded with other served names (two runs started at once on one
+    store, each finding nothing recorded before it): the later one's note says so."""
+    with Store(tmp_path / "s.db") as store:
+        for served in ({MAY: 4}, {AUGUST: 2}):
+            store.put_run("gpt-4o", judgments=4, seconds=1.0, tokens=None, served=served)
+        runs = store.runs()
+        assert [r.number for r in store.served_runs("gpt-4o")] == [1, 2]
+    assert runs["served"].tolist() == [f"'{MAY}' (4 answers)", f"'{AUGUST}' (2 answers)"]
+    assert runs["served_note"].tolist() == [
+        None,
+        f"judge 'gpt-4o' was served as '{AUGUST}' in this run, and as '{MAY}' before it: two "
+        "models' verdicts under one judge id",
+    ]

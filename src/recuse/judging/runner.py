@@ -313,6 +313,11 @@ class Executor(Protocol):
     def usage(self) -> tuple[int, int] | None:
         """Tokens in and out the workers' backends reported so far (None: none did)."""
 
+    def served(self) -> dict[str, int]:
+        """``{served model name: answers}`` the workers' backends' answers named so far
+        (:meth:`Backend.served`, added up), each block's before its outcomes are
+        collected."""
+
 
 @dataclass(frozen=True)
 class _Kind(Generic[Outcome]):
@@ -421,7 +426,9 @@ class _ServedCheck:
     a verdict of that name is stored; :attr:`kept` is what the run's record and summary
     say (the names of the verdicts it stored)."""
 
-    def __init__(self, backend: Backend, store: Store, judge: str, counts: Mapping[str, int]):
+    def __init__(
+        self, backend: Backend | Executor, store: Store, judge: str, counts: Mapping[str, int]
+    ) -> None:
         self.backend, self.store, self.judge, self.counts = backend, store, judge, counts
         self.before = backend.served()
         self.earlier = store.served_runs(judge)
@@ -780,7 +787,7 @@ class Runner:
         before = meter.usage()
         clock = RunClock()
         counts = {"ok": 0, "unparsed": 0, "failed": 0}
-        served = _ServedCheck(self.backend, self.store, self.judge, counts)
+        served = _ServedCheck(meter, self.store, self.judge, counts)
 
         def run_record(*, ended: bool) -> RunRecord:
             """What a judgment costs (the evaluator card): only work sent to the backend,

@@ -99,7 +99,7 @@ def test_two_actors_over_http_give_eq3_and_the_single_process_store(
     cluster: str, tmp_path: Path
 ) -> None:
     pairs = fake_pairs(30)
-    with StandIn(latency=0.02) as server:
+    with StandIn(latency=0.02, served_as="m-2024-08-06") as server:
         build = {"model": "m", "api_key_env": KEY_ENV, "concurrency": 3}
         with Store(tmp_path / "one.db") as store:
             one = Runner(HTTPBackend(server.base_url, **build), store, progress=False)
@@ -133,6 +133,8 @@ def test_two_actors_over_http_give_eq3_and_the_single_process_store(
             assert by[(p["item_id"], order)] == pytest.approx(_expected(p, order), abs=1e-12)
     # the evaluator card's run: the workers' token counts came back to the driver
     assert runs["judgments"].tolist() == [60] and runs["tokens_out"].tolist() == [60]
+    # and the model names their answers gave (runs.served), as a run here records them
+    assert runs["served"].tolist() == ["'m-2024-08-06' (60 answers)"]
 
 
 @needs_ray
@@ -271,6 +273,9 @@ class _InProcess:
 
     def usage(self) -> tuple[int, int] | None:
         return None
+
+    def served(self) -> dict[str, int]:
+        return {}
 
 
 def test_a_block_that_fails_gives_back_the_calls_it_finished(tmp_path: Path) -> None:

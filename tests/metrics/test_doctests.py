@@ -35,6 +35,7 @@ MODULES = [
     "recuse.data.reading_notes",
     "recuse.files",
     "recuse.terminal",
+    "recuse.judging.served",
     "recuse.report.bias",
     "recuse.interval_rules",
     "recuse.cli.app",

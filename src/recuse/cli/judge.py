@@ -137,6 +137,13 @@ def judge(
         "its free memory and the model).",
     ),
     judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),
+    revision: str = typer.Option(
+        None,
+        "--revision",
+        help="With --base-url: the served model's version (e.g. gpt-4o-2024-08-06), which "
+        "the judgments are keyed by: another revision judges again. A local model's is its "
+        "files' fingerprint.",
+    ),
     perplexity: bool = typer.Option(
         False,
         "--perplexity/--no-perplexity",
@@ -245,7 +252,7 @@ def judge(
         model, base_urls=base_url or [], endpoint=endpoint, api_key_env=api_key_env,
         concurrency=concurrency, timeout=timeout, dtype=dtype, batch_size=batch_size,
         judge_id=judge_id, prompt_logprobs=prompt_logprobs, device=device,
-        max_batch_tokens=max_batch_tokens, placed=placed, roster=roster,
+        max_batch_tokens=max_batch_tokens, placed=placed, roster=roster, revision=revision,
     )  # fmt: skip
     echo(setup.describe(backend, jid, model))
     for note in notes:

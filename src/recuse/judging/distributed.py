@@ -61,6 +61,7 @@ from recuse.judging import runner as runner_module
 from recuse.judging.backends.base import Backend
 from recuse.judging.device import DType
 from recuse.judging.runner import Computed, RetryPolicy, Runner
+from recuse.judging.served import read_served, served_json
 from recuse.judging.store import Store
 from recuse.judging.tasks import Task, Work
 
@@ -117,6 +118,8 @@ class RayExecutor:
         #: (:mod:`recuse.judging.warden`), a ``kill -9`` included
         self._warden: subprocess.Popen[bytes] | None = None
         self._tokens: tuple[int, int] | None = None
+        #: served model names the workers' answers gave, added up (:meth:`served`)
+        self._served: dict[str, int] = {}
         #: the last run's outcomes per worker ("node-ip:pid" -> count)
         self.workers: dict[str, int] = {}
         #: the last run's pool: actors and whether each holds a GPU
@@ -199,6 +202,9 @@ class RayExecutor:
 
     def usage(self) -> tuple[int, int] | None:
         return self._tokens
+
+    def served(self) -> dict[str, int]:
+        return dict(self._served)
 
     def placement(self, dtype: str, *, require_gpu: bool = False) -> tuple[str, DType]:
         """Where the pool's local model runs and in which dtype, resolved for the
@@ -402,6 +408,9 @@ class RayExecutor:
             t_out = int(batch["tokens_out"][known].sum())
             a, b = self._tokens or (0, 0)
             self._tokens = (a + t_in, b + t_out)
+        for said in batch["served"] if "served" in batch else ():  # before the outcomes
+            for name, k in read_served(said).items():  # are checked (Runner: _ServedCheck)
+                self._served[name] = self._served.get(name, 0) + k
         if computed:
             collect(computed)
 
@@ -636,6 +645,7 @@ class _Worker:
         tasks: list[Task] = [pickle.loads(b) for b in batch["task"]]
         before = self.backend.usage()
         asked = _replies(self.backend)
+        seen = self.backend.served()
         done: list[Computed] = []
         error = b""
         try:
@@ -650,7 +660,11 @@ class _Worker:
             tokens = (after[0] - b[0], after[1] - b[1])
         now = _replies(self.backend)
         replies = (now[0] - asked[0], now[1] - asked[1])
-        return self._rows(computed, block=block, error=error, tokens=tokens, replies=replies)
+        served = {n: k - seen.get(n, 0) for n, k in self.backend.served().items()}
+        served = {n: k for n, k in served.items() if k > 0}
+        return self._rows(
+            computed, block=block, error=error, tokens=tokens, replies=replies, served=served
+        )
 
     async def _compute(self, tasks: list[Task], done: list[Computed]) -> list[Computed]:
         """The block's outcomes; the first call that raises closes the gate at once,
@@ -678,10 +692,12 @@ class _Worker:
         error: bytes,
         tokens: tuple[int, int] | None = None,
         replies: tuple[int, int] = (0, 0),
+        served: dict[str, int] | None = None,
     ) -> dict[str, np.ndarray]:
         """The block's rows: its outcomes, then its error where it failed (a row
-        without an outcome); none for a block not started. The block's tokens and
-        ``replies`` (:func:`_replies`) are on its first row."""
+        without an outcome); none for a block not started. The block's tokens,
+        ``replies`` (:func:`_replies`) and served model names (JSON:
+        :func:`~recuse.judging.served.served_json`) are on its first row."""
         tail = [error] if error else []  # the failed block's error row
         n = len(computed) + len(tail)
         exact = getattr(getattr(self, "backend", None), "exact_ids", None)  # an HTTP judge's
@@ -693,8 +709,10 @@ class _Worker:
             counts[:, 0] = tokens
             usage[0] = True
         said = np.zeros((2, n), dtype=np.int64)
+        named = [""] * n
         if n:
             said[:, 0] = replies
+            named[0] = served_json(served or {}) or ""
         return {
             "computed": np.array(
                 [pickle.dumps(c) for c in computed] + [b""] * len(tail), dtype=object
@@ -707,6 +725,7 @@ class _Worker:
             "exact_note": np.array([note] * n, dtype=object),
             "replies": said[0],
             "bare": said[1],
+            "served": np.array(named, dtype=object),
             "error": np.array([b""] * len(computed) + tail, dtype=object),
             "block": np.full(n, block, dtype=np.int64),
             "rows": np.full(n, n, dtype=np.int64),

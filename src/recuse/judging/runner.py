@@ -49,7 +49,7 @@ from rich.progress import (
 from rich.text import Text
 
 from recuse import interrupt
-from recuse.errors import ConfigError, InputError, RecuseError
+from recuse.errors import ConfigError, InputError, JudgeError, RecuseError
 from recuse.judging import leases
 from recuse.judging.backends.base import Backend, TransientError, done_sink
 from recuse.judging.handlers import (
@@ -73,6 +73,7 @@ from recuse.judging.protocols import (
     perplexity_key,
 )
 from recuse.judging.rate import RunClock, per_second
+from recuse.judging.served import new_names, second_model, served_words
 from recuse.judging.store import Judgment, Perplexity, Rewrite, RunRecord, Store
 from recuse.judging.tasks import Keying, Task, Work
 from recuse.numbers import count, decimal
@@ -126,6 +127,9 @@ class RunSummary:
     left: int = 0
     #: those runs, in words (:meth:`~recuse.judging.leases.Holder.words`)
     holders: tuple[str, ...] = ()
+    #: ``{served model name: answers}`` the server's answers of this run named
+    #: (:mod:`recuse.judging.served`); empty where none did
+    served: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
     def combine(cls, parts: Sequence[RunSummary]) -> RunSummary:
@@ -145,6 +149,7 @@ class RunSummary:
             failures=failures, what=parts[0].what if parts else "judgments",
             runs=sum(p.runs for p in parts if p.finished), left=sum(p.left for p in parts),
             holders=tuple(dict.fromkeys(h for p in parts for h in p.holders)),
+            served=_summed(p.served for p in parts),
         )  # fmt: skip
 
     @property
@@ -197,8 +202,13 @@ class RunSummary:
         if self.left:
             counts = f"{counts}; {left_line(self.left, self.what, self.holders)}"
         rate = self.rate
+        served = (
+            f"; the server's answers named the model serving them: {served_words(self.served)}"
+            if self.served
+            else ""
+        )
         if rate is None:
-            return f"{counts}; none sent" if not self.finished else counts
+            return (f"{counts}; none sent" if not self.finished else counts) + served
         clock = (
             f", each of its {self.runs} runs from its first call to its last, summed"
             if self.runs > 1
@@ -206,8 +216,17 @@ class RunSummary:
         )
         return (
             f"{counts}; {count(self.finished)} finished (answered or failed) in "
-            f"{decimal(self.seconds, 2)} s{clock}: {rate_figure(rate)}"
+            f"{decimal(self.seconds, 2)} s{clock}: {rate_figure(rate)}{served}"
         )
+
+
+def _summed(parts: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    """Counts by name added up over ``parts``, names in the order first seen."""
+    out: dict[str, int] = {}
+    for part in parts:
+        for name, n in part.items():
+            out[name] = out.get(name, 0) + n
+    return out
 
 
 def rate_figure(rate: float) -> str:
@@ -294,6 +313,11 @@ class Executor(Protocol):
     def usage(self) -> tuple[int, int] | None:
         """Tokens in and out the workers' backends reported so far (None: none did)."""
 
+    def served(self) -> dict[str, int]:
+        """``{served model name: answers}`` the workers' backends' answers named so far
+        (:meth:`Backend.served`, added up), each block's before its outcomes are
+        collected."""
+
 
 @dataclass(frozen=True)
 class _Kind(Generic[Outcome]):
@@ -306,6 +330,8 @@ class _Kind(Generic[Outcome]):
     batch_size: int
     work: Work | None = None  # set where an executor may compute the kind elsewhere
     what: Literal["judgments", "perplexities", "rewrites"] = "judgments"
+    #: called before outcomes are counted or kept; raises to stop the run without them
+    check: Callable[[], None] | None = None
 
 
 @dataclass
@@ -355,6 +381,8 @@ class _Collector(Generic[Outcome]):
         self.last_flush = time.perf_counter()
 
     def add(self, results: Sequence[Outcome]) -> None:
+        if self.kind.check is not None:
+            self.kind.check()  # raised: these outcomes are neither counted nor stored
         now = time.perf_counter()
         self.clock.outcome(now)
         self.pending.extend(results)
@@ -387,6 +415,41 @@ class _Collector(Generic[Outcome]):
 
 FLUSH_SECONDS = 0.1
 FLUSH_ROWS = 64
+
+
+class _ServedCheck:
+    """One judgment run's served model names (:mod:`recuse.judging.served`): the names
+    its backend's answers gave since the run began, checked before each batch of its
+    verdicts is counted and stored (:attr:`_Kind.check`). A name besides the one the
+    judge's verdicts were served as (its earlier runs' in the store; else this run's
+    first) stops the run with a :class:`~recuse.errors.JudgeError` saying which, before
+    a verdict of that name is stored; :attr:`kept` is what the run's record and summary
+    say (the names of the verdicts it stored)."""
+
+    def __init__(
+        self, backend: Backend | Executor, store: Store, judge: str, counts: Mapping[str, int]
+    ) -> None:
+        self.backend, self.store, self.judge, self.counts = backend, store, judge, counts
+        self.before = backend.served()
+        self.earlier = store.served_runs(judge)
+        self.accepted = list(dict.fromkeys(n for r in self.earlier for n in r.served))
+        self.kept: dict[str, int] = {}
+
+    def now(self) -> dict[str, int]:
+        """The names this run's answers gave so far, with their answers."""
+        after = self.backend.served()
+        return {n: k - self.before.get(n, 0) for n, k in after.items() if k > self.before.get(n, 0)}
+
+    def check(self) -> None:
+        now = self.now()
+        if new_names(self.accepted, now):
+            stored = self.counts["ok"] + self.counts["unparsed"]
+            raise JudgeError(
+                second_model(
+                    str(self.store.path), self.judge, earlier=self.earlier, now=now, stored=stored
+                )
+            )
+        self.kept = now
 
 
 class Runner:
@@ -724,6 +787,7 @@ class Runner:
         before = meter.usage()
         clock = RunClock()
         counts = {"ok": 0, "unparsed": 0, "failed": 0}
+        served = _ServedCheck(meter, self.store, self.judge, counts)
 
         def run_record(*, ended: bool) -> RunRecord:
             """What a judgment costs (the evaluator card): only work sent to the backend,
@@ -747,6 +811,7 @@ class Runner:
                 device=self.backend.device_name,
                 block_params=self.backend.block_parameters,
                 ended=ended,
+                served=served.kept,
             )
 
         def save(judgments: Sequence[Judgment]) -> None:
@@ -774,6 +839,7 @@ class Runner:
             finish=finish,
             batch_size=self.backend.batch_size,
             work=work,
+            check=served.check,
         )
 
         def record() -> None:
@@ -783,6 +849,7 @@ class Runner:
             self.store.put_run(
                 r.judge, judgments=r.judgments, seconds=r.seconds, tokens=r.tokens,
                 hardware=r.hardware, device=r.device, block_params=r.block_params, run=r.run,
+                served=r.served,
             )  # fmt: skip
 
         def record_stopped() -> None:
@@ -813,6 +880,7 @@ class Runner:
             failures=failures,
             left=left,
             holders=tuple(h.words() for h in leased.holders) if left else (),
+            served=served.kept,
         )
 
     def _execute(

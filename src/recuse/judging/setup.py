@@ -53,6 +53,7 @@ def judge_backend(
     max_batch_tokens: int = 0,
     placed: tuple[str, DType] | None = None,
     roster: Roster | None = None,
+    revision: str | None = None,
 ) -> tuple[Backend, str]:
     """The judge's backend and id. ``prompt_logprobs`` (echo / vllm): a server's
     backend also scores perplexities, through its prompt log-probs. A local model
@@ -61,7 +62,11 @@ def judge_backend(
     default, ``max_batch_tokens`` 0 the budget sized for the device. ``placed``: the
     device and dtype a Ray pool resolved on its cluster, used instead of this
     machine's. A server's judge id is ``judge_id``, else the ``roster``'s canonical
-    name of ``model``, else ``model``."""
+    name of ``model``, else ``model``; ``revision`` (``--revision``) the version of the
+    served model its judgments are keyed by (they enter the content keys: another
+    revision judges again). A local model's revision is its files' fingerprint, which
+    recuse computes: one given is refused."""
+    check_revision(revision, served=bool(base_urls))
     if base_urls:
         from recuse.judging.backends.http import HTTPBackend
 
@@ -70,6 +75,7 @@ def judge_backend(
         http = HTTPBackend(
             base_urls, model=model, model_id=jid, endpoint=endpoint, api_key_env=api_key_env,
             concurrency=concurrency, timeout=timeout, prompt_logprobs=prompt_logprobs,
+            revision=revision or "",
         )  # fmt: skip
         return http, jid
     local = LocalJudge.named(model, judge_id)
@@ -77,6 +83,16 @@ def judge_backend(
         device=device, dtype=dtype, batch_size=batch_size,
         max_batch_tokens=max_batch_tokens, placed=placed,
     ), local.judge_id  # fmt: skip
+
+
+def check_revision(revision: str | None, *, served: bool) -> None:
+    """``--revision`` (None: not given) goes with a server's judge (``served``) only."""
+    if revision is not None and not served:
+        raise ConfigError(
+            "--revision goes with --base-url (the version of a served model, such as "
+            "gpt-4o-2024-08-06); a local model's judgments are keyed by its files' "
+            "fingerprint, which recuse computes from the weights — drop --revision"
+        )
 
 
 @dataclass(frozen=True)
@@ -171,7 +187,8 @@ def describe(backend: Backend, jid: str, model: str | None = None) -> str:
         which = f", read from {local_source(model)}" if model is not None else ""
         where = f"local model on {backend.hardware} (revision {backend.revision})"
         return f"judge {jid}: {where}{which}"
-    return f"judge {jid}: served model {backend.model_id}{_prompt_form(backend)}"
+    at = f" at revision {backend.revision}" if backend.revision else ""
+    return f"judge {jid}: served model {backend.model_id}{at}{_prompt_form(backend)}"
 
 
 def _prompt_form(backend: Backend) -> str:
@@ -256,7 +273,7 @@ def ray_backend(
         return functools.partial(
             HTTPBackend, base_urls, model=model, model_id=backend.model_id, endpoint=endpoint,
             api_key_env=api_key_env, concurrency=concurrency, timeout=timeout,
-            prompt_logprobs=prompt_logprobs,
+            prompt_logprobs=prompt_logprobs, revision=backend.revision,
         )  # fmt: skip
     from recuse.judging.backends.lazy import LazyBackend
 

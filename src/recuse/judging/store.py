@@ -36,7 +36,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from recuse.errors import ConfigError, InputError, OutputError, RecuseError
 from recuse.files import is_file
 from recuse.judging.leases import Holder, Leased, LeaseId
 from recuse.judging.protocols import content_key, json_text, perplexity_key, response_prompt
+from recuse.judging.served import EarlierRun, mixed_runs, read_served, served_json, served_words
 from recuse.tables import validate_pairs, validate_ratings
 
 __all__ = [
@@ -126,7 +127,8 @@ CREATE TABLE IF NOT EXISTS runs (
     block_params INTEGER,
     clock TEXT,
     run TEXT,
-    ended INTEGER
+    ended INTEGER,
+    served TEXT
 );
 CREATE TABLE IF NOT EXISTS judge_models (
     judge TEXT PRIMARY KEY,
@@ -212,9 +214,10 @@ class RunRecord:
     id (the :class:`~recuse.judging.leases.Holder`'s), ``judgments`` the backend
     answered so far (ok or unparsed), ``seconds`` its clock so far (first call to last
     outcome), ``tokens`` in/out (None: not reported), ``ended`` whether it is its last
-    (the run recorded its end). Written with each commit of the run's judgments
-    (:meth:`Store.put`), in the same transaction, so a killed run's record holds what
-    its last commit stored."""
+    (the run recorded its end), ``served`` ``{served model name: answers}`` its
+    server's answers named (:mod:`recuse.judging.served`; empty: none). Written with
+    each commit of the run's judgments (:meth:`Store.put`), in the same transaction, so
+    a killed run's record holds what its last commit stored."""
 
     judge: str
     run: str
@@ -225,6 +228,7 @@ class RunRecord:
     device: str = ""
     block_params: int | None = None
     ended: bool = False
+    served: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -758,6 +762,7 @@ class Store:
         device: str = "",
         block_params: int | None = None,
         run: str = "",
+        served: Mapping[str, int] | None = None,
     ) -> None:
         """What one run computed, recorded at its end: judgments the backend answered
         (ok or unparsed; not copies, not failed ones), the run's wall time from its first
@@ -766,10 +771,13 @@ class Store:
         (``"cuda:0 bfloat16"``; empty for a server), the accelerator's name (``"NVIDIA
         H200"``; empty off a GPU) and the model's transformer-block parameters (None:
         unknown): the card's model FLOP utilisation. ``run``: the run's id, whose record
-        its commits wrote as it went (:meth:`put`): that record is the one ended."""
+        its commits wrote as it went (:meth:`put`): that record is the one ended.
+        ``served``: the served model names its server's answers gave, with how many
+        answers named each (:mod:`recuse.judging.served`)."""
         record = RunRecord(
-            judge, run, judgments, seconds, tokens, hardware, device, block_params, ended=True
-        )
+            judge, run, judgments, seconds, tokens, hardware, device, block_params,
+            ended=True, served=served or {},
+        )  # fmt: skip
         self._write("", [], then=lambda: self._record_run(record))
 
     def _record_run(self, record: RunRecord) -> None:
@@ -779,19 +787,21 @@ class Store:
         figures = (
             record.judgments, record.seconds, tin, tout, record.hardware or None,
             record.device or None, record.block_params, RUN_CLOCK, int(record.ended),
+            served_json(record.served),
         )  # fmt: skip
         if record.run and (
             self.conn.execute(
                 "UPDATE runs SET judgments = ?, seconds = ?, tokens_in = ?, tokens_out = ?, "
-                "hardware = ?, device = ?, block_params = ?, clock = ?, ended = ? WHERE run = ?",
+                "hardware = ?, device = ?, block_params = ?, clock = ?, ended = ?, "
+                "served = ? WHERE run = ?",
                 (*figures, record.run),
             ).rowcount
         ):
             return
         self.conn.execute(
             "INSERT INTO runs (judgments, seconds, tokens_in, tokens_out, hardware, device, "
-            "block_params, clock, ended, judge, run, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "block_params, clock, ended, served, judge, run, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*figures, record.judge, record.run or None, time.time()),
         )
 
@@ -806,6 +816,13 @@ class Store:
         recuse too, recorded their end). An old store without the table has none; runs
         recorded before a column was have none in it.
 
+        ``served`` names the models its server's answers named as serving them, with
+        how many answers named each (``'gpt-4o-2024-08-06' (120 answers)``; None where
+        none was recorded: a local model, a server that names none, a run an earlier
+        recuse recorded); ``served_note`` says, of a run whose judge's verdicts now come
+        from a second served model, which (:func:`recuse.judging.served.mixed_runs`),
+        else None.
+
         A column ``damaged`` says, of a run no real run could have recorded (a hand-edited
         or damaged store: :func:`run_damage`), what is wrong with it, naming the store and
         the run (``STORE: run 3 of judge 'j' records 5 judgments in 1e-300 seconds ...``);
@@ -819,15 +836,17 @@ class Store:
         ]  # fmt: skip
         self.conn  # noqa: B018 - opens the store, which lists its tables
         if "runs" not in self._tables:
-            return pd.DataFrame(columns=[*cols, "state"])
+            return pd.DataFrame(columns=[*cols, "state", "served", "served_note"])
         have = {r[1] for r in self._rows("PRAGMA table_info(runs)")}
-        picked = [c if c in have else f"NULL AS {c}" for c in (*cols, "run", "ended")]
+        wanted = (*cols, "run", "ended", "served")
+        picked = [c if c in have else f"NULL AS {c}" for c in wanted]
         rows = self._rows(f"SELECT {', '.join(picked)} FROM runs ORDER BY created_at, rowid")
         now = time.time()
         live = self._live_runs(now)
         damaged, states = [], []
+        served = [(str(row[0]), read_served(row[-1])) for row in rows]
         for k, row in enumerate(rows, 1):
-            judge, judgments, seconds, tin, tout, _, _, blocks, _, run, ended = row
+            judge, judgments, seconds, tin, tout, _, _, blocks, _, run, ended, _ = row
             what = run_damage(judgments, seconds, (tin, tout), blocks, ended, now=now)
             damaged.append(
                 f"{self.path}: run {k} of judge {judge!r} in the runs table {what}"
@@ -839,8 +858,28 @@ class Store:
             )
         out = pd.DataFrame([r[: len(cols)] for r in rows], columns=cols)
         out["state"] = pd.Series(states, index=out.index, dtype=object)
+        out["served"] = pd.Series(
+            [served_words(names) or None for _, names in served], index=out.index, dtype=object
+        )
+        out["served_note"] = pd.Series(mixed_runs(served), index=out.index, dtype=object)
         out["damaged"] = pd.Series(damaged, index=out.index, dtype=object)
         return out
+
+    def served_runs(self, judge: str) -> list[EarlierRun]:
+        """The recorded runs of ``judge``, oldest first, each with its number among the
+        store's runs, the verdicts it stored and the served model names its answers
+        gave (:mod:`recuse.judging.served`; empty where none was recorded)."""
+        if "runs" not in self._tables:
+            return []
+        have = {r[1] for r in self._rows("PRAGMA table_info(runs)")}
+        if "served" not in have:
+            return []
+        rows = self._rows("SELECT judge, judgments, served FROM runs ORDER BY created_at, rowid")
+        return [
+            EarlierRun(k, n if type(n) is int else 0, read_served(names))
+            for k, (j, n, names) in enumerate(rows, 1)
+            if j == judge
+        ]
 
     def _live_runs(self, now: float) -> set[str]:
         """The ids of the runs whose process still runs (:meth:`take_leases`' record of
@@ -1184,14 +1223,15 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 def _add_run_hardware(conn: sqlite3.Connection) -> None:
     """Stores written before runs recorded their device and dtype, accelerator and
-    block parameters, what their seconds time (``clock``), or their id and whether they
-    recorded their end (``run``, ``ended``: a run's record is written as it goes), get
-    the columns; their runs have none in them (a run recorded at its end alone)."""
+    block parameters, what their seconds time (``clock``), their id and whether they
+    recorded their end (``run``, ``ended``: a run's record is written as it goes), or
+    the model names their server's answers gave (``served``), get the columns; their
+    runs have none in them (a run recorded at its end alone; served by nothing said)."""
     cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)").fetchall()}
     added = False
     for name, kind in (
         ("hardware", "TEXT"), ("device", "TEXT"), ("block_params", "INTEGER"), ("clock", "TEXT"),
-        ("run", "TEXT"), ("ended", "INTEGER"),
+        ("run", "TEXT"), ("ended", "INTEGER"), ("served", "TEXT"),
     ):  # fmt: skip
         if name not in cols:
             conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")

@@ -48,7 +48,7 @@ import random
 import ssl
 import threading
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,6 +157,10 @@ class StandIn:
     #: every request's target (as its request line gives it: a path, or a whole URL
     #: when sent to a proxy) and headers (names in lower case), in arrival order
     seen: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    #: the served model each completion names (its JSON "model" field, as vLLM and
+    #: OpenAI give it): a name, or the name for the completion's number (1 the first,
+    #: counted with :attr:`requests`); None, or a function's None: no "model" field
+    served_as: str | Callable[[int], str | None] | None = None
 
     def __post_init__(self) -> None:
         if self.token_ids is not None and self.token_ids not in TOKEN_ID_MODES:
@@ -377,7 +381,11 @@ class StandIn:
                 choice["logprobs"] = {"tokens": [name(t) for t in tokens], "top_logprobs": named}
         usage = {"prompt_tokens": len(text.split()), "completion_tokens": len(tokens)}
         kind = "chat.completion" if chat else "text_completion"
-        return {"id": "standin", "object": kind, "choices": [choice], "usage": usage}
+        answer = {"id": "standin", "object": kind, "choices": [choice], "usage": usage}
+        served = self.served_as(self.requests) if callable(self.served_as) else self.served_as
+        if served is not None:
+            answer["model"] = served
+        return answer
 
     def _as_ids(self, req: dict[str, Any]) -> bool:
         """Are tokens named ``token_id:N`` in this answer? (vLLM: the request's

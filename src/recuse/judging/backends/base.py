@@ -212,3 +212,13 @@ class Backend(abc.ABC):
         """Tokens in and out the model's server reported so far (totals), or None
         where it reports none; the runner records the difference over a run."""
         return None
+
+    def served(self) -> dict[str, int]:
+        """``{served model name: answers}`` a server's answers so far named as the model
+        that answered them (totals; the JSON ``"model"`` field of an OpenAI-compatible
+        answer: an alias such as ``gpt-4o`` is answered by a dated snapshot, which
+        changes under the alias). Empty where the backend is no server, or its server
+        names none; the runner records the difference over a run and stops a judge
+        whose verdicts would come from a second served model
+        (:func:`recuse.judging.served.second_model`)."""
+        return {}

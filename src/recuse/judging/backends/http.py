@@ -125,6 +125,11 @@ def retry_after_seconds(value: str | None) -> float | None:
     return max(when.timestamp() - time.time(), 0.0)
 
 
+#: the characters of a served model name an answer gives that are kept (a dated
+#: snapshot's is 20-odd; a server answering a megabyte of name is not recorded whole)
+MAX_SERVED_NAME = 200
+
+
 class HTTPBackend(Backend):
     """OpenAI-compatible server(s).
 
@@ -155,6 +160,7 @@ class HTTPBackend(Backend):
     ) -> None:
         self._tokens = (0, 0)  # prompt, completion tokens the server reported
         self._usage_seen = False
+        self._served: dict[str, int] = {}  # served model name -> answers naming it
         urls = [base_urls] if isinstance(base_urls, str) else list(base_urls)
         if not urls:
             raise ConfigError("give at least one base URL (e.g. http://127.0.0.1:8000/v1)")
@@ -314,6 +320,9 @@ class HTTPBackend(Backend):
     def usage(self) -> tuple[int, int] | None:
         return self._tokens if self._usage_seen else None
 
+    def served(self) -> dict[str, int]:
+        return dict(self._served)
+
     async def _post(self, path: str, body: dict[str, Any], *, root: bool = False) -> dict[str, Any]:
         """POST ``body`` to ``path`` under the next base URL (under the server's root,
         a trailing ``/v1`` dropped, with ``root``: vLLM's ``/tokenize``)."""
@@ -420,6 +429,10 @@ class HTTPBackend(Backend):
                 self._usage_seen = True
         if not isinstance(data["choices"], list) or not isinstance(data["choices"][0], dict):
             raise TransientError("response choices are not a list of objects")
+        name = data.get("model")
+        if isinstance(name, str) and name.strip():  # an answer that names none is not counted
+            name = self.scrub(name)[:MAX_SERVED_NAME]
+            self._served[name] = self._served.get(name, 0) + 1
         return data
 
     def _body(self, prompt: Prompt, *, max_tokens: int, top_k: int) -> tuple[str, dict[str, Any]]:

@@ -99,6 +99,9 @@ class LazyBackend(Backend):
     def usage(self) -> tuple[int, int] | None:
         return None if self._backend is None else self._backend.usage()
 
+    def served(self) -> dict[str, int]:
+        return {} if self._backend is None else self._backend.served()
+
     def token_counts(
         self, prompts: Sequence[Prompt], continuations: Sequence[str] | None = None
     ) -> list[int] | None:

@@ -1,0 +1,168 @@
+"""Which model a server's answers came from, and a judge's verdicts from a second one.
+
+A hosted model's name is an alias: ``gpt-4o`` is answered by ``gpt-4o-2024-05-13`` one
+month and by ``gpt-4o-2024-08-06`` the next, and every OpenAI-compatible answer names
+the model that served it in its JSON ``"model"`` field (vLLM: its served model name).
+The content key of a verdict holds the name asked for (and ``--revision``), not the one
+that answered, so a store judged last month and resumed this month reuses last month's
+verdicts and adds this month's: two models' verdicts under one judge id, averaged by
+every analysis into one judge's numbers.
+
+Each run records the served names its answers gave, with how many answers named each
+(the runs table's ``served`` column, JSON ``{name: answers}``). One judge id's verdicts
+come from one served model: a run whose answers name a model that no earlier run of the
+judge recorded (or, in a run with nothing recorded before it, a second name: the alias
+flipped mid-run) stops before a verdict served so is stored (:func:`second_model`).
+Answers that name no model, and runs recorded before the column was, are not counted:
+nothing says who served them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from recuse.numbers import count
+from recuse.terminal import one_line
+
+__all__ = ["EarlierRun", "new_names", "read_served", "second_model", "served_json", "served_words"]
+
+
+@dataclass(frozen=True)
+class EarlierRun:
+    """A run of a judge recorded in the store: its number among the store's runs (1
+    the oldest), the verdicts it stored (ok or unparsed) and ``{served name: answers}``
+    its answers gave (empty: none recorded)."""
+
+    number: int
+    judgments: int
+    served: Mapping[str, int]
+
+
+def served_json(served: Mapping[str, int]) -> str | None:
+    """``served`` as the runs table's ``served`` column holds it (None where empty)."""
+    return json.dumps(dict(served), ensure_ascii=False) if served else None
+
+
+def read_served(text: object) -> dict[str, int]:
+    """The runs table's ``served`` column read back (:func:`served_json`); a value that
+    is not such a JSON object of counts (a hand-edited store) reads as none recorded.
+
+    >>> read_served('{"gpt-4o-2024-05-13": 3}'), read_served(None), read_served("[1]")
+    ({'gpt-4o-2024-05-13': 3}, {}, {})
+    """
+    if not isinstance(text, str):
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): v for k, v in value.items() if type(v) is int and v >= 0 and str(k).strip()}
+
+
+def served_words(served: Mapping[str, int]) -> str:
+    """Served names with the answers that named each, as one line: ``'a' (3 answers),
+    'b' (1 answer)``; ``""`` where none.
+
+    >>> served_words({"gpt-4o-2024-08-06": 1, "x": 12})
+    "'gpt-4o-2024-08-06' (1 answer), 'x' (12 answers)"
+    """
+    return ", ".join(
+        f"{one_line(repr(name))} ({count(n)} answer{'' if n == 1 else 's'})"
+        for name, n in served.items()
+    )
+
+
+def new_names(accepted: Sequence[str], now: Mapping[str, int]) -> list[str]:
+    """The names of ``now`` (a run's served names so far) that make a judge's verdicts
+    come from a second served model: those outside ``accepted`` (what the judge's
+    verdicts were served as so far: its earlier runs', else this run's); with nothing
+    accepted, every name of ``now`` where it holds more than one (the first kept).
+
+    >>> new_names(["a"], {"a": 3, "b": 1}), new_names([], {"a": 3}), new_names([], {"a": 1, "b": 1})
+    (['b'], [], ['b'])
+    """
+    if not accepted:
+        return list(now)[1:]
+    return [name for name in now if name not in accepted]
+
+
+def second_model(
+    store: str,
+    judge: str,
+    *,
+    earlier: Sequence[EarlierRun],
+    now: Mapping[str, int],
+    stored: int,
+) -> str:
+    """The words of the error that stops a run of ``judge`` whose answers now name a
+    served model besides the one its verdicts came from: which names, how many
+    verdicts each earlier run stored (the runs that recorded names), what this run
+    stored before (``stored`` verdicts) and what to do. ``now`` is this run's served
+    names so far, in the order they were first seen."""
+    held = [r for r in earlier if r.served]
+    accepted = list(dict.fromkeys(name for r in held for name in r.served))
+    if not accepted:
+        accepted = list(now)[:1]
+    new = [name for name in now if name not in accepted]
+    old_words, new_words = _names(accepted), _names(new)
+    if held:
+        runs = "; ".join(
+            f"run {r.number}: {_verdicts(r.judgments)} served as {_names(list(r.served))}"
+            for r in held
+        )
+        before = f"judge id {judge!r} holds verdicts served as {old_words} ({runs})"
+    else:
+        before = f"judge id {judge!r}: this run's answers were served as {old_words} first"
+    return (
+        f"{store}: {before}, and the server now answers as {new_words} (this run's "
+        f"answers: {served_words(now)}) — the run stopped before storing a verdict served "
+        "so (two models' verdicts under one judge id would be averaged as one judge's "
+        f"numbers); it stored {_verdicts(stored)} before, served as {old_words}. To judge "
+        "with the new model, judge into a new store (--out NEW.sqlite), or key its "
+        f"verdicts apart in this one: --revision {one_line(new[0]) if new else 'NAME'} "
+        "--judge-id NEW_ID (Python: HTTPBackend(revision=...), Runner(judge=...))"
+    )
+
+
+def _verdicts(n: int) -> str:
+    """``1 verdict``, ``1,200 verdicts``."""
+    return f"{count(n)} verdict{'' if n == 1 else 's'}"
+
+
+def mixed_runs(runs: Sequence[tuple[str, Mapping[str, int]]]) -> list[str | None]:
+    """For each run of ``runs`` (judge, served names; oldest first), a note where its
+    judge's verdicts so far come from more than one served model (a run whose names
+    add one to those the judge's earlier runs recorded, or that names two itself),
+    else None: the runs frame's ``served_note`` (:meth:`recuse.judging.store.Store.runs`).
+
+    >>> mixed_runs([("j", {"a": 2}), ("k", {"b": 1}), ("j", {"a": 1, "c": 1})])[2][:48]
+    "judge 'j' was served as 'c' in this run, and as "
+    """
+    seen: dict[str, list[str]] = {}
+    out: list[str | None] = []
+    for judge, served in runs:
+        before = seen.setdefault(judge, [])
+        new = new_names(before, served)
+        if new and before:
+            out.append(
+                f"judge {judge!r} was served as {_names(new)} in this run, and as "
+                f"{_names(before)} before it: two models' verdicts under one judge id"
+            )
+        elif new:
+            out.append(
+                f"judge {judge!r} was served as {_names(list(served))} within this run: "
+                "two models' verdicts under one judge id"
+            )
+        else:
+            out.append(None)
+        before.extend(n for n in served if n not in before)
+    return out
+
+
+def _names(names: Sequence[str]) -> str:
+    """``'a' and 'b'``: names quoted, on one line."""
+    return " and ".join(one_line(repr(n)) for n in names)

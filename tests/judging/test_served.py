@@ -1,0 +1,242 @@
+"""A hosted judge whose alias is served by another model: recorded per run, and a run
+whose answers name a second model stops before its verdicts mix into one judge's."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from judging.helpers import fake_pairs
+from recuse.cli import main
+from recuse.errors import JudgeError
+from recuse.judging import Runner, RunSummary, Store
+from recuse.judging.backends.http import HTTPBackend
+from recuse.judging.served import mixed_runs, new_names, read_served, served_words
+from recuse.testing.standin import StandIn
+
+#: a store written by recuse at main before runs recorded served names (3abdc2e8):
+#: StandIn (no "model" field), HTTPBackend(model="m"), Runner(...).pairwise(fake_pairs(4))
+OLD_STORE = Path(__file__).parent / "fixtures" / "store_before_served.sqlite"
+MAY, AUGUST = "gpt-4o-2024-05-13", "gpt-4o-2024-08-06"
+
+
+def _judge(server: StandIn, store: Store, pairs: int) -> RunSummary:
+    backend = HTTPBackend(server.base_url, model="gpt-4o", concurrency=1)
+    return Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(pairs)))
+
+
+def test_a_run_records_the_served_name_and_its_summary_says_it(tmp_path: Path) -> None:
+    with StandIn(served_as=MAY) as server, Store(tmp_path / "s.db") as store:
+        summary = _judge(server, store, 3)
+        runs = store.runs()
+    line = summary.line()
+    assert line.endswith(f"the server's answers named the model serving them: '{MAY}' (6 answers)")
+    assert runs["served"].tolist() == [f"'{MAY}' (6 answers)"]
+    assert runs["served_note"].tolist() == [None]
+    conn = sqlite3.connect(tmp_path / "s.db")
+    (raw,) = conn.execute("SELECT served FROM runs").fetchone()
+    conn.close()
+    assert read_served(raw) == {MAY: 6}
+
+
+def test_a_resumed_store_served_by_another_model_stops_before_storing_it(
+    tmp_path: Path,
+) -> None:
+    """Judged in May (3 pairs, 6 verdicts); resumed in August over 5 pairs: the first
+    answer names the August snapshot, and the run stops with none of its verdicts
+    stored, saying which names, each run's verdicts and what to do."""
+    path = tmp_path / "s.db"
+    with StandIn(served_as=MAY) as server, Store(path) as store:
+        _judge(server, store, 3)
+    with StandIn(served_as=AUGUST) as server, Store(path) as store:
+        with pytest.raises(JudgeError) as caught:
+            _judge(server, store, 5)
+        sent = server.requests
+        held = len(store.judgments())
+        runs = store.runs()
+    said = str(caught.value)
+    assert sent == 1 and held == 6  # one request (concurrency 1), nothing of it kept
+    assert f"judge id 'gpt-4o' holds verdicts served as '{MAY}' (run 1: 6 verdicts" in said
+    now = f"the server now answers as '{AUGUST}' (this run's answers: '{AUGUST}' (1 answer))"
+    assert now in said
+    assert "it stored 0 verdicts before" in said
+    assert "judge into a new store (--out NEW.sqlite)" in said
+    assert f"--revision {AUGUST} --judge-id NEW_ID" in said
+    assert len(runs) == 1  # the stopped run stored nothing: no run recorded
+    # the May model back: the run resumes and judges the 4 left
+    with StandIn(served_as=MAY) as server, Store(path) as store:
+        summary = _judge(server, store, 5)
+        assert server.requests == 4
+    assert (summary.cached, summary.ok) == (6, 4)
+
+
+def test_an_alias_that_flips_mid_run_stops_at_the_flip(tmp_path: Path) -> None:
+    """Answers 1-3 served as May, then August: the 3 May verdicts are stored and
+    recorded as the run's, the August one is not; a rerun served as August is
+    refused against that record."""
+    path = tmp_path / "s.db"
+    flip = StandIn(served_as=lambda n: MAY if n <= 3 else AUGUST)
+    with flip as server, Store(path) as store:
+        with pytest.raises(JudgeError) as caught:
+            _judge(server, store, 5)
+        assert server.requests == 4
+        held = store.judgments()
+        runs = store.runs()
+    said = str(caught.value)
+    assert f"judge id 'gpt-4o': this run's answers were served as '{MAY}' first" in said
+    assert f"'{MAY}' (3 answers), '{AUGUST}' (1 answer)" in said
+    assert "it stored 3 verdicts before" in said
+    assert len(held) == 3 and set(held["status"]) == {"ok"}
+    assert runs[["judgments", "served"]].values.tolist() == [[3, f"'{MAY}' (3 answers)"]]
+    with StandIn(served_as=AUGUST) as server, Store(path) as store:
+        with pytest.raises(JudgeError, match=r"\(run 1: 3 verdicts served as 'gpt-4o-2024-05"):
+            _judge(server, store, 5)
+
+
+def test_answers_that_name_no_model_are_not_counted(tmp_path: Path) -> None:
+    with StandIn() as server, Store(tmp_path / "s.db") as store:
+        summary = _judge(server, store, 2)
+        runs = store.runs()
+    assert "served" not in summary.line()
+    assert runs["served"].tolist() == [None]
+    with StandIn(served_as=AUGUST) as server, Store(tmp_path / "s.db") as store:
+        _judge(server, store, 3)  # nothing said who served run 1: not refused
+        assert store.runs()["served"].tolist() == [None, f"'{AUGUST}' (2 answers)"]
+
+
+def test_a_store_written_before_the_column_opens_and_resumes_with_no_request(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.sqlite"
+    shutil.copy(OLD_STORE, path)
+    conn = sqlite3.connect(path)
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    conn.close()
+    assert "served" not in cols and "ended" in cols  # written without the column
+    old = Store(path, read_only=True).runs()  # read as it is
+    assert old[["judge", "judgments", "served", "served_note"]].values.tolist() == [
+        ["m", 8, None, None]
+    ]
+    with StandIn(served_as=AUGUST) as server, Store(path) as store:
+        backend = HTTPBackend(server.base_url, model="m", concurrency=2)
+        summary = Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(4)))
+        assert server.requests == 0
+        assert (summary.cached, summary.ok) == (8, 0)
+        summary = Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(6)))
+        assert server.requests == 4 and summary.ok == 4
+        runs = store.runs()
+    assert runs["served"].tolist() == [None, f"'{AUGUST}' (4 answers)"]
+
+
+def test_revision_enters_the_content_keys(tmp_path: Path) -> None:
+    """Another judge id of the same server model and revision copies the stored
+    verdicts (their keys match: no request); another revision asks the server again."""
+    with StandIn(served_as=AUGUST) as server, Store(tmp_path / "s.db") as store:
+
+        def judge(judge: str, revision: str) -> int:
+            before = server.requests
+            backend = HTTPBackend(server.base_url, model="gpt-4o", revision=revision)
+            Runner(backend, store, judge=judge, progress=False).pairwise(
+                pd.DataFrame(fake_pairs(3))
+            )
+            return server.requests - before
+
+        assert judge("a", "") == 6
+        assert judge("b", "") == 0  # the same keys: copied
+        assert judge("c", AUGUST) == 6  # keyed apart
+        assert judge("d", AUGUST) == 0
+        assert judge("e", MAY) == 6
+
+
+def test_revision_option_keys_a_server_judge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--revision reaches the judge (its first line, the store's record of its model),
+    a rerun with it resumes, and another revision under the same judge id is refused
+    (one judge id, one model) before a request."""
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(3)).to_json(src, orient="records", lines=True)
+    store = tmp_path / "s.db"
+
+    def run(*extra: str) -> tuple[int, int]:
+        with StandIn(served_as=AUGUST) as server:
+            code = main(["judge", "--model", "gpt-4o", "--base-url", server.base_url, "--data",
+                         str(src), "--out", str(store), "--no-progress", *extra])  # fmt: skip
+            return code, server.requests
+
+    assert run("--revision", AUGUST) == (0, 6)
+    assert run("--revision", AUGUST) == (0, 0)  # resumed
+    cap = capsys.readouterr()
+    assert f"judge gpt-4o: served model gpt-4o at revision {AUGUST}" in cap.out
+    assert run("--revision", MAY) == (2, 0)
+    err = capsys.readouterr().err
+    assert f"already holds judgments of model 'gpt-4o' at revision {AUGUST}" in err
+    with Store(store, read_only=True) as s:
+        assert s.judge_models()["gpt-4o"] == ("gpt-4o", AUGUST)
+
+
+def test_a_resumed_store_served_by_another_model_exits_2_on_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(3)).to_json(src, orient="records", lines=True)
+    store = tmp_path / "s.db"
+    for name, pairs, want in ((MAY, 2, 0), (AUGUST, 3, 2)):
+        pd.DataFrame(fake_pairs(pairs)).to_json(src, orient="records", lines=True)
+        with StandIn(served_as=name) as server:
+            code = main(["judge", "--model", "gpt-4o", "--base-url", server.base_url, "--data",
+                         str(src), "--out", str(store), "--no-progress"])  # fmt: skip
+        assert code == want
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert f"(run 1: 4 verdicts served as '{MAY}')" in err and f"--revision {AUGUST}" in err
+
+
+def test_revision_refused_for_a_local_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(2)).to_json(src, orient="records", lines=True)
+    code = main(["judge", "--data", str(src), "--out", str(tmp_path / "s.db"), "--no-progress",
+                 "--revision", "r1"])  # fmt: skip
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "--revision goes with --base-url" in err and "files' fingerprint" in err
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_the_words_and_the_runs_notes() -> None:
+    assert served_words({MAY: 1, AUGUST: 1200}) == f"'{MAY}' (1 answer), '{AUGUST}' (1,200 answers)"
+    assert new_names([MAY], {MAY: 4, AUGUST: 1}) == [AUGUST]
+    assert new_names([], {MAY: 4}) == [] and new_names([], {MAY: 4, AUGUST: 1}) == [AUGUST]
+    assert read_served('{"a": -1, "b": 2.5, "c": 3}') == {"c": 3}  # hand-edited counts
+    notes = mixed_runs([("j", {MAY: 2}), ("k", {}), ("j", {MAY: 1}), ("j", {AUGUST: 3}),
+                        ("k", {"x": 1, "y": 1})])  # fmt: skip
+    assert notes[:3] == [None, None, None]
+    assert notes[3] == (
+        f"judge 'j' was served as '{AUGUST}' in this run, and as '{MAY}' before it: two "
+        "models' verdicts under one judge id"
+    )
+    assert notes[4] == "judge 'k' was served as 'x' and 'y' within this run: two models' " + (
+        "verdicts under one judge id"
+    )
+
+
+def test_the_runs_frame_says_a_judge_served_by_two_models(tmp_path: Path) -> None:
+    """Two runs recorded with other served names (two runs started at once on one
+    store, each finding nothing recorded before it): the later one's note says so."""
+    with Store(tmp_path / "s.db") as store:
+        for served in ({MAY: 4}, {AUGUST: 2}):
+            store.put_run("gpt-4o", judgments=4, seconds=1.0, tokens=None, served=served)
+        runs = store.runs()
+        assert [r.number for r in store.served_runs("gpt-4o")] == [1, 2]
+    assert runs["served"].tolist() == [f"'{MAY}' (4 answers)", f"'{AUGUST}' (2 answers)"]
+    assert runs["served_note"].tolist() == [
+        None,
+        f"judge 'gpt-4o' was served as '{AUGUST}' in this run, and as '{MAY}' before it: two "
+        "models' verdicts under one judge id",
+    ]

@@ -758,3 +758,20 @@ def test_a_guarantee_with_tied_labels_left_out_says_they_are_not_counted() -> No
                  applied_guarantee(counted.thresholds())):  # fmt: skip
         assert "a tie not counted" not in text
     assert "(tied labels counted" in applied_guarantee(counted.thresholds())
+
+
+def test_the_cascade_json_counts_the_tied_labels_left_out() -> None:
+    """The single judge's JSON carried n_ties_excluded; the cascade's (to_dict, the
+    `cascade` of `recuse certify --json`) did not, though its guarantee is on the items
+    labelled a or b. Its count is the tied labels of the table (human 0.5), counted here
+    by hand; with ties counted, none are left out."""
+    t = _tied_batch(300, np.random.default_rng(8))
+    tied = int((t["human"] == 0.5).sum())
+    assert 30 < tied < 90  # about 20% of 300
+    c = certify_judges(t, None, Options(target=0.85), cascade=["j"])
+    assert c.cascade is not None
+    d = c.cascade.to_dict()
+    assert d["n_ties_excluded"] == tied and d["n_items"] == 300 - tied
+    assert c.to_dict()["cascade"]["n_ties_excluded"] == tied
+    counted = certify_judges(t, None, Options(target=0.7, human_ties="count"), cascade=["j"])
+    assert counted.cascade is not None and counted.cascade.to_dict()["n_ties_excluded"] == 0

@@ -173,7 +173,8 @@ FIELDS: dict[str, str] = {
     "p_value": "P(Binomial(n_kept, target) >= n_agree) at the threshold (at the first "
     "threshold tested when nothing was certified); null: no test",
     "best_target": "the highest target (to 0.01) these labels could certify at this delta",
-    "n_ties_excluded": "labelled items left out because the label is a tie",
+    "n_ties_excluded": "labelled items left out because the label is a tie (of the judge; "
+    "cascade: of the items it is certified on; 0 when ties are counted)",
     "n_one_order": "items judged in one order only, read at confidence 0.5 (order consistency)",
     "heldout_coverage": "coverage when each of 5 prompt folds is decided by thresholds "
     "certified on the other folds (null: no labels, or every item has one prompt, so no "
@@ -1060,6 +1061,7 @@ class Cascade:
             "target": self.target,
             "delta": self.delta,
             "n_items": self.n_items,
+            "n_ties_excluded": self.n_ties_excluded,
             "person_share": self.person_share,
             "heldout_person_share": _num(self.heldout_person_share),
             "agreement": _num(self.agreement),

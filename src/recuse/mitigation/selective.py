@@ -1251,9 +1251,9 @@ class Certification:
     def thresholds(self) -> dict[str, Any]:
         """The certified thresholds as ``recuse certify apply`` reads them."""
         stages = (
-            [s.certificate for s in self.cascade.stages]
+            [(s.certificate, s.share) for s in self.cascade.stages]
             if self.cascade is not None
-            else list(self.judges)
+            else [(j, j.coverage) for j in self.judges]
         )
         return {
             "recuse_thresholds": THRESHOLDS_VERSION,
@@ -1275,8 +1275,11 @@ class Certification:
                     else {"x": list(c.recalibration[0]), "y": list(c.recalibration[1])},
                     **({} if c.models is None else {"models": dict(c.models)}),
                     **({} if c.orders is None else {"orders": c.orders}),
+                    # what `certify apply` prints its kept shares beside (thresholds.Kept)
+                    "coverage": {s.stratum: _num(s.coverage) for s in c.strata},
+                    "share": _num(share),
                 }
-                for c in stages
+                for c, share in stages
             ],
         }
 

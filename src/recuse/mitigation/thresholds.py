@@ -50,11 +50,14 @@ from recuse.roster import SELF_SCOPES, Roster
 __all__ = [
     "DECISION_FIELDS",
     "READING",
+    "Applied",
+    "Kept",
     "Observed",
     "OneOrderNotCertified",
     "StrataUnchecked",
     "applied_guarantee",
     "apply_thresholds",
+    "decide",
     "observed",
     "read_thresholds",
     "unchecked_strata",
@@ -93,7 +96,8 @@ READING: dict[str, tuple[str | None, ...]] = {
 #: verdicts in the original frame, a default in its place)
 FILE_KEYS = ("recuse_thresholds", "target", "delta", "cascade", "strata", "self_scope",
              "reference", "human_ties", "reading", "judges")  # fmt: skip
-JUDGE_KEYS = ("judge", "confidence", "thresholds", "recalibration", "models", "orders")
+JUDGE_KEYS = ("judge", "confidence", "thresholds", "recalibration", "models", "orders",
+              "coverage", "share")  # fmt: skip
 #: the orders a probability certificate's verdicts were judged in (selective.orders_of)
 ORDERS = ("both", "one", "mixed")
 
@@ -207,6 +211,7 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
             )
         if j.get("orders", "both") not in ORDERS:  # absent: picks, or written before it
             raise bad(f"judges[{k}].orders must be {', '.join(ORDERS)}, not {shown(j['orders'])}")
+        _check_coverage(j, k, bad)
         models = j.get("models", {})  # absent: pooled, or written before it
         if not (
             isinstance(models, dict)
@@ -220,6 +225,27 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
                 f"(whose answers it gives the judge: what drew its strata), not {shown(models)}"
             )
     return judges
+
+
+def _share_value(v: Any) -> bool:
+    """``v`` is a share a thresholds file may say a judge kept: null (no labelled item)
+    or a number in [0, 1]."""
+    return v is None or (is_number(v) and 0 <= v <= 1)
+
+
+def _check_coverage(j: Mapping[str, Any], k: int, bad: Callable[[str], InputError]) -> None:
+    """A judge's certified ``coverage`` (per stratum of its ``thresholds``) and ``share``
+    (:meth:`~recuse.mitigation.selective.Certification.thresholds`), each absent in a file
+    of an earlier recuse: shares in [0, 1] or null, the strata its thresholds name."""
+    cover = j.get("coverage", {})
+    if not (isinstance(cover, dict) and set(cover) <= set(j["thresholds"])
+            and all(_share_value(v) for v in cover.values())):  # fmt: skip
+        raise bad(
+            f"judges[{k}].coverage must map the strata of its thresholds "
+            f"({', '.join(j['thresholds'])}) to null or a share in [0, 1], not {shown(cover)}"
+        )
+    if not _share_value(j.get("share")):
+        raise bad(f"judges[{k}].share must be null or a share in [0, 1], not {shown(j['share'])}")
 
 
 def _gives(kind: str) -> str:
@@ -264,6 +290,48 @@ DECISION_FIELDS: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class Kept:
+    """What one judge of a thresholds file kept of the new items of one stratum
+    (:func:`decide`): ``reached`` items of the stratum with its verdict that no earlier
+    judge of the file decided, ``kept`` of them decided by it (confidence at its
+    threshold). ``certified``: the share of the stratum's labelled calibration items
+    (reaching it, in a cascade) it kept when certified — the file's ``coverage``; None
+    where the file does not say it (an earlier recuse) or the stratum had no labels."""
+
+    judge: str
+    stratum: str
+    reached: int
+    kept: int
+    certified: float | None
+    threshold: float | None = None  # the stratum's certified threshold (None: not certified)
+
+    @property
+    def share(self) -> float:
+        """``kept / reached``: the share of the stratum's items reaching the judge that it
+        keeps (NaN: none reach it)."""
+        return self.kept / self.reached if self.reached else math.nan
+
+
+@dataclass(frozen=True)
+class Applied:
+    """:func:`decide`'s result: one decision per item (:data:`DECISION_FIELDS`), what each
+    judge kept per stratum (:class:`Kept`, in the file's order), and the share of the
+    labelled calibration items certified judges decided, from the file (each judge's
+    ``share``, summed over a cascade's judges: ``1 − person_share``; None where the file
+    does not say it)."""
+
+    decisions: pd.DataFrame
+    kept: tuple[Kept, ...]
+    certified_share: float | None
+
+    @property
+    def share(self) -> float:
+        """The share of the new items decided by a certified judge (NaN: no item)."""
+        n = len(self.decisions)
+        return float((self.decisions["decision"] != PERSON).sum()) / n if n else math.nan
+
+
 def apply_thresholds(
     pairs: pd.DataFrame,
     spec: Mapping[str, Any],
@@ -276,7 +344,25 @@ def apply_thresholds(
     thresholds file (in cascade order) whose certified threshold the item's confidence
     reaches gives the verdict (``a``, ``b`` or ``tie``); otherwise ``to a person``.
 
-    Columns: ``item_id, decision, judge, stratum, confidence, threshold``."""
+    Columns: ``item_id, decision, judge, stratum, confidence, threshold``
+    (:func:`decide` also says what each judge kept)."""
+    return decide(pairs, spec, roster, file=file, judge=judge).decisions
+
+
+def _stratum_order(names: Sequence[str]) -> list[str]:
+    return [s for s in (*STRATA, "all") if s in names]
+
+
+def decide(
+    pairs: pd.DataFrame,
+    spec: Mapping[str, Any],
+    roster: Roster | None,
+    *,
+    file: str = "thresholds",
+    judge: str | None = None,
+) -> Applied:
+    """:func:`apply_thresholds`, with what each judge kept of the items of each stratum
+    reaching it beside the coverage it was certified at (:class:`Applied`)."""
     stages = read_thresholds(spec, file=file)
     if spec.get("cascade") and judge is not None:  # it was ignored: all judges decided
         raise ConfigError(
@@ -312,9 +398,14 @@ def apply_thresholds(
             column="judge",
             fix="give the verdicts of a certified judge, or certify this table's judge first",
         )
+    kept_rows: list[Kept] = []
     for stage in stages:
-        if stage["judge"] not in present:
-            continue  # a judge absent from the new table passes every item on
+        cover = stage.get("coverage", {})
+        if stage["judge"] not in present:  # a judge absent from the new table passes every
+            kept_rows += [Kept(stage["judge"], s, 0, 0, cover.get(s),  # item on
+                               stage["thresholds"].get(s))
+                          for s in _stratum_order(list(stage["thresholds"]))]  # fmt: skip
+            continue
         rows = judge_rows(pairs, stage["judge"])
         _same_kind(rows, stage, file)
         p = rows["p_a"].to_numpy(float)
@@ -352,7 +443,14 @@ def apply_thresholds(
         out.loc[idx, "confidence"] = items.conf[keep]
         out.loc[idx, "threshold"] = lam_f[keep]
         open_ -= set(idx)
-    return out.reset_index()
+        names = _stratum_order([*stage["thresholds"], *set(items.stratum)])
+        kept_rows += [Kept(stage["judge"], s, int((undecided & (items.stratum == s)).sum()),
+                           int((keep & (items.stratum == s)).sum()), cover.get(s),
+                           stage["thresholds"].get(s))
+                      for s in names]  # fmt: skip
+    shares = [s.get("share") for s in stages]
+    said = None if any(v is None for v in shares) else math.fsum(float(v) for v in shares if v)
+    return Applied(out.reset_index(), tuple(kept_rows), said)
 
 
 class OneOrderNotCertified(ReaderNote):

@@ -775,3 +775,29 @@ def test_the_cascade_json_counts_the_tied_labels_left_out() -> None:
     assert c.to_dict()["cascade"]["n_ties_excluded"] == tied
     counted = certify_judges(t, None, Options(target=0.7, human_ties="count"), cascade=["j"])
     assert counted.cascade is not None and counted.cascade.to_dict()["n_ties_excluded"] == 0
+
+
+def test_prompt_folds_deal_the_sorted_prompts_in_a_seeded_order() -> None:
+    """The folds as the docstring deals them, written out the slow way (the sorted
+    distinct prompts, a seeded permutation, the k-th dealt to fold k % folds): the
+    hashed version (factorize, 0.2 s less an object sort at 200,000 items) gives the
+    same fold to every item, prompts that read as numbers, cases and repeats alike."""
+    from recuse.mitigation.selective import _prompt_folds
+
+    rng = np.random.default_rng(4)
+    names = np.array(["10", "9", "B", "a", "b", "q1", "q10", "q2", "Ω", " x"], dtype=object)
+    prompt = names[rng.integers(0, len(names), 500)]
+    lab = items_of(table(500).assign(prompt_id=prompt), None, Options())
+    for seed, folds in ((0, 5), (3, 4), (1, 20)):
+        o = Options(seed=seed, folds=folds)
+        sorted_prompts = np.unique(prompt)
+        order = np.random.default_rng(seed).permutation(len(sorted_prompts))
+        k = min(folds, len(sorted_prompts))
+        fold_of = {p: i % k for i, p in enumerate(sorted_prompts[order])}
+        got = _prompt_folds(lab, o)
+        assert got is not None
+        assert got.tolist() == [fold_of[p] for p in prompt]
+    assert (
+        _prompt_folds(items_of(table(40), None, Options()).take(np.arange(40) < 1), Options())
+        is None
+    )

@@ -801,3 +801,15 @@ def test_prompt_folds_deal_the_sorted_prompts_in_a_seeded_order() -> None:
         _prompt_folds(items_of(table(40), None, Options()).take(np.arange(40) < 1), Options())
         is None
     )
+
+
+def test_a_guarantee_at_a_tiny_delta_is_not_a_certainty() -> None:
+    """At δ = 1e-30 (allowed: 0 < δ < 0.5) a judge right on all 400 items is certified
+    at 0.7 (full agreement passes from ⌈log δ / log 0.7⌉ = 194 items), and its guarantee
+    read "with probability ≥ 1.00", the cascade's too, and certify apply's."""
+    c = certify_judges(table(400), None, Options(target=0.7, delta=1e-30, strata=False),
+                       cascade=["j"])  # fmt: skip
+    assert c.judges[0].certified and c.cascade is not None
+    for text in (c.judges[0].guarantee(), c.cascade.guarantee(),
+                 applied_guarantee(c.thresholds())):  # fmt: skip
+        assert "probability ≥ 1 \u2212 1e-30" in text and "≥ 1.00" not in text, text

@@ -146,7 +146,8 @@ def test_self_scope_decides_whether_another_snapshot_is_the_own_stratum(
     the thresholds file records the scope for `certify apply`."""
     src, kept = _snapshot_pairs(tmp_path), tmp_path / "t.json"
     args = ["certify", str(src), "--json", "--min-labels", "5", "--thresholds", str(kept)]
-    code, text = _run(args + (["--self-scope", scope] if scope else []), capsys)
+    code = main(args + (["--self-scope", scope] if scope else []))
+    text = capsys.readouterr().out  # (stderr: a note, where nothing is certified)
     assert code == 0, text
     strata = json.loads(text)["judges"][0]["strata"]
     assert [(s["stratum"], s["n_labelled"]) for s in strata] == [(stratum, 20)]
@@ -988,3 +989,37 @@ def test_apply_says_the_share_each_judge_kept_beside_its_certified_coverage(
     said = " ".join(text.split())
     assert "A, all: kept 30.0% (3 of 10 items), certified at: not in the file" in said
     assert "certified share not in thr.json (written by an earlier recuse" in said
+
+
+def test_a_file_that_certifies_nothing_says_so_when_written_and_applied(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A judge right half the time at confidence 0.9 is certified on no stratum. Its
+    thresholds file was written without a word, and `certify apply` printed "guarantee:
+    agreement with humans ≥ 0.80 on the items a certified judge decides ...", of no item
+    (all 200 went to a person)."""
+    src = _pairs(tmp_path)
+    t = pd.read_csv(src)
+    t["p_a"] = t["p_a_first"] = t["p_a_second"] = np.where(np.arange(len(t)) % 2, 0.9, 0.1)
+    t.to_csv(src, index=False)
+    thr = tmp_path / "thr.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr)],
+                      capsys)  # fmt: skip
+    assert code == 0, text
+    said = " ".join(text.split())
+    assert "note: thr.json certifies no judge on any stratum: `recuse certify apply` with it " \
+        "sends every item to a person" in said  # fmt: skip
+    out = tmp_path / "d.json"
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(out)], capsys)
+    assert code == 0, text
+    said = " ".join(text.split())
+    assert f"{len(t):,} items: 0 decided by a certified judge" in said
+    none = ("none: no judge of the file was certified on any stratum (its labels did not show "
+            "agreement ≥ 0.80 at δ = 0.1), so no item is decided by a judge")  # fmt: skip
+    assert f"guarantee (thr.json): {none}" in said
+    assert "on the items a certified judge decides" not in said
+    assert json.loads(out.read_text("utf-8"))["guarantee"].startswith(none)
+    # a file that certifies something says nothing of the kind
+    code, text = _run(["certify", str(_pairs(tmp_path)), "--agreement", "0.8", "--thresholds",
+                       str(thr)], capsys)  # fmt: skip
+    assert code == 0 and "certifies no judge" not in text, text

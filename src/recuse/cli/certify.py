@@ -376,12 +376,24 @@ def certify_command(
     if thresholds is not None:
         text = json.dumps(result.thresholds(), indent=2, ensure_ascii=False, allow_nan=False)
         outputs.write_text(paths[-1], text)
+        _note_nothing_certified(result.thresholds(), paths[-1])
     if as_json:
         typer.echo(json_shown(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)))
         return
     _print(result)
     for p in paths:
         echo(f"wrote {p}")
+
+
+def _note_nothing_certified(spec: dict[str, Any], path: Path) -> None:
+    """A note where the thresholds file written certifies no judge on any stratum:
+    `certify apply` with it sends every item to a person."""
+    from recuse.mitigation.thresholds import certifies_any
+
+    if not certifies_any(spec):
+        echo(f"recuse: note: {path.name} certifies no judge on any stratum: `recuse certify "
+             "apply` with it sends every item to a person (each stratum's reason says why, and the "
+             "highest target each stratum's labels could certify)", err=True)  # fmt: skip
 
 
 def _read_json(path: Path) -> Any:

@@ -58,6 +58,7 @@ __all__ = [
     "StrataUnchecked",
     "applied_guarantee",
     "apply_thresholds",
+    "certifies_any",
     "decide",
     "observed",
     "read_thresholds",
@@ -576,9 +577,21 @@ def unkept(spec: Mapping[str, Any]) -> list[str]:
     return [words for key, words in KEPT_SINCE.items() if key not in spec]
 
 
+def certifies_any(spec: Mapping[str, Any]) -> bool:
+    """Whether a (checked) thresholds file certifies a threshold for any judge and
+    stratum (every one null: each item goes to a person)."""
+    return any(v is not None for j in spec["judges"] for v in j["thresholds"].values())
+
+
 def applied_guarantee(spec: Mapping[str, Any]) -> str:
     """What a checked thresholds file (:func:`read_thresholds`) guarantees on the items
     it decides, in words."""
+    if not certifies_any(spec):  # "agreement ≥ t on the items a judge decides" of none
+        return (
+            "none: no judge of the file was certified on any stratum (its labels did not "
+            f"show agreement ≥ {exact(spec['target'], least=2)} at δ = {spec['delta']:g}), "
+            "so no item is decided by a judge: every one goes to a person"
+        )
     ref: ReferenceKind | None = spec.get("reference")  # absent: a file of an older recuse
     whose = "the labels it was certified on" if ref is None else AGREEING_WITH[ref]
     return (

@@ -99,6 +99,8 @@ def _thresholds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Pat
          "judges[0].coverage must map the strata of its thresholds (own, family, other) to "
          "null or a share in [0, 1], not {"),
         (lambda j: j["judges"][0]["coverage"].update(all=0.5), "judges[0].coverage must map"),
+        (lambda j: j["judges"][0].update(thresholds={}),
+         "judges[0].coverage must map the strata of its thresholds (none) to null"),
         (lambda j: j["judges"][0].update(coverage=[0.5]), "judges[0].coverage must map"),
         (lambda j: j["judges"][0]["coverage"].update(own=math.nan), "judges[0].coverage must"),
         (lambda j: j["judges"][0].update(share=-0.1),

@@ -244,7 +244,8 @@ def _check_coverage(j: Mapping[str, Any], k: int, bad: Callable[[str], InputErro
             and all(_share_value(v) for v in cover.values())):  # fmt: skip
         raise bad(
             f"judges[{k}].coverage must map the strata of its thresholds "
-            f"({', '.join(j['thresholds'])}) to null or a share in [0, 1], not {shown(cover)}"
+            f"({', '.join(j['thresholds']) or 'none'}) to null or a share in [0, 1], not "
+            f"{shown(cover)}"
         )
     if not _share_value(j.get("share")):
         raise bad(f"judges[{k}].share must be null or a share in [0, 1], not {shown(j['share'])}")

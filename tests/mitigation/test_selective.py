@@ -3,6 +3,8 @@ the own-answer strata, cascades, ties and applying thresholds."""
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -813,3 +815,26 @@ def test_a_guarantee_at_a_tiny_delta_is_not_a_certainty() -> None:
     for text in (c.judges[0].guarantee(), c.cascade.guarantee(),
                  applied_guarantee(c.thresholds())):  # fmt: skip
         assert "probability ≥ 1 \u2212 1e-30" in text and "≥ 1.00" not in text, text
+
+
+def test_a_stratum_left_untested_is_told_the_rule_that_left_it_out() -> None:
+    """Strata of 100, 30 and 100 items all agreeing at confidence 0.95, target 0.9,
+    min_labels 1: a stratum is tested when full agreement can pass at δ/3 (the three
+    strata with labels), ⌈log(0.1/3) / log 0.9⌉ = 33 items, so the 30 are not. Its reason
+    said "too few labelled items to certify: 30 (needs 29 ... at δ' = 0.05)" — the need
+    at the share of the two tested — and that its labels "could certify agreement ≥ 0.90
+    at most", the target itself. By hand: needs 33 at δ' = 0.0333, and at most
+    ⌊100 · (0.1/3)^(1/30)⌋ / 100 = 0.89."""
+    sizes = {"own": 100, "family": 30, "other": 100}
+    t = pd.concat([table(k, p=0.95, start=1000 * i) for i, k in enumerate(sizes.values())])
+    stratum = np.concatenate([np.full(k, s, dtype=object) for s, k in sizes.items()])
+    items = replace(items_of(t, None, Options()), stratum=stratum)
+    certs = {c.stratum: c for c in certify_items(items, Options(target=0.9, min_labels=1), 0.1)}
+    need = math.ceil(math.log(0.1 / 3) / math.log(0.9))
+    assert need == 33 and certs["own"].certified and certs["other"].certified
+    family = certs["family"]
+    assert not family.certified
+    assert f"too few labelled items to certify: 30 (needs {need}: at least 1, and ⌈log δ'/log " \
+        f"t⌉ = {need} for full agreement to pass, at δ' = 0.0333 (δ = 0.1 shared by 3 " \
+        "strata))" in family.reason  # fmt: skip
+    assert family.best_target == math.floor(100 * (0.1 / 3) ** (1 / 30)) / 100 == 0.89

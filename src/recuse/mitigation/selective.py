@@ -51,10 +51,12 @@ over-confident on its own answers cannot hide in a pooled guarantee. The strata'
 tests share δ by a union bound (``δ / m`` each, ``m`` strata with enough labels), so all
 strata's guarantees — and hence the judge's pooled one — hold together with
 probability ``≥ 1 − δ``. A stratum with fewer than ``max(min_labels, n_min)`` labelled
-items is never certified; its items go to a person. The strata are the roster's: the
-thresholds file keeps whose answers each generator gave each judge (:func:`models_of`),
-and :func:`recuse.mitigation.thresholds.apply_thresholds` refuses a roster that reads
-one of them otherwise.
+items, ``n_min`` at ``δ / m'`` (``m'``: the strata with labelled items; a label-free
+rule), is never tested nor certified, and takes no share of δ; its items go to a
+person. The strata are the roster's: the thresholds file keeps whose answers each
+generator gave each judge (:func:`models_of`), and
+:func:`recuse.mitigation.thresholds.apply_thresholds` refuses a roster that reads one of
+them otherwise.
 
 **Cascade.** Judges ``j_1, …, j_m`` in order: ``j_1`` is certified on all labelled items,
 keeps what it can; ``j_k`` is certified on the items no earlier judge kept (an item a
@@ -739,12 +741,17 @@ def certify_items(
     where = {s: stratum == s for s in (*STRATA, "all")}  # (the other fields are not read)
     names = [s for s in (*STRATA, "all") if where[s].any()]
     sizes = {s: int(where[s].sum()) for s in names}
-    need = max(o.min_labels, n_min(o.target, delta / max(len(names), 1)))
+    # the rule (label-free): a stratum is tested when it has at least this many labelled
+    # items, full agreement passing at δ shared by every stratum with labels (δ / m)
+    m = max(len(names), 1)
+    need = max(o.min_labels, n_min(o.target, delta / m))
     testable = [s for s in names if sizes[s] >= need]
     share = delta / max(len(testable), 1)
-    need = max(o.min_labels, n_min(o.target, share))
     level = _level(share, delta, len(testable), o)
-    symbol = "δ'" if len(testable) > 1 else "δ"
+    # a stratum left out is told that rule, not the need at the share of those tested:
+    # 30 items read "too few: 30 (needs 29 ... at δ' = 0.05)", left out at δ/3 (33)
+    left_level = _level(delta / m, delta, m, o)
+    symbol = "δ'" if m > 1 else "δ"
     out = []
     for s in names:
         conf, agree = conf_all[where[s]], agree_all[where[s]]
@@ -752,15 +759,15 @@ def certify_items(
             # under min_labels no target is tested; else a lower target needs fewer items
             under = sizes[s] < o.min_labels
             best = None if under or not explain else best_target(
-                conf, agree, delta=share, start=o.min_labels, grid=o.grid)  # fmt: skip
+                conf, agree, delta=delta / m, start=o.min_labels, grid=o.grid)  # fmt: skip
             could = _could(best) if not under else (
                 f"; no target can be certified from fewer than {o.min_labels} labelled items "
                 "(--min-labels)")  # fmt: skip
             out.append(StratumCertificate(
                 s, o.target, share, sizes[s], None, 0, 0, math.nan, math.nan,
                 f"too few labelled items to certify: {sizes[s]} (needs {need}: at least "
-                f"{o.min_labels}, and ⌈log {symbol}/log t⌉ = {n_min(o.target, share)} for full "
-                f"agreement to pass, at {level}); these items always go on{could}",
+                f"{o.min_labels}, and ⌈log {symbol}/log t⌉ = {n_min(o.target, delta / m)} for "
+                f"full agreement to pass, at {left_level}); these items always go on{could}",
                 best,
             ))  # fmt: skip
             continue

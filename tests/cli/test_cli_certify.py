@@ -981,6 +981,17 @@ def test_apply_says_the_share_each_judge_kept_beside_its_certified_coverage(
         "of the labelled calibration items",
     ):  # fmt: skip
         assert line in said, line
+    as_json = tmp_path / "d.json"
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(as_json)], capsys)
+    assert code == 0, text
+    kept = json.loads(as_json.read_text("utf-8"))["kept"]
+    assert (kept["n_items"], kept["share"]) == (10, 0.5)
+    assert kept["certified_share"] == pytest.approx(0.45)
+    assert [(k["judge"], k["stratum"], k["reached"], k["kept"], k["share"],
+             k["certified_coverage"]) for k in kept["judges"]] == [
+        ("A", "all", 10, 3, 0.3, 0.25), ("B", "all", 5, 2, 0.4, 0.2)]  # fmt: skip
+    assert set(kept["definitions"]) == {"n_items", "share", "certified_share", "reached",
+                                        "kept", "certified_coverage"}  # fmt: skip
     (tmp_path / "old").mkdir()
     old, _ = _hand_cascade(tmp_path / "old", said=False)
     code, text = _run(["certify", "apply", str(old), str(src), "--out",

@@ -491,7 +491,8 @@ def apply_command(
     if path.suffix.lower() == ".json":
         records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")
         payload = {"thresholds": str(thresholds), "guarantee": applied_guarantee(spec),
-                   "definitions": dict(DECISION_FIELDS), "decisions": records}  # fmt: skip
+                   "definitions": dict(DECISION_FIELDS), "kept": applied.to_dict(),
+                   "decisions": records}  # fmt: skip
         outputs.write_text(path, json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
         wrote = outputs.written(path)
     else:

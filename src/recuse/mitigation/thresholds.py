@@ -50,6 +50,7 @@ from recuse.roster import SELF_SCOPES, Roster
 
 __all__ = [
     "DECISION_FIELDS",
+    "KEPT_FIELDS",
     "READING",
     "Applied",
     "Kept",
@@ -333,6 +334,41 @@ class Applied:
         """The share of the new items decided by a certified judge (NaN: no item)."""
         n = len(self.decisions)
         return float((self.decisions["decision"] != PERSON).sum()) / n if n else math.nan
+
+    def to_dict(self) -> dict[str, Any]:
+        """What each judge kept and the share decided, beside the certified ones, with
+        :data:`KEPT_FIELDS` (``certify apply --out FILE.json``'s ``kept``)."""
+
+        def num(x: float | None) -> float | None:
+            return None if x is None or not math.isfinite(x) else float(x)
+
+        return {
+            "definitions": dict(KEPT_FIELDS),
+            "n_items": len(self.decisions),
+            "share": num(self.share),
+            "certified_share": num(self.certified_share),
+            "judges": [
+                {"judge": k.judge, "stratum": k.stratum, "reached": k.reached, "kept": k.kept,
+                 "share": num(k.share), "certified_coverage": num(k.certified)}
+                for k in self.kept
+            ],
+        }  # fmt: skip
+
+
+#: what each number of :meth:`Applied.to_dict` means, with its unit
+KEPT_FIELDS: dict[str, str] = {
+    "n_items": "items of the table decided (each once)",
+    "share": "judges: kept / reached, the share of the stratum's items reaching the judge "
+    "(with its verdict, no earlier judge of the file deciding them) it keeps (0 to 1; null: "
+    "none reach it); in all: the share of all items decided by a certified judge",
+    "certified_share": "the share of the labelled calibration items the file's judges "
+    "decided when certified (a cascade's judges summed); null: the file does not say it",
+    "reached": "items of the stratum with the judge's verdict that no earlier judge decided",
+    "kept": "of those, the items the judge decided (confidence at its stratum's threshold)",
+    "certified_coverage": "the share of the stratum's labelled calibration items (reaching "
+    "the judge) it kept when certified, the file's coverage; null: not in the file, or no "
+    "labelled item",
+}
 
 
 def apply_thresholds(

@@ -838,3 +838,14 @@ def test_a_stratum_left_untested_is_told_the_rule_that_left_it_out() -> None:
         f"t⌉ = {need} for full agreement to pass, at δ' = 0.0333 (δ = 0.1 shared by 3 " \
         "strata))" in family.reason  # fmt: skip
     assert family.best_target == math.floor(100 * (0.1 / 3) ** (1 / 30)) / 100 == 0.89
+
+
+def test_a_judge_without_verdicts_is_said_to_have_none_on_the_labelled_items() -> None:
+    """A judge named in the table whose every p_a is missing was 'nothing certified ...
+    (no labelled item)', though all 60 items are labelled: it gave no verdict on them."""
+    t = table(60)
+    silent = t.assign(judge="k", p_a=np.nan, p_a_first=np.nan, p_a_second=np.nan)
+    c = certify_judges(pd.concat([t, silent]), None, Options(target=0.8, strata=False))
+    k = next(j for j in c.judges if j.judge == "k")
+    assert not k.certified and k.n_labelled == 0
+    assert "(no labelled item it gave a verdict on)" in k.guarantee(), k.guarantee()

@@ -537,11 +537,11 @@ class JudgeCertificate:
         if not self.certified:
             why = ""
             if not self.n_labelled:
-                why = " (no labelled item" + (
-                    f": its {self.n_ties_excluded} labels are ties, left out; count them with "
-                    "--human-ties count)"
+                why = (
+                    f" (no labelled item: its {self.n_ties_excluded} labels are ties, left "
+                    "out; count them with --human-ties count)"
                     if self.n_ties_excluded
-                    else ")"
+                    else " (no labelled item it gave a verdict on)"
                 )
             return (
                 f"{self.judge}: nothing certified at agreement ≥ "

@@ -849,3 +849,22 @@ def test_a_judge_without_verdicts_is_said_to_have_none_on_the_labelled_items() -
     k = next(j for j in c.judges if j.judge == "k")
     assert not k.certified and k.n_labelled == 0
     assert "(no labelled item it gave a verdict on)" in k.guarantee(), k.guarantee()
+
+
+def test_each_strata_bound_and_p_value_are_scipys_at_its_share_of_delta() -> None:
+    """The words ('one-sided Clopper–Pearson lower bound at 1 - δ', δ' = δ/3 over three
+    tested strata, p = P(Binomial(n, t) ≥ k)) against scipy: beta.ppf(δ', k, n − k + 1)
+    and binomtest(k, n, t, 'greater'), at each certified stratum's kept and agreeing
+    counts."""
+    from scipy.stats import beta
+
+    c = certify_judges(simulate_selective(600, seed=1).pairs, ROSTER, Options(target=0.8))
+    tested = [s for s in c.judges[0].strata if s.lower_bound == s.lower_bound]
+    assert len(tested) == 3 and sum(s.certified for s in tested) >= 2
+    for s in tested:
+        assert s.delta == 0.1 / 3
+        if s.certified:
+            k, n = s.n_agree, s.n_kept
+            assert s.lower_bound == pytest.approx(beta.ppf(0.1 / 3, k, n - k + 1), rel=1e-12)
+            p = binomtest(k, n, 0.8, alternative="greater").pvalue
+            assert s.p_value == pytest.approx(p, rel=1e-9) and p <= 0.1 / 3

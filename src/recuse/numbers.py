@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from decimal import ROUND_FLOOR, Decimal
+from decimal import ROUND_FLOOR, Decimal, localcontext
 
 __all__ = [
     "LARGEST_PLAIN",
@@ -82,6 +82,10 @@ MINUS = "\u2212"
 #: the most decimals a number is written with (:func:`small_decimals`' cap); a non-zero
 #: number they would write as 0 is written as a bound (:func:`decimal`)
 MOST_DECIMALS = 6
+
+#: the most decimals :func:`complement` writes ``1 − δ`` with (δ = 1e-28 and above); a
+#: smaller δ is written ``1 − δ``
+COMPLEMENT_DECIMALS = 28
 
 
 def minus(text: str) -> str:
@@ -176,13 +180,24 @@ def complement(value: float, *, least: int = 0) -> str:
     typed (0.93 for δ = 0.07, whose float subtraction gives 0.9299999999999999;
     written ``{:.2f}``, δ = 0.005 read 0.99 and δ = 0.0001 read 1.00, a certainty).
 
+    A δ under 1e-28 was rounded to 1 by decimal's 28 digits: ``--delta 1e-30`` read
+    "with probability ≥ 1.00", a certainty. The subtraction is exact, and a complement
+    of more than :data:`COMPLEMENT_DECIMALS` decimals is written ``1 − δ``.
+
     >>> complement(0.07), complement(0.005), complement(0.1, least=2), complement(1e-7)
     ('0.93', '0.995', '0.90', '0.9999999')
+    >>> complement(1e-20), complement(1e-30, least=2), complement(5e-324)
+    ('0.99999999999999999999', '1 − 1e-30', '1 − 5e-324')
     """
     value = float(value)
     if not math.isfinite(value):
         return exact(1 - value, least=least)
-    return _plain(Decimal(1) - Decimal(repr(value)), least)
+    with localcontext() as ctx:  # exact: a float's repr has at most 17 digits, to 1e-324
+        ctx.prec = 400
+        text = _plain(Decimal(1) - Decimal(repr(value)), least)
+    if value > 0 and len(text.partition(".")[2]) > COMPLEMENT_DECIMALS:
+        return f"1 {MINUS} {value!r}"  # the δ as typed (its shortest repr)
+    return text
 
 
 def general(value: float) -> str:

@@ -146,7 +146,8 @@ def test_self_scope_decides_whether_another_snapshot_is_the_own_stratum(
     the thresholds file records the scope for `certify apply`."""
     src, kept = _snapshot_pairs(tmp_path), tmp_path / "t.json"
     args = ["certify", str(src), "--json", "--min-labels", "5", "--thresholds", str(kept)]
-    code, text = _run(args + (["--self-scope", scope] if scope else []), capsys)
+    code = main(args + (["--self-scope", scope] if scope else []))
+    text = capsys.readouterr().out  # (stderr: a note, where nothing is certified)
     assert code == 0, text
     strata = json.loads(text)["judges"][0]["strata"]
     assert [(s["stratum"], s["n_labelled"]) for s in strata] == [(stratum, 20)]
@@ -928,3 +929,108 @@ def test_apply_writes_an_observed_agreement_on_its_side_of_the_target(
     said = " ".join(text.split())
     assert "5,000 were decided by a certified judge, agreeing 3,998 times (79.96%; " in said
     assert "beside the guarantee's 0.80)" in said
+
+
+def _hand_cascade(tmp_path: Path, *, said: bool = True) -> tuple[Path, Path]:
+    """A cascade file written by hand (pooled thresholds A 0.8, B 0.7; certified
+    coverage 0.25 and 0.2, shares 0.3 and 0.15, or neither: a file of an earlier recuse)
+    and ten items: A at 0.9, 0.85, 0.8, then seven under 0.8; B on items 3-7 at 0.75,
+    0.3, 0.65, 0.4, 0.55 (confidence 0.75, 0.7, 0.65, 0.6, 0.55)."""
+    judges = [
+        {"judge": name, "confidence": "probability", "thresholds": {"all": lam},
+         "recalibration": None, "orders": "both",
+         **({"coverage": {"all": cover}, "share": share} if said else {})}
+        for name, lam, cover, share in (("A", 0.8, 0.25, 0.3), ("B", 0.7, 0.2, 0.15))
+    ]  # fmt: skip
+    thr = tmp_path / "thr.json"
+    spec = {"recuse_thresholds": 1, "target": 0.8, "delta": 0.1, "cascade": True,
+            "strata": False, "judges": judges}  # fmt: skip
+    thr.write_text(json.dumps(spec), "utf-8")
+    a_conf = [0.9, 0.85, 0.8, 0.79, 0.7, 0.6, 0.6, 0.55, 0.5, 0.6]
+    rows = [("A", k, p) for k, p in enumerate(a_conf)]
+    rows += [("B", k, p) for k, p in zip(range(3, 8), [0.75, 0.3, 0.65, 0.4, 0.55], strict=True)]
+    src = tmp_path / "new.csv"
+    pd.DataFrame([{"item_id": f"i{k}", "prompt_id": f"q{k}", "model_a": "m1", "model_b": "m2",
+                   "judge": j, "p_a_first": p, "p_a_second": p} for j, k, p in rows]
+                 ).to_csv(src, index=False)  # fmt: skip
+    return thr, src
+
+
+def test_apply_says_the_share_each_judge_kept_beside_its_certified_coverage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`certify apply` printed counts only ("10 items: 5 decided by a certified judge, 5
+    to a person"). By hand: A keeps 3 of its 10 (30.0%, certified at 25.0%) and decides
+    30.0% of all, certified at 30.0%; B keeps 2 of the 5 reaching it with a verdict
+    (40.0%, certified at 20.0%), 20.0% of all (15.0%); in all 5 of 10, 50.0%, beside
+    0.3 + 0.15 = 45.0%. A file without coverage (an earlier recuse) says so."""
+    thr, src = _hand_cascade(tmp_path)
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out",
+                       str(tmp_path / "d.csv")], capsys)  # fmt: skip
+    assert code == 0, text
+    said = " ".join(text.split())
+    assert "10 items: 5 decided by a certified judge, 5 to a person" in said
+    assert "kept: the share of the items of a stratum reaching a judge" in said
+    assert "certified at: the share of that stratum's labelled calibration items" in said
+    for line in (
+        "A decides 30.0% of all 10 items (3), certified at 30.0% of all labelled calibration items",
+        "A, all: kept 30.0% (3 of 10 items), certified at 25.0%",
+        "B decides 20.0% of all 10 items (2), certified at 15.0% of all labelled calibration items",
+        "B, all: kept 40.0% (2 of 5 items), certified at 20.0%",
+        "in all: 50.0% of the 10 items decided by a certified judge (5), certified at 45.0% "
+        "of the labelled calibration items",
+    ):  # fmt: skip
+        assert line in said, line
+    as_json = tmp_path / "d.json"
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(as_json)], capsys)
+    assert code == 0, text
+    kept = json.loads(as_json.read_text("utf-8"))["kept"]
+    assert (kept["n_items"], kept["share"]) == (10, 0.5)
+    assert kept["certified_share"] == pytest.approx(0.45)
+    assert [(k["judge"], k["stratum"], k["reached"], k["kept"], k["share"],
+             k["certified_coverage"]) for k in kept["judges"]] == [
+        ("A", "all", 10, 3, 0.3, 0.25), ("B", "all", 5, 2, 0.4, 0.2)]  # fmt: skip
+    assert set(kept["definitions"]) == {"n_items", "share", "certified_share", "reached",
+                                        "kept", "certified_coverage"}  # fmt: skip
+    (tmp_path / "old").mkdir()
+    old, _ = _hand_cascade(tmp_path / "old", said=False)
+    code, text = _run(["certify", "apply", str(old), str(src), "--out",
+                       str(tmp_path / "d2.csv")], capsys)  # fmt: skip
+    assert code == 0, text
+    said = " ".join(text.split())
+    assert "A, all: kept 30.0% (3 of 10 items), certified at: not in the file" in said
+    assert "certified share not in thr.json (written by an earlier recuse" in said
+
+
+def test_a_file_that_certifies_nothing_says_so_when_written_and_applied(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A judge right half the time at confidence 0.9 is certified on no stratum. Its
+    thresholds file was written without a word, and `certify apply` printed "guarantee:
+    agreement with humans ≥ 0.80 on the items a certified judge decides ...", of no item
+    (all 200 went to a person)."""
+    src = _pairs(tmp_path)
+    t = pd.read_csv(src)
+    t["p_a"] = t["p_a_first"] = t["p_a_second"] = np.where(np.arange(len(t)) % 2, 0.9, 0.1)
+    t.to_csv(src, index=False)
+    thr = tmp_path / "thr.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr)],
+                      capsys)  # fmt: skip
+    assert code == 0, text
+    said = " ".join(text.split())
+    assert "note: thr.json certifies no judge on any stratum: `recuse certify apply` with it " \
+        "sends every item to a person" in said  # fmt: skip
+    out = tmp_path / "d.json"
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(out)], capsys)
+    assert code == 0, text
+    said = " ".join(text.split())
+    assert f"{len(t):,} items: 0 decided by a certified judge" in said
+    none = ("none: no judge of the file was certified on any stratum (its labels did not show "
+            "agreement ≥ 0.80 at δ = 0.1), so no item is decided by a judge")  # fmt: skip
+    assert f"guarantee (thr.json): {none}" in said
+    assert "on the items a certified judge decides" not in said
+    assert json.loads(out.read_text("utf-8"))["guarantee"].startswith(none)
+    # a file that certifies something says nothing of the kind
+    code, text = _run(["certify", str(_pairs(tmp_path)), "--agreement", "0.8", "--thresholds",
+                       str(thr)], capsys)  # fmt: skip
+    assert code == 0 and "certifies no judge" not in text, text

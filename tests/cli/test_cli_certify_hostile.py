@@ -94,6 +94,18 @@ def _thresholds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Pat
         (lambda j: j.update(human_ties="yes"), "'human_ties' must be exclude or count, not 'yes'"),
         (lambda j: j.update(cascade=[list(range(10_000))]),
          "'cascade' must be true or false, not [[0, 1, 2"),
+        # the certified coverage and share apply prints its kept shares beside
+        (lambda j: j["judges"][0]["coverage"].update(other=7),
+         "judges[0].coverage must map the strata of its thresholds (own, family, other) to "
+         "null or a share in [0, 1], not {"),
+        (lambda j: j["judges"][0]["coverage"].update(all=0.5), "judges[0].coverage must map"),
+        (lambda j: j["judges"][0].update(thresholds={}),
+         "judges[0].coverage must map the strata of its thresholds (none) to null"),
+        (lambda j: j["judges"][0].update(coverage=[0.5]), "judges[0].coverage must map"),
+        (lambda j: j["judges"][0]["coverage"].update(own=math.nan), "judges[0].coverage must"),
+        (lambda j: j["judges"][0].update(share=-0.1),
+         "judges[0].share must be null or a share in [0, 1], not -0.1"),
+        (lambda j: j["judges"][0].update(share="half"), "judges[0].share must be null or a"),
     ],
 )  # fmt: skip
 def test_a_damaged_thresholds_file_is_refused_and_nothing_written(

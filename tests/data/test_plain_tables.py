@@ -806,3 +806,27 @@ def test_a_confidence_column_the_file_lacks_is_named_as_the_caller_gave_it(
     assert (err.value.fix or "").startswith(
         f"did you mean 'conf_'? use the file's own column names (before {renamed} renames them)"
     )
+
+
+def test_verdict_cells_that_are_numbers_are_not_looked_up_as_model_names() -> None:
+    """A verdict column read as text names models (gpt4 -> gpt-4) among its numbers;
+    every distinct probability was keyed and looked up in the roster as a name as well
+    (200,000 of them: 2 s of a 4 s read). Now only texts that are not numbers are, and
+    the column reads as before: names canonical, numbers and words as written."""
+    from recuse.data.model_names import canonical_label_names
+
+    roster = Roster.load()
+    looked: list[str] = []
+    lookup = roster.lookup
+
+    def spy(names: pd.Series) -> tuple[pd.Series, pd.Series]:
+        looked.extend(str(n) for n in names if n is not None)
+        return lookup(names)
+
+    roster.lookup = spy  # type: ignore[method-assign]
+    cells = ["gpt4", "0.25", "2", "1.5", "1e5", "inf", "A", "tie", "claude", None, " 1 "]
+    df = pd.DataFrame({"p_a": pd.Series(cells * 3, dtype=object), "model_a": "gpt-4"})
+    out = canonical_label_names(df, roster)
+    read = ["gpt-4", "0.25", "2", "1.5", "1e5", "inf", "A", "tie", "claude-v1", None, " 1 "]
+    assert out["p_a"].tolist() == read * 3
+    assert sorted(set(looked)) == ["claude", "gpt4"]

@@ -3,6 +3,8 @@ the own-answer strata, cascades, ties and applying thresholds."""
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -758,3 +760,111 @@ def test_a_guarantee_with_tied_labels_left_out_says_they_are_not_counted() -> No
                  applied_guarantee(counted.thresholds())):  # fmt: skip
         assert "a tie not counted" not in text
     assert "(tied labels counted" in applied_guarantee(counted.thresholds())
+
+
+def test_the_cascade_json_counts_the_tied_labels_left_out() -> None:
+    """The single judge's JSON carried n_ties_excluded; the cascade's (to_dict, the
+    `cascade` of `recuse certify --json`) did not, though its guarantee is on the items
+    labelled a or b. Its count is the tied labels of the table (human 0.5), counted here
+    by hand; with ties counted, none are left out."""
+    t = _tied_batch(300, np.random.default_rng(8))
+    tied = int((t["human"] == 0.5).sum())
+    assert 30 < tied < 90  # about 20% of 300
+    c = certify_judges(t, None, Options(target=0.85), cascade=["j"])
+    assert c.cascade is not None
+    d = c.cascade.to_dict()
+    assert d["n_ties_excluded"] == tied and d["n_items"] == 300 - tied
+    assert c.to_dict()["cascade"]["n_ties_excluded"] == tied
+    counted = certify_judges(t, None, Options(target=0.7, human_ties="count"), cascade=["j"])
+    assert counted.cascade is not None and counted.cascade.to_dict()["n_ties_excluded"] == 0
+
+
+def test_prompt_folds_deal_the_sorted_prompts_in_a_seeded_order() -> None:
+    """The folds as the docstring deals them, written out the slow way (the sorted
+    distinct prompts, a seeded permutation, the k-th dealt to fold k % folds): the
+    hashed version (factorize, 0.2 s less an object sort at 200,000 items) gives the
+    same fold to every item, prompts that read as numbers, cases and repeats alike."""
+    from recuse.mitigation.selective import _prompt_folds
+
+    rng = np.random.default_rng(4)
+    names = np.array(["10", "9", "B", "a", "b", "q1", "q10", "q2", "Ω", " x"], dtype=object)
+    prompt = names[rng.integers(0, len(names), 500)]
+    lab = items_of(table(500).assign(prompt_id=prompt), None, Options())
+    for seed, folds in ((0, 5), (3, 4), (1, 20)):
+        o = Options(seed=seed, folds=folds)
+        sorted_prompts = np.unique(prompt)
+        order = np.random.default_rng(seed).permutation(len(sorted_prompts))
+        k = min(folds, len(sorted_prompts))
+        fold_of = {p: i % k for i, p in enumerate(sorted_prompts[order])}
+        got = _prompt_folds(lab, o)
+        assert got is not None
+        assert got.tolist() == [fold_of[p] for p in prompt]
+    assert (
+        _prompt_folds(items_of(table(40), None, Options()).take(np.arange(40) < 1), Options())
+        is None
+    )
+
+
+def test_a_guarantee_at_a_tiny_delta_is_not_a_certainty() -> None:
+    """At δ = 1e-30 (allowed: 0 < δ < 0.5) a judge right on all 400 items is certified
+    at 0.7 (full agreement passes from ⌈log δ / log 0.7⌉ = 194 items), and its guarantee
+    read "with probability ≥ 1.00", the cascade's too, and certify apply's."""
+    c = certify_judges(table(400), None, Options(target=0.7, delta=1e-30, strata=False),
+                       cascade=["j"])  # fmt: skip
+    assert c.judges[0].certified and c.cascade is not None
+    for text in (c.judges[0].guarantee(), c.cascade.guarantee(),
+                 applied_guarantee(c.thresholds())):  # fmt: skip
+        assert "probability ≥ 1 \u2212 1e-30" in text and "≥ 1.00" not in text, text
+
+
+def test_a_stratum_left_untested_is_told_the_rule_that_left_it_out() -> None:
+    """Strata of 100, 30 and 100 items all agreeing at confidence 0.95, target 0.9,
+    min_labels 1: a stratum is tested when full agreement can pass at δ/3 (the three
+    strata with labels), ⌈log(0.1/3) / log 0.9⌉ = 33 items, so the 30 are not. Its reason
+    said "too few labelled items to certify: 30 (needs 29 ... at δ' = 0.05)" — the need
+    at the share of the two tested — and that its labels "could certify agreement ≥ 0.90
+    at most", the target itself. By hand: needs 33 at δ' = 0.0333, and at most
+    ⌊100 · (0.1/3)^(1/30)⌋ / 100 = 0.89."""
+    sizes = {"own": 100, "family": 30, "other": 100}
+    t = pd.concat([table(k, p=0.95, start=1000 * i) for i, k in enumerate(sizes.values())])
+    stratum = np.concatenate([np.full(k, s, dtype=object) for s, k in sizes.items()])
+    items = replace(items_of(t, None, Options()), stratum=stratum)
+    certs = {c.stratum: c for c in certify_items(items, Options(target=0.9, min_labels=1), 0.1)}
+    need = math.ceil(math.log(0.1 / 3) / math.log(0.9))
+    assert need == 33 and certs["own"].certified and certs["other"].certified
+    family = certs["family"]
+    assert not family.certified
+    assert f"too few labelled items to certify: 30 (needs {need}: at least 1, and ⌈log δ'/log " \
+        f"t⌉ = {need} for full agreement to pass, at δ' = 0.0333 (δ = 0.1 shared by 3 " \
+        "strata))" in family.reason  # fmt: skip
+    assert family.best_target == math.floor(100 * (0.1 / 3) ** (1 / 30)) / 100 == 0.89
+
+
+def test_a_judge_without_verdicts_is_said_to_have_none_on_the_labelled_items() -> None:
+    """A judge named in the table whose every p_a is missing was 'nothing certified ...
+    (no labelled item)', though all 60 items are labelled: it gave no verdict on them."""
+    t = table(60)
+    silent = t.assign(judge="k", p_a=np.nan, p_a_first=np.nan, p_a_second=np.nan)
+    c = certify_judges(pd.concat([t, silent]), None, Options(target=0.8, strata=False))
+    k = next(j for j in c.judges if j.judge == "k")
+    assert not k.certified and k.n_labelled == 0
+    assert "(no labelled item it gave a verdict on)" in k.guarantee(), k.guarantee()
+
+
+def test_each_strata_bound_and_p_value_are_scipys_at_its_share_of_delta() -> None:
+    """The words ('one-sided Clopper–Pearson lower bound at 1 - δ', δ' = δ/3 over three
+    tested strata, p = P(Binomial(n, t) ≥ k)) against scipy: beta.ppf(δ', k, n − k + 1)
+    and binomtest(k, n, t, 'greater'), at each certified stratum's kept and agreeing
+    counts."""
+    from scipy.stats import beta
+
+    c = certify_judges(simulate_selective(600, seed=1).pairs, ROSTER, Options(target=0.8))
+    tested = [s for s in c.judges[0].strata if s.lower_bound == s.lower_bound]
+    assert len(tested) == 3 and sum(s.certified for s in tested) >= 2
+    for s in tested:
+        assert s.delta == 0.1 / 3
+        if s.certified:
+            k, n = s.n_agree, s.n_kept
+            assert s.lower_bound == pytest.approx(beta.ppf(0.1 / 3, k, n - k + 1), rel=1e-12)
+            p = binomtest(k, n, 0.8, alternative="greater").pvalue
+            assert s.p_value == pytest.approx(p, rel=1e-9) and p <= 0.1 / 3

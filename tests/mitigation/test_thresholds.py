@@ -13,7 +13,7 @@ import pytest
 from mitigation.conftest import ROSTER, calibrated, mixed_orders, table
 from recuse.errors import ConfigError, InputError
 from recuse.mitigation.selective import PERSON, Options, certify_judges, items_of
-from recuse.mitigation.thresholds import apply_thresholds
+from recuse.mitigation.thresholds import apply_thresholds, decide
 from recuse.roster import Roster
 from recuse.simulate.selective import simulate_selective
 
@@ -461,3 +461,70 @@ def test_a_large_table_is_decided_in_time_linear_in_its_items(
     big = pd.concat([table(20_000, judge="j1", p=0.6), table(20_000, judge="j2")])
     decided = apply_thresholds(big, spec, None)
     assert (decided["judge"] == "j2").all() and (decided["decision"] == "a").all()
+
+
+def _hand_file(**judges: tuple[float, float | None, float | None]) -> dict[str, Any]:
+    """A thresholds file written by hand: a cascade of ``judges`` in order, each pooled
+    (stratum all) with its threshold, certified coverage and share (None: left out, as a
+    file of an earlier recuse)."""
+    return {
+        "recuse_thresholds": 1, "target": 0.8, "delta": 0.1, "cascade": len(judges) > 1,
+        "strata": False, "judges": [
+            {"judge": name, "confidence": "probability", "thresholds": {"all": lam},
+             "recalibration": None, "orders": "both",
+             **({} if cover is None else {"coverage": {"all": cover}}),
+             **({} if share is None else {"share": share})}
+            for name, (lam, cover, share) in judges.items()
+        ],
+    }  # fmt: skip
+
+
+def _verdicts(judge: str, ids: list[int], conf: list[float]) -> pd.DataFrame:
+    p = np.asarray(conf, dtype=float)
+    return pd.DataFrame({
+        "item_id": [f"i{k}" for k in ids], "prompt_id": [f"q{k}" for k in ids],
+        "model_a": "m1", "model_b": "m2", "judge": judge,
+        "p_a_first": p, "p_a_second": p, "p_a": p,
+    })  # fmt: skip
+
+
+def test_decide_counts_what_each_judge_kept_beside_its_certified_coverage() -> None:
+    """By hand: judge A (threshold 0.8) sees items 0-9 at confidences 0.9, 0.85, 0.8 and
+    seven under 0.8: it keeps 3 of 10. Judge B (0.7) has verdicts on items 3-7 only: the
+    five A passed on reach it, at 0.75, 0.7, 0.65, 0.6, 0.55 (two b verdicts, 1 - p): it
+    keeps 2 of 5; items 8 and 9 it never judged pass to a person. In all 5 of 10 decided,
+    beside the file's 0.3 + 0.15 = 0.45."""
+    pairs = pd.concat([
+        _verdicts("A", list(range(10)), [0.9, 0.85, 0.8, 0.79, 0.7, 0.6, 0.6, 0.55, 0.5, 0.6]),
+        _verdicts("B", [3, 4, 5, 6, 7], [0.75, 0.3, 0.65, 0.4, 0.55]),
+    ])  # fmt: skip
+    spec = _hand_file(A=(0.8, 0.25, 0.3), B=(0.7, 0.2, 0.15))
+    got = decide(pairs, spec, None, file="t.json")
+    assert [(k.judge, k.stratum, k.reached, k.kept, k.certified) for k in got.kept] == [
+        ("A", "all", 10, 3, 0.25), ("B", "all", 5, 2, 0.2)]  # fmt: skip
+    assert [k.share for k in got.kept] == [0.3, 0.4]
+    assert got.share == 0.5 and got.certified_share == pytest.approx(0.45)
+    assert got.decisions["judge"].tolist() == ["A"] * 3 + ["B", "B"] + [""] * 5
+    # apply_thresholds is its decisions
+    pd.testing.assert_frame_equal(apply_thresholds(pairs, spec, None), got.decisions)
+    # a file of an earlier recuse (no coverage, no share) decides alike, saying neither
+    old = decide(pairs, _hand_file(A=(0.8, None, None), B=(0.7, None, None)), None)
+    pd.testing.assert_frame_equal(old.decisions, got.decisions)
+    assert old.certified_share is None and {k.certified for k in old.kept} == {None}
+
+
+def test_a_certified_file_keeps_each_judges_coverage_and_share() -> None:
+    """The thresholds file carries what certify measured: per stratum the share of its
+    labelled items the judge kept (n_kept / n_labelled), and the judge's share of all
+    (a cascade stage's: of all the cascade's labelled items)."""
+    pairs = simulate_selective(300, seed=2).pairs
+    c = certify_judges(pairs, ROSTER, Options(target=0.8))
+    (j,) = c.thresholds()["judges"]
+    (cert,) = c.judges
+    assert j["coverage"] == {s.stratum: s.n_kept / s.n_labelled for s in cert.strata}
+    assert j["share"] == sum(s.n_kept for s in cert.strata) / sum(s.n_labelled for s in cert.strata)
+    cas = certify_judges(pairs, ROSTER, Options(target=0.8), cascade=["gpt-4"])
+    assert cas.cascade is not None
+    (stage,) = cas.thresholds()["judges"]
+    assert stage["share"] == pytest.approx(1 - cas.cascade.person_share)
+    assert stage["share"] * 300 == pytest.approx(cas.cascade.stages[0].certificate.n_kept)

@@ -376,12 +376,24 @@ def certify_command(
     if thresholds is not None:
         text = json.dumps(result.thresholds(), indent=2, ensure_ascii=False, allow_nan=False)
         outputs.write_text(paths[-1], text)
+        _note_nothing_certified(result.thresholds(), paths[-1])
     if as_json:
         typer.echo(json_shown(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)))
         return
     _print(result)
     for p in paths:
         echo(f"wrote {p}")
+
+
+def _note_nothing_certified(spec: dict[str, Any], path: Path) -> None:
+    """A note where the thresholds file written certifies no judge on any stratum:
+    `certify apply` with it sends every item to a person."""
+    from recuse.mitigation.thresholds import certifies_any
+
+    if not certifies_any(spec):
+        echo(f"recuse: note: {path.name} certifies no judge on any stratum: `recuse certify "
+             "apply` with it sends every item to a person (each stratum's reason says why, and the "
+             "highest target each stratum's labels could certify)", err=True)  # fmt: skip
 
 
 def _read_json(path: Path) -> Any:
@@ -461,12 +473,7 @@ def apply_command(
     carries and, when SOURCE has labels, how often the decided items agree with them."""
     from recuse.data.inputs import load_input
     from recuse.mitigation.selective import PERSON
-    from recuse.mitigation.thresholds import (
-        DECISION_FIELDS,
-        applied_guarantee,
-        apply_thresholds,
-        observed,
-    )
+    from recuse.mitigation.thresholds import DECISION_FIELDS, applied_guarantee, decide, observed
 
     settings, roster = cli_context(ctx, READING)
     path = outputs.check_output(out, inputs=[source, thresholds, *settings_files(ctx)])
@@ -478,12 +485,14 @@ def apply_command(
         source, table="pairs", data_dir=settings.data_dir, roster=roster,
         mapping=dict(settings.mapping) or None, reading=reading,
     )  # fmt: skip
-    decided = apply_thresholds(inp.frame, spec, roster, file=str(thresholds), judge=judge)
+    applied = decide(inp.frame, spec, roster, file=str(thresholds), judge=judge)
+    decided = applied.decisions
     _note_absent_stages(spec, inp.frame, source)
     if path.suffix.lower() == ".json":
         records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")
         payload = {"thresholds": str(thresholds), "guarantee": applied_guarantee(spec),
-                   "definitions": dict(DECISION_FIELDS), "decisions": records}  # fmt: skip
+                   "definitions": dict(DECISION_FIELDS), "kept": applied.to_dict(),
+                   "decisions": records}  # fmt: skip
         outputs.write_text(path, json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
         wrote = outputs.written(path)
     else:
@@ -493,6 +502,7 @@ def apply_command(
         f"{len(decided):,} items: {len(decided) - people:,} decided by a certified judge, "
         f"{people:,} {PERSON}; wrote {wrote}"
     )
+    _print_kept(applied, spec, thresholds.name)
     echo(f"guarantee ({thresholds.name}): {applied_guarantee(spec)}")
     counted = spec.get("human_ties") == "count"  # as certified
     seen = observed(decided, inp.frame, "count" if counted else "exclude")
@@ -508,6 +518,53 @@ def apply_command(
                f"batch, beside the guarantee's {numbers.exact(spec['target'], least=2)})"
                if seen.kept else "")
         )  # fmt: skip
+
+
+#: what `certify apply`'s kept shares are, printed above them
+KEPT_WORDS = (
+    "kept: the share of the items of a stratum reaching a judge (with its verdict, no "
+    "earlier judge of the file deciding them) whose confidence reaches its threshold there; "
+    "certified at: the share of that stratum's labelled calibration items (reaching it) the "
+    "judge kept when certified. A batch's shares scatter around the certified ones; far "
+    "apart, the items may not be like the calibration items"
+)
+
+
+def _certified_at(share: float | None, said: bool) -> str:
+    """The certified share beside a kept one, in words."""
+    if share is not None:
+        return f"certified at {_pct(share)}"
+    return "certified at: no labelled item" if said else "certified at: not in the file"
+
+
+def _print_kept(applied: Any, spec: dict[str, Any], name: str) -> None:
+    """What each judge (and stratum) of the file kept of the new items and in all, beside
+    the shares it was certified at (:class:`recuse.mitigation.thresholds.Applied`)."""
+    from recuse.mitigation.selective import PERSON
+
+    said = {j["judge"]: "coverage" in j for j in spec["judges"]}
+    echo(KEPT_WORDS)
+    judges = list(dict.fromkeys(k.judge for k in applied.kept))
+    n = len(applied.decisions)
+    for judge in judges:
+        if len(judges) > 1:  # a cascade: each judge's share of all the items
+            mine = int((applied.decisions["judge"] == judge).sum())
+            stage = next(j for j in spec["judges"] if j["judge"] == judge)
+            echo(f"  {judge} decides {_pct(mine / n if n else None, 'none')} of all {n:,} "
+                 f"items ({mine:,}), {_certified_at(stage.get('share'), said[judge])} of "
+                 "all labelled calibration items")  # fmt: skip
+        for k in (k for k in applied.kept if k.judge == judge):
+            got = (f"kept {_pct(k.share)} ({k.kept:,} of {k.reached:,} items)" if k.reached
+                   else "no item reaches it")  # fmt: skip
+            where = k.stratum + ("" if k.threshold is not None else " (nothing certified)")
+            echo(f"  {judge}, {where}: {got}, {_certified_at(k.certified, said[judge])}")
+    decided = int((applied.decisions["decision"] != PERSON).sum())
+    echo(f"in all: {_pct(applied.share, 'none')} of the {n:,} items decided by a certified "
+         f"judge ({decided:,}), "
+         + (f"certified at {_pct(applied.certified_share)} of the labelled calibration items"
+            if applied.certified_share is not None else
+            f"certified share not in {name} (written by an earlier recuse: certify again to "
+            "have it)"))  # fmt: skip
 
 
 def _checked_thresholds(thresholds: Path) -> dict[str, Any]:

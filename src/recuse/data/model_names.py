@@ -49,18 +49,32 @@ def canonical_label_names(df: pd.DataFrame, roster: Roster) -> pd.DataFrame:
             continue
         s = out[col]
         codes, uniques = pd.factorize(s, use_na_sentinel=True)
-        names = [
-            u if isinstance(u, str) and u.strip() and side_word(u) is None else None
-            for u in uniques
-        ]
-        ids, _ = roster.lookup(pd.Series(names, dtype=object))
+        values = np.asarray(uniques, dtype=object)
+        # a number (a probability, AlpacaEval's 1/2/1.5) names no model: only the other
+        # texts are looked up (200,000 probabilities as texts took 3 s, each keyed)
+        number = _numbers(values)
+        at = [i for i, u in enumerate(values) if not number[i] and isinstance(u, str)
+              and u.strip() and side_word(u) is None]  # fmt: skip
+        ids, _ = roster.lookup(pd.Series(values[at], dtype=object))
         if ids.isna().all():
             continue
         # each distinct value once: its canonical id, or itself; missing stays missing
-        new = np.array([*ids.where(ids.notna(), pd.Series(list(uniques))), None], dtype=object)
+        found = ids.notna().to_numpy()
+        new = np.append(values, np.array([None], dtype=object))
+        new[np.asarray(at, dtype=int)[found]] = ids.to_numpy(dtype=object)[found]
         out = out.copy() if out is df else out
         out[col] = pd.Series(new[codes], index=s.index, dtype=object).where(s.notna(), s)
     return out
+
+
+def _numbers(values: np.ndarray) -> np.ndarray:
+    """Which of ``values`` (distinct cells) read as a finite or infinite number; a cell
+    pandas cannot read (a list) is none."""
+    try:
+        read = pd.to_numeric(pd.Series(values, dtype=object), errors="coerce")
+    except (TypeError, ValueError):
+        return np.zeros(len(values), dtype=bool)
+    return np.asarray(read.notna().to_numpy(), dtype=bool)
 
 
 def _blank_name(name: object) -> bool:

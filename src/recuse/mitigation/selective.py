@@ -51,10 +51,12 @@ over-confident on its own answers cannot hide in a pooled guarantee. The strata'
 tests share δ by a union bound (``δ / m`` each, ``m`` strata with enough labels), so all
 strata's guarantees — and hence the judge's pooled one — hold together with
 probability ``≥ 1 − δ``. A stratum with fewer than ``max(min_labels, n_min)`` labelled
-items is never certified; its items go to a person. The strata are the roster's: the
-thresholds file keeps whose answers each generator gave each judge (:func:`models_of`),
-and :func:`recuse.mitigation.thresholds.apply_thresholds` refuses a roster that reads
-one of them otherwise.
+items, ``n_min`` at ``δ / m'`` (``m'``: the strata with labelled items; a label-free
+rule), is never tested nor certified, and takes no share of δ; its items go to a
+person. The strata are the roster's: the thresholds file keeps whose answers each
+generator gave each judge (:func:`models_of`), and
+:func:`recuse.mitigation.thresholds.apply_thresholds` refuses a roster that reads one of
+them otherwise.
 
 **Cascade.** Judges ``j_1, …, j_m`` in order: ``j_1`` is certified on all labelled items,
 keeps what it can; ``j_k`` is certified on the items no earlier judge kept (an item a
@@ -173,7 +175,8 @@ FIELDS: dict[str, str] = {
     "p_value": "P(Binomial(n_kept, target) >= n_agree) at the threshold (at the first "
     "threshold tested when nothing was certified); null: no test",
     "best_target": "the highest target (to 0.01) these labels could certify at this delta",
-    "n_ties_excluded": "labelled items left out because the label is a tie",
+    "n_ties_excluded": "labelled items left out because the label is a tie (of the judge; "
+    "cascade: of the items it is certified on; 0 when ties are counted)",
     "n_one_order": "items judged in one order only, read at confidence 0.5 (order consistency)",
     "heldout_coverage": "coverage when each of 5 prompt folds is decided by thresholds "
     "certified on the other folds (null: no labels, or every item has one prompt, so no "
@@ -373,8 +376,8 @@ def models_of(
     an id of the new items)."""
     if roster is None or not o.strata:
         return None
-    names = pd.concat([rows["model_a"], rows["model_b"]]).dropna().astype(str)
-    models = sorted(set(names))
+    names = pd.concat([rows["model_a"], rows["model_b"]]).dropna()
+    models = sorted(set(as_texts(names)))
     if not models:
         return ()
     keys = self_keys(pd.Series([judge, *models], dtype=object),
@@ -534,11 +537,11 @@ class JudgeCertificate:
         if not self.certified:
             why = ""
             if not self.n_labelled:
-                why = " (no labelled item" + (
-                    f": its {self.n_ties_excluded} labels are ties, left out; count them with "
-                    "--human-ties count)"
+                why = (
+                    f" (no labelled item: its {self.n_ties_excluded} labels are ties, left "
+                    "out; count them with --human-ties count)"
                     if self.n_ties_excluded
-                    else ")"
+                    else " (no labelled item it gave a verdict on)"
                 )
             return (
                 f"{self.judge}: nothing certified at agreement ≥ "
@@ -671,6 +674,19 @@ def judge_rows(pairs: pd.DataFrame, judge: str) -> pd.DataFrame:
     return rows.reset_index(drop=True)
 
 
+def as_texts(values: pd.Series) -> NDArray[np.object_]:
+    """``values`` as Python strings in an object array: pandas' string columns are
+    iterated a cell at a time (a set of 200,000 item ids took 0.3 s; the array, 0.02)."""
+    return np.asarray(values.astype(str).to_numpy(object), dtype=object)
+
+
+def among(values: pd.Series, ids: set[str]) -> NDArray[np.bool_]:
+    """Which of ``values`` (read as text) are in ``ids``: a set lookup per cell
+    (``Series.isin`` of a set built a list of it and iterated the string column)."""
+    texts = as_texts(values)
+    return np.fromiter((v in ids for v in texts), dtype=bool, count=len(texts))
+
+
 def map_points(x: FloatArray, points: tuple[tuple[float, ...], tuple[float, ...]]) -> FloatArray:
     return np.asarray(np.interp(x, np.asarray(points[0]), np.asarray(points[1])), dtype=float)
 
@@ -699,8 +715,8 @@ def items_of(
     labelled = np.isfinite(h) & ((human != 0) | (o.human_ties == "count"))
     selves = roster.self_map(o.self_scope) if roster is not None else None  # type: ignore[arg-type]
     return Items(
-        item_id=rows["item_id"].astype(str).to_numpy(object),
-        prompt=rows["prompt_id"].astype(str).to_numpy(object),
+        item_id=as_texts(rows["item_id"]),
+        prompt=as_texts(rows["prompt_id"]),
         conf=conf,
         verdict=side_labels(p),
         human=human,
@@ -716,32 +732,42 @@ def certify_items(
     union bound over strata, each stratum's fixed-sequence test (module docstring).
     ``explain=False`` skips the search for the best target a failed stratum could
     certify (``best_target`` None; a curve over many targets needs no such search)."""
-    lab = items.take(items.labelled)
-    names = [s for s in (*STRATA, "all") if (lab.stratum == s).any()]
-    sizes = {s: int((lab.stratum == s).sum()) for s in names}
-    need = max(o.min_labels, n_min(o.target, delta / max(len(names), 1)))
+    labelled = items.labelled
+    stratum, conf_all, agree_all = (
+        items.stratum[labelled],
+        items.conf[labelled],
+        items.agree[labelled],
+    )
+    where = {s: stratum == s for s in (*STRATA, "all")}  # (the other fields are not read)
+    names = [s for s in (*STRATA, "all") if where[s].any()]
+    sizes = {s: int(where[s].sum()) for s in names}
+    # the rule (label-free): a stratum is tested when it has at least this many labelled
+    # items, full agreement passing at δ shared by every stratum with labels (δ / m)
+    m = max(len(names), 1)
+    need = max(o.min_labels, n_min(o.target, delta / m))
     testable = [s for s in names if sizes[s] >= need]
     share = delta / max(len(testable), 1)
-    need = max(o.min_labels, n_min(o.target, share))
     level = _level(share, delta, len(testable), o)
-    symbol = "δ'" if len(testable) > 1 else "δ"
+    # a stratum left out is told that rule, not the need at the share of those tested:
+    # 30 items read "too few: 30 (needs 29 ... at δ' = 0.05)", left out at δ/3 (33)
+    left_level = _level(delta / m, delta, m, o)
+    symbol = "δ'" if m > 1 else "δ"
     out = []
     for s in names:
-        mine = lab.take(lab.stratum == s)
-        conf, agree = mine.conf, mine.agree
+        conf, agree = conf_all[where[s]], agree_all[where[s]]
         if s not in testable:
             # under min_labels no target is tested; else a lower target needs fewer items
             under = sizes[s] < o.min_labels
             best = None if under or not explain else best_target(
-                conf, agree, delta=share, start=o.min_labels, grid=o.grid)  # fmt: skip
+                conf, agree, delta=delta / m, start=o.min_labels, grid=o.grid)  # fmt: skip
             could = _could(best) if not under else (
                 f"; no target can be certified from fewer than {o.min_labels} labelled items "
                 "(--min-labels)")  # fmt: skip
             out.append(StratumCertificate(
                 s, o.target, share, sizes[s], None, 0, 0, math.nan, math.nan,
                 f"too few labelled items to certify: {sizes[s]} (needs {need}: at least "
-                f"{o.min_labels}, and ⌈log {symbol}/log t⌉ = {n_min(o.target, share)} for full "
-                f"agreement to pass, at {level}); these items always go on{could}",
+                f"{o.min_labels}, and ⌈log {symbol}/log t⌉ = {n_min(o.target, delta / m)} for "
+                f"full agreement to pass, at {left_level}); these items always go on{could}",
                 best,
             ))  # fmt: skip
             continue
@@ -788,14 +814,16 @@ def _prompt_folds(lab: Items, o: Options) -> NDArray[np.int_] | None:
     """Each item's fold (0 to ``o.folds - 1``): its prompt's, prompts dealt to the folds
     in a seeded random order; None where the items share one prompt (no fold could be
     certified without its own items)."""
-    prompts = np.unique(lab.prompt)
+    # each item's prompt as its place among the sorted prompts (hashed, not an object sort)
+    codes, prompts = pd.factorize(lab.prompt, sort=True)
     if len(prompts) < 2:
         return None
     order = np.random.default_rng(o.seed).permutation(len(prompts))
     # more folds than prompts: a fold per prompt (a count past int64 is no array's divisor)
     folds = min(o.folds, len(prompts))
-    fold_of = dict(zip(prompts[order], np.arange(len(prompts)) % folds, strict=True))
-    return np.array([fold_of[p] for p in lab.prompt], dtype=int)
+    fold_of = np.empty(len(prompts), dtype=int)  # the prompt dealt k-th goes to fold k % folds
+    fold_of[order] = np.arange(len(prompts)) % folds
+    return np.asarray(fold_of[codes], dtype=int)
 
 
 def _heldout(
@@ -1060,6 +1088,7 @@ class Cascade:
             "target": self.target,
             "delta": self.delta,
             "n_items": self.n_items,
+            "n_ties_excluded": self.n_ties_excluded,
             "person_share": self.person_share,
             "heldout_person_share": _num(self.heldout_person_share),
             "agreement": _num(self.agreement),
@@ -1101,7 +1130,7 @@ def run_cascade(
     for judge in judges:
         rows = judge_rows(pairs, judge)
         reached = len(remaining) / len(labelled_ids)
-        mine = rows[rows["item_id"].astype(str).isin(remaining)].reset_index(drop=True)
+        mine = rows[among(rows["item_id"], remaining)].reset_index(drop=True)
         # its kind is that of all its verdicts: no item may reach it (read as "single
         # verdict", apply refused its probabilities on the very table certified)
         kind = confidence_kind(rows) if len(rows) else None
@@ -1112,7 +1141,7 @@ def run_cascade(
         agree += int(items.agree[keep].sum())
         decided += int(keep.sum())
         remaining -= set(items.item_id[keep])
-        h_rows = rows[rows["item_id"].astype(str).isin(held_left)].reset_index(drop=True)
+        h_rows = rows[among(rows["item_id"], held_left)].reset_index(drop=True)
         h = _stage_heldout(h_rows, judge, roster, o, d, kind=kind)
         held_left -= h[0]
         held = held + h[1]
@@ -1198,7 +1227,7 @@ def _labelled_items(pairs: pd.DataFrame, o: Options) -> list[str]:
     ok = h.notna()
     if o.human_ties == "exclude":
         ok &= (h - 0.5).abs() > TIE_TOL
-    return sorted(set(pairs.loc[ok, "item_id"].astype(str)))
+    return sorted(set(as_texts(pairs.loc[ok, "item_id"])))
 
 
 # --- the whole result ---
@@ -1249,9 +1278,9 @@ class Certification:
     def thresholds(self) -> dict[str, Any]:
         """The certified thresholds as ``recuse certify apply`` reads them."""
         stages = (
-            [s.certificate for s in self.cascade.stages]
+            [(s.certificate, s.share) for s in self.cascade.stages]
             if self.cascade is not None
-            else list(self.judges)
+            else [(j, j.coverage) for j in self.judges]
         )
         return {
             "recuse_thresholds": THRESHOLDS_VERSION,
@@ -1273,8 +1302,11 @@ class Certification:
                     else {"x": list(c.recalibration[0]), "y": list(c.recalibration[1])},
                     **({} if c.models is None else {"models": dict(c.models)}),
                     **({} if c.orders is None else {"orders": c.orders}),
+                    # what `certify apply` prints its kept shares beside (thresholds.Kept)
+                    "coverage": {s.stratum: _num(s.coverage) for s in c.strata},
+                    "share": _num(share),
                 }
-                for c in stages
+                for c, share in stages
             ],
         }
 
@@ -1297,7 +1329,7 @@ def certify_judges(
             column="human",
             fix="give a table with a human column (a/b/tie, or P(a better))",
         )
-    present = sorted({str(j) for j in pairs["judge"].dropna()}) if "judge" in pairs else []
+    present = sorted(set(as_texts(pairs["judge"].dropna()))) if "judge" in pairs else []
     if not present:
         raise InputError(
             "the table has no judge verdicts to certify", column="judge",

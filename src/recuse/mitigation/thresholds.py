@@ -34,6 +34,7 @@ from recuse.mitigation.selective import (
     WHOSE,
     Options,
     TiedLabels,
+    as_texts,
     confidence_kind,
     is_number,
     items_of,
@@ -49,12 +50,17 @@ from recuse.roster import SELF_SCOPES, Roster
 
 __all__ = [
     "DECISION_FIELDS",
+    "KEPT_FIELDS",
     "READING",
+    "Applied",
+    "Kept",
     "Observed",
     "OneOrderNotCertified",
     "StrataUnchecked",
     "applied_guarantee",
     "apply_thresholds",
+    "certifies_any",
+    "decide",
     "observed",
     "read_thresholds",
     "unchecked_strata",
@@ -93,7 +99,8 @@ READING: dict[str, tuple[str | None, ...]] = {
 #: verdicts in the original frame, a default in its place)
 FILE_KEYS = ("recuse_thresholds", "target", "delta", "cascade", "strata", "self_scope",
              "reference", "human_ties", "reading", "judges")  # fmt: skip
-JUDGE_KEYS = ("judge", "confidence", "thresholds", "recalibration", "models", "orders")
+JUDGE_KEYS = ("judge", "confidence", "thresholds", "recalibration", "models", "orders",
+              "coverage", "share")  # fmt: skip
 #: the orders a probability certificate's verdicts were judged in (selective.orders_of)
 ORDERS = ("both", "one", "mixed")
 
@@ -207,6 +214,7 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
             )
         if j.get("orders", "both") not in ORDERS:  # absent: picks, or written before it
             raise bad(f"judges[{k}].orders must be {', '.join(ORDERS)}, not {shown(j['orders'])}")
+        _check_coverage(j, k, bad)
         models = j.get("models", {})  # absent: pooled, or written before it
         if not (
             isinstance(models, dict)
@@ -220,6 +228,28 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
                 f"(whose answers it gives the judge: what drew its strata), not {shown(models)}"
             )
     return judges
+
+
+def _share_value(v: Any) -> bool:
+    """``v`` is a share a thresholds file may say a judge kept: null (no labelled item)
+    or a number in [0, 1]."""
+    return v is None or (is_number(v) and 0 <= v <= 1)
+
+
+def _check_coverage(j: Mapping[str, Any], k: int, bad: Callable[[str], InputError]) -> None:
+    """A judge's certified ``coverage`` (per stratum of its ``thresholds``) and ``share``
+    (:meth:`~recuse.mitigation.selective.Certification.thresholds`), each absent in a file
+    of an earlier recuse: shares in [0, 1] or null, the strata its thresholds name."""
+    cover = j.get("coverage", {})
+    if not (isinstance(cover, dict) and set(cover) <= set(j["thresholds"])
+            and all(_share_value(v) for v in cover.values())):  # fmt: skip
+        raise bad(
+            f"judges[{k}].coverage must map the strata of its thresholds "
+            f"({', '.join(j['thresholds']) or 'none'}) to null or a share in [0, 1], not "
+            f"{shown(cover)}"
+        )
+    if not _share_value(j.get("share")):
+        raise bad(f"judges[{k}].share must be null or a share in [0, 1], not {shown(j['share'])}")
 
 
 def _gives(kind: str) -> str:
@@ -264,6 +294,83 @@ DECISION_FIELDS: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class Kept:
+    """What one judge of a thresholds file kept of the new items of one stratum
+    (:func:`decide`): ``reached`` items of the stratum with its verdict that no earlier
+    judge of the file decided, ``kept`` of them decided by it (confidence at its
+    threshold). ``certified``: the share of the stratum's labelled calibration items
+    (reaching it, in a cascade) it kept when certified — the file's ``coverage``; None
+    where the file does not say it (an earlier recuse) or the stratum had no labels."""
+
+    judge: str
+    stratum: str
+    reached: int
+    kept: int
+    certified: float | None
+    threshold: float | None = None  # the stratum's certified threshold (None: not certified)
+
+    @property
+    def share(self) -> float:
+        """``kept / reached``: the share of the stratum's items reaching the judge that it
+        keeps (NaN: none reach it)."""
+        return self.kept / self.reached if self.reached else math.nan
+
+
+@dataclass(frozen=True)
+class Applied:
+    """:func:`decide`'s result: one decision per item (:data:`DECISION_FIELDS`), what each
+    judge kept per stratum (:class:`Kept`, in the file's order), and the share of the
+    labelled calibration items certified judges decided, from the file (each judge's
+    ``share``, summed over a cascade's judges: ``1 − person_share``; None where the file
+    does not say it)."""
+
+    decisions: pd.DataFrame
+    kept: tuple[Kept, ...]
+    certified_share: float | None
+
+    @property
+    def share(self) -> float:
+        """The share of the new items decided by a certified judge (NaN: no item)."""
+        n = len(self.decisions)
+        return float((self.decisions["decision"] != PERSON).sum()) / n if n else math.nan
+
+    def to_dict(self) -> dict[str, Any]:
+        """What each judge kept and the share decided, beside the certified ones, with
+        :data:`KEPT_FIELDS` (``certify apply --out FILE.json``'s ``kept``)."""
+
+        def num(x: float | None) -> float | None:
+            return None if x is None or not math.isfinite(x) else float(x)
+
+        return {
+            "definitions": dict(KEPT_FIELDS),
+            "n_items": len(self.decisions),
+            "share": num(self.share),
+            "certified_share": num(self.certified_share),
+            "judges": [
+                {"judge": k.judge, "stratum": k.stratum, "reached": k.reached, "kept": k.kept,
+                 "share": num(k.share), "certified_coverage": num(k.certified)}
+                for k in self.kept
+            ],
+        }  # fmt: skip
+
+
+#: what each number of :meth:`Applied.to_dict` means, with its unit
+KEPT_FIELDS: dict[str, str] = {
+    "n_items": "items of the table decided (each once)",
+    "share": "judges: kept / reached, the share of the stratum's items reaching the judge "
+    "(with its verdict, no earlier judge of the file deciding them) it keeps (0 to 1; null: "
+    "none reach it); in all: the share of all items decided by a certified judge",
+    "certified_share": "the share of the labelled calibration items the file's judges "
+    "decided when certified (a cascade's judges summed); null: the file does not say it",
+    "reached": "items of the stratum with the judge's verdict that no earlier judge decided",
+    "kept": "of those, the items the judge decided (confidence at its stratum's threshold)",
+    "certified_coverage": "the share of the stratum's labelled calibration items (reaching "
+    "the judge) it kept when certified, the file's coverage; null: not in the file, or no "
+    "labelled item",
+}
+
+
 def apply_thresholds(
     pairs: pd.DataFrame,
     spec: Mapping[str, Any],
@@ -276,7 +383,25 @@ def apply_thresholds(
     thresholds file (in cascade order) whose certified threshold the item's confidence
     reaches gives the verdict (``a``, ``b`` or ``tie``); otherwise ``to a person``.
 
-    Columns: ``item_id, decision, judge, stratum, confidence, threshold``."""
+    Columns: ``item_id, decision, judge, stratum, confidence, threshold``
+    (:func:`decide` also says what each judge kept)."""
+    return decide(pairs, spec, roster, file=file, judge=judge).decisions
+
+
+def _stratum_order(names: Sequence[str]) -> list[str]:
+    return [s for s in (*STRATA, "all") if s in names]
+
+
+def decide(
+    pairs: pd.DataFrame,
+    spec: Mapping[str, Any],
+    roster: Roster | None,
+    *,
+    file: str = "thresholds",
+    judge: str | None = None,
+) -> Applied:
+    """:func:`apply_thresholds`, with what each judge kept of the items of each stratum
+    reaching it beside the coverage it was certified at (:class:`Applied`)."""
     stages = read_thresholds(spec, file=file)
     if spec.get("cascade") and judge is not None:  # it was ignored: all judges decided
         raise ConfigError(
@@ -299,12 +424,12 @@ def apply_thresholds(
                 raise ConfigError(f"--judge {judge!r} is not in {file}: {', '.join(names)}")
     o = Options(strata=bool(spec.get("strata", True)),
                 self_scope=str(spec.get("self_scope", "snapshot")))  # fmt: skip
-    ids = list(dict.fromkeys(pairs["item_id"].astype(str)))
+    ids = list(dict.fromkeys(as_texts(pairs["item_id"])))
     out = pd.DataFrame({"item_id": ids, "decision": PERSON, "judge": "", "stratum": "",
                         "confidence": np.nan, "threshold": np.nan})  # fmt: skip
     out = out.set_index("item_id")
     open_ = set(ids)
-    present = set(pairs["judge"].dropna().astype(str)) if "judge" in pairs else set()
+    present = set(as_texts(pairs["judge"].dropna())) if "judge" in pairs else set()
     if not present & {s["judge"] for s in stages}:
         raise InputError(
             f"the table has no verdicts of {', '.join(s['judge'] for s in stages)} (the "
@@ -312,9 +437,14 @@ def apply_thresholds(
             column="judge",
             fix="give the verdicts of a certified judge, or certify this table's judge first",
         )
+    kept_rows: list[Kept] = []
     for stage in stages:
-        if stage["judge"] not in present:
-            continue  # a judge absent from the new table passes every item on
+        cover = stage.get("coverage", {})
+        if stage["judge"] not in present:  # a judge absent from the new table passes every
+            kept_rows += [Kept(stage["judge"], s, 0, 0, cover.get(s),  # item on
+                               stage["thresholds"].get(s))
+                          for s in _stratum_order(list(stage["thresholds"]))]  # fmt: skip
+            continue
         rows = judge_rows(pairs, stage["judge"])
         _same_kind(rows, stage, file)
         p = rows["p_a"].to_numpy(float)
@@ -340,8 +470,9 @@ def apply_thresholds(
         lam = np.array([stage["thresholds"].get(s) for s in items.stratum], dtype=object)
         has = np.array([v is not None for v in lam])
         lam_f = np.where(has, lam, np.inf).astype(float)
-        # by hash (np.isin of object arrays compares every pair: 4.5 s a stage at 20,000 items)
-        undecided = pd.Index(items.item_id).isin(open_)
+        # by hash (np.isin of object arrays compares every pair: 4.5 s a stage at 20,000
+        # items; an Index of them, a string one, iterates it: 1 s at 200,000)
+        undecided = np.fromiter((i in open_ for i in items.item_id), bool, len(items.item_id))
         keep = has & (items.conf >= lam_f) & undecided
         keep &= ~_one_order_beside_both(rows, stage, file, keep, undecided)
         words = np.array(["b", "tie", "a"], dtype=object)[items.verdict[keep] + 1]
@@ -352,7 +483,14 @@ def apply_thresholds(
         out.loc[idx, "confidence"] = items.conf[keep]
         out.loc[idx, "threshold"] = lam_f[keep]
         open_ -= set(idx)
-    return out.reset_index()
+        names = _stratum_order([*stage["thresholds"], *set(items.stratum)])
+        kept_rows += [Kept(stage["judge"], s, int((undecided & (items.stratum == s)).sum()),
+                           int((keep & (items.stratum == s)).sum()), cover.get(s),
+                           stage["thresholds"].get(s))
+                      for s in names]  # fmt: skip
+    shares = [s.get("share") for s in stages]
+    said = None if any(v is None for v in shares) else math.fsum(float(v) for v in shares if v)
+    return Applied(out.reset_index(), tuple(kept_rows), said)
 
 
 class OneOrderNotCertified(ReaderNote):
@@ -476,9 +614,21 @@ def unkept(spec: Mapping[str, Any]) -> list[str]:
     return [words for key, words in KEPT_SINCE.items() if key not in spec]
 
 
+def certifies_any(spec: Mapping[str, Any]) -> bool:
+    """Whether a (checked) thresholds file certifies a threshold for any judge and
+    stratum (every one null: each item goes to a person)."""
+    return any(v is not None for j in spec["judges"] for v in j["thresholds"].values())
+
+
 def applied_guarantee(spec: Mapping[str, Any]) -> str:
     """What a checked thresholds file (:func:`read_thresholds`) guarantees on the items
     it decides, in words."""
+    if not certifies_any(spec):  # "agreement ≥ t on the items a judge decides" of none
+        return (
+            "none: no judge of the file was certified on any stratum (its labels did not "
+            f"show agreement ≥ {exact(spec['target'], least=2)} at δ = {spec['delta']:g}), "
+            "so no item is decided by a judge: every one goes to a person"
+        )
     ref: ReferenceKind | None = spec.get("reference")  # absent: a file of an older recuse
     whose = "the labels it was certified on" if ref is None else AGREEING_WITH[ref]
     return (

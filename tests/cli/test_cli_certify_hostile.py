@@ -77,9 +77,10 @@ def _thresholds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Pat
            "recalibration must have lists x and y of one length, non-decreasing numbers in "
            "[0, 1]") for x, y in (([0, 1], [0, 5]), (["a"], ["b"]), ([[1]], [[2]]),
                                   ([1, 0], [0, 1]), ([0, 1], [0.2]))],
-        (lambda j: j.update(recuse_thresholds=2),
-         "format 2, this recuse reads 1 (written by a newer recuse: upgrade to read it)"),
-        (lambda j: j.update(recuse_thresholds=True), "no 'recuse_thresholds': 1"),
+        (lambda j: j.update(recuse_thresholds=3),
+         "format 3, this recuse reads 1 or 2 (written by a newer recuse: upgrade to read it)"),
+        (lambda j: j.update(recuse_thresholds=1.5), "format 1.5, this recuse reads 1 or 2"),
+        (lambda j: j.update(recuse_thresholds=True), "no 'recuse_thresholds': 2"),
         (lambda j: j.update(delta=0.5), "'delta' must be a number in (0, 0.5), not 0.5"),
         (lambda j: j.update(delta=math.inf), "'delta' must be a number in (0, 0.5), not inf"),
         (lambda j: j.pop("target"), "'target' must be a number in [0.5, 1), not None"),

@@ -135,9 +135,10 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
     version = data.get("recuse_thresholds") if isinstance(data, dict) else None
     if not isinstance(data, dict) or not is_number(version):
         raise bad(f"no 'recuse_thresholds': {THRESHOLDS_VERSION}")
-    if version != THRESHOLDS_VERSION:
+    if version not in range(1, THRESHOLDS_VERSION + 1) or isinstance(version, bool):
         newer = " (written by a newer recuse: upgrade to read it)" if version > 1 else ""
-        raise bad(f"format {shown(version)}, this recuse reads {THRESHOLDS_VERSION}{newer}")
+        readable = " or ".join(map(str, range(1, THRESHOLDS_VERSION + 1)))
+        raise bad(f"format {shown(version)}, this recuse reads {readable}{newer}")
     _known_keys(data, FILE_KEYS, "the file", bad)
     for key in ("cascade", "strata"):
         if not isinstance(data.get(key, False), bool):

@@ -3,6 +3,7 @@ whose answers name a second model stops before its verdicts mix into one judge's
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import sqlite3
 from pathlib import Path
@@ -240,3 +241,38 @@ def test_the_runs_frame_says_a_judge_served_by_two_models(tmp_path: Path) -> Non
         f"judge 'gpt-4o' was served as '{AUGUST}' in this run, and as '{MAY}' before it: two "
         "models' verdicts under one judge id",
     ]
+
+
+def test_a_backend_judging_a_second_store_names_this_runs_first_model(tmp_path: Path) -> None:
+    """One backend, two stores: the first run's answers name August (2), the second's
+    May (2) then August. The second run's first name is May, whatever the backend saw
+    before it: the error says May first and August now, and keys August apart."""
+    flip = StandIn(served_as=lambda n: AUGUST if n <= 2 or n >= 5 else MAY)
+    with flip as server:
+        backend = HTTPBackend(server.base_url, model="gpt-4o", concurrency=1)
+        with Store(tmp_path / "one.db") as store:
+            Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(1)))
+        with Store(tmp_path / "two.db") as store, pytest.raises(JudgeError) as caught:
+            Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(3)))
+        with Store(tmp_path / "two.db") as store:
+            runs = store.runs()
+    said = str(caught.value)
+    assert f"this run's answers were served as '{MAY}' first" in said
+    assert f"the server now answers as '{AUGUST}'" in said
+    assert f"it stored 2 verdicts before, served as '{MAY}'" in said
+    assert f"--revision {AUGUST} --judge-id" in said
+    assert runs["served"].tolist() == [f"'{MAY}' (2 answers)"]
+
+
+def test_the_printed_revision_is_one_shell_word(tmp_path: Path) -> None:
+    """llama.cpp's server names the model by its file's path, which may hold a space
+    (a macOS folder): the --revision the error prints is quoted for the shell."""
+    path = "/Users/me/My Models/llama-3-8b.Q4_K_M.gguf"
+    with StandIn(served_as=MAY) as server, Store(tmp_path / "s.db") as store:
+        _judge(server, store, 1)
+    with StandIn(served_as=path) as server, Store(tmp_path / "s.db") as store:
+        with pytest.raises(JudgeError) as caught:
+            _judge(server, store, 2)
+    said = str(caught.value)
+    assert f"--revision '{path}' --judge-id NEW_ID" in said
+    assert shlex.split(said.split("--revision ")[1])[0] == path

@@ -436,12 +436,17 @@ class _ServedCheck:
         self.kept: dict[str, int] = {}
 
     def now(self) -> dict[str, int]:
-        """The names this run's answers gave so far, with their answers."""
+        """The names this run's answers gave so far, with their answers: the accepted
+        ones first (the backend lists its names in the order it first met them, maybe
+        in an earlier run: this run's first name is the one its check accepted)."""
         after = self.backend.served()
-        return {n: k - self.before.get(n, 0) for n, k in after.items() if k > self.before.get(n, 0)}
+        now = {n: k - self.before.get(n, 0) for n, k in after.items() if k > self.before.get(n, 0)}
+        return {**{n: now[n] for n in self.accepted if n in now}, **now}
 
     def check(self) -> None:
         now = self.now()
+        if not self.accepted and len(now) == 1:
+            self.accepted = list(now)  # this run's first name, nothing recorded before it
         if new_names(self.accepted, now):
             stored = self.counts["ok"] + self.counts["unparsed"]
             raise JudgeError(

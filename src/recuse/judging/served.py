@@ -20,6 +20,7 @@ nothing says who served them.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -109,6 +110,8 @@ def second_model(
         accepted = list(now)[:1]
     new = [name for name in now if name not in accepted]
     old_words, new_words = _names(accepted), _names(new)
+    # one shell word: a llama.cpp server's name is its file's path, maybe with a space
+    revision = shlex.quote(one_line(new[0])) if new else "NAME"
     if held:
         runs = "; ".join(
             f"run {r.number}: {_verdicts(r.judgments)} served as {_names(list(r.served))}"
@@ -123,7 +126,7 @@ def second_model(
         "so (two models' verdicts under one judge id would be averaged as one judge's "
         f"numbers); it stored {_verdicts(stored)} before, served as {old_words}. To judge "
         "with the new model, judge into a new store (--out NEW.sqlite), or key its "
-        f"verdicts apart in this one: --revision {one_line(new[0]) if new else 'NAME'} "
+        f"verdicts apart in this one: --revision {revision} "
         "--judge-id NEW_ID (Python: HTTPBackend(revision=...), Runner(judge=...))"
     )
 

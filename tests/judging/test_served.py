@@ -276,3 +276,38 @@ def test_the_printed_revision_is_one_shell_word(tmp_path: Path) -> None:
     said = str(caught.value)
     assert f"--revision '{path}' --judge-id NEW_ID" in said
     assert shlex.split(said.split("--revision ")[1])[0] == path
+
+
+def test_another_judge_id_of_the_same_model_is_checked_against_its_verdicts(
+    tmp_path: Path,
+) -> None:
+    """Judged in May as 'gpt-4o' (3 pairs); in August as judge id 'gpt-4o-aug', same
+    model and revision, over 5 pairs: the 6 May verdicts share their content keys and
+    are copied to it, so its August answers would mix two models under one judge id.
+    The run stops at its first answer, naming the run whose verdicts it copied."""
+    path = tmp_path / "s.db"
+    with StandIn(served_as=MAY) as server, Store(path) as store:
+        _judge(server, store, 3)
+    with StandIn(served_as=AUGUST) as server, Store(path) as store:
+        backend = HTTPBackend(server.base_url, model="gpt-4o", concurrency=1)
+        runner = Runner(backend, store, judge="gpt-4o-aug", progress=False)
+        with pytest.raises(JudgeError) as caught:
+            runner.pairwise(pd.DataFrame(fake_pairs(5)))
+        assert server.requests == 1
+        held = store.judgments()
+    said = str(caught.value)
+    assert (held["judge"] == "gpt-4o-aug").sum() == 6  # the copies, all served as May
+    assert f"(run 1, judge id 'gpt-4o': 6 verdicts served as '{MAY}')" in said
+    assert (
+        f"it stored 0 verdicts before, served as '{MAY}' (and 6 verdicts copied from another "
+        "judge id)"
+    ) in said
+    assert f"the server now answers as '{AUGUST}'" in said
+    assert f"--revision {AUGUST} --judge-id NEW_ID" in said
+    # the fix it prints: keyed apart, nothing copied, all 10 asked of August
+    with StandIn(served_as=AUGUST) as server, Store(path) as store:
+        backend = HTTPBackend(server.base_url, model="gpt-4o", revision=AUGUST)
+        summary = Runner(backend, store, judge="NEW_ID", progress=False).pairwise(
+            pd.DataFrame(fake_pairs(5))
+        )
+        assert server.requests == 10 and summary.ok == 10

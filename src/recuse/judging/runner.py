@@ -427,11 +427,21 @@ class _ServedCheck:
     say (the names of the verdicts it stored)."""
 
     def __init__(
-        self, backend: Backend | Executor, store: Store, judge: str, counts: Mapping[str, int]
+        self,
+        backend: Backend | Executor,
+        store: Store,
+        judge: str,
+        counts: Mapping[str, int],
+        *,
+        kin: Sequence[str] = (),
+        copied: int = 0,
     ) -> None:
         self.backend, self.store, self.judge, self.counts = backend, store, judge, counts
+        self.copied = copied  # the verdicts the run copied (stored before it judged)
         self.before = backend.served()
-        self.earlier = store.served_runs(judge)
+        # the judge ids of the same model and revision (``kin``) too: their verdicts
+        # share this judge's content keys, and a run copies them (Runner._resume)
+        self.earlier = store.served_runs(judge, *kin)
         self.accepted = list(dict.fromkeys(n for r in self.earlier for n in r.served))
         self.kept: dict[str, int] = {}
 
@@ -451,7 +461,12 @@ class _ServedCheck:
             stored = self.counts["ok"] + self.counts["unparsed"]
             raise JudgeError(
                 second_model(
-                    str(self.store.path), self.judge, earlier=self.earlier, now=now, stored=stored
+                    str(self.store.path),
+                    self.judge,
+                    earlier=self.earlier,
+                    now=now,
+                    stored=stored,
+                    copied=self.copied,
                 )
             )
         self.kept = now
@@ -792,7 +807,9 @@ class Runner:
         before = meter.usage()
         clock = RunClock()
         counts = {"ok": 0, "unparsed": 0, "failed": 0}
-        served = _ServedCheck(meter, self.store, self.judge, counts)
+        model = (self.backend.model_id, self.backend.revision)
+        kin = [j for j, m in self.store.judge_models().items() if m == model]
+        served = _ServedCheck(meter, self.store, self.judge, counts, kin=kin, copied=len(copies))
 
         def run_record(*, ended: bool) -> RunRecord:
             """What a judgment costs (the evaluator card): only work sent to the backend,

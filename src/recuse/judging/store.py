@@ -865,10 +865,10 @@ class Store:
         out["damaged"] = pd.Series(damaged, index=out.index, dtype=object)
         return out
 
-    def served_runs(self, judge: str) -> list[EarlierRun]:
-        """The recorded runs of ``judge``, oldest first, each with its number among the
-        store's runs, the verdicts it stored and the served model names its answers
-        gave (:mod:`recuse.judging.served`; empty where none was recorded)."""
+    def served_runs(self, *judges: str) -> list[EarlierRun]:
+        """The recorded runs of ``judges``, oldest first, each with its number among the
+        store's runs, the verdicts it stored, the served model names its answers gave
+        (:mod:`recuse.judging.served`; empty where none was recorded) and its judge."""
         if "runs" not in self._tables:
             return []
         have = {r[1] for r in self._rows("PRAGMA table_info(runs)")}
@@ -876,9 +876,9 @@ class Store:
             return []
         rows = self._rows("SELECT judge, judgments, served FROM runs ORDER BY created_at, rowid")
         return [
-            EarlierRun(k, n if type(n) is int else 0, read_served(names))
+            EarlierRun(k, n if type(n) is int else 0, read_served(names), judge=str(j))
             for k, (j, n, names) in enumerate(rows, 1)
-            if j == judge
+            if j in judges
         ]
 
     def _live_runs(self, now: float) -> set[str]:

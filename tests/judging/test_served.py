@@ -311,3 +311,38 @@ def test_another_judge_id_of_the_same_model_is_checked_against_its_verdicts(
             pd.DataFrame(fake_pairs(5))
         )
         assert server.requests == 10 and summary.ok == 10
+
+
+def test_two_runs_at_once_served_by_two_models_store_one_models_verdicts(
+    tmp_path: Path,
+) -> None:
+    """Two runs of one judge on one store at once, each finding nothing recorded as it
+    began: the other (another process, its server serving May) commits its record
+    while this one (August) judges. This run's commit finds it in its transaction
+    and stops, rolled back: none of its August verdicts stored, no record of it."""
+    path = tmp_path / "s.db"
+
+    def august(n: int) -> str:
+        if n == 2:  # the other run's commit, from its own connection
+            with Store(path) as other:
+                other.put_run(
+                    "gpt-4o", judgments=4, seconds=1.0, tokens=None, served={MAY: 4}, run="other"
+                )
+        return AUGUST
+
+    with StandIn(served_as=august) as server, Store(path) as store:
+        with pytest.raises(JudgeError) as caught:
+            _judge(server, store, 4)
+        assert server.requests == 8
+        held = len(store.judgments())
+        runs = store.runs()
+    said = str(caught.value)
+    assert held == 0
+    assert runs[["judgments", "served"]].values.tolist() == [[4, f"'{MAY}' (4 answers)"]]
+    assert (
+        f"judge id 'gpt-4o': another run, started while this one ran, stored verdicts served "
+        f"as '{MAY}' (run 1: 4 verdicts served as '{MAY}'), and this run's answers were served "
+        f"as '{AUGUST}' (this run's answers: '{AUGUST}' (8 answers))"
+    ) in said
+    assert "it stored 0 verdicts before" in said
+    assert f"--revision {AUGUST} --judge-id NEW_ID" in said

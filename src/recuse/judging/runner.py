@@ -73,7 +73,13 @@ from recuse.judging.protocols import (
     perplexity_key,
 )
 from recuse.judging.rate import RunClock, per_second
-from recuse.judging.served import new_names, second_model, served_words
+from recuse.judging.served import (
+    EarlierRun,
+    new_names,
+    raced_model,
+    second_model,
+    served_words,
+)
 from recuse.judging.store import Judgment, Perplexity, Rewrite, RunRecord, Store
 from recuse.judging.tasks import Keying, Task, Work
 from recuse.numbers import count, decimal
@@ -435,15 +441,21 @@ class _ServedCheck:
         *,
         kin: Sequence[str] = (),
         copied: int = 0,
+        run: str = "",
     ) -> None:
         self.backend, self.store, self.judge, self.counts = backend, store, judge, counts
         self.copied = copied  # the verdicts the run copied (stored before it judged)
+        self.run = run  # this run's id (its record's)
         self.before = backend.served()
         # the judge ids of the same model and revision (``kin``) too: their verdicts
         # share this judge's content keys, and a run copies them (Runner._resume)
-        self.earlier = store.served_runs(judge, *kin)
+        self.kin = [judge, *kin]
+        self.earlier = store.served_runs(*self.kin)
+        self.known = {_run_key(r) for r in self.earlier}
         self.accepted = list(dict.fromkeys(n for r in self.earlier for n in r.served))
         self.kept: dict[str, int] = {}
+        #: what the run's last commit stored: verdicts, and :attr:`kept` as it stood
+        self.stored, self.saved = 0, dict[str, int]()
 
     def now(self) -> dict[str, int]:
         """The names this run's answers gave so far, with their answers: the accepted
@@ -470,6 +482,45 @@ class _ServedCheck:
                 )
             )
         self.kept = now
+
+    def guard(self) -> None:
+        """In each commit's transaction (:meth:`Store.put`'s ``guard``): a run of this
+        judge, or of a judge id of its model and revision, started while this one ran
+        (two runs at once: neither found the other's record as it began) and recorded
+        a served name other than this run's stops this one, the commit rolled back.
+        The first of two such runs to commit stores; the other stops at its first."""
+        if not self.accepted:
+            return
+        others = [
+            r
+            for r in self.store.served_runs(*self.kin)
+            if r.served and r.run != self.run and _run_key(r) not in self.known
+        ]
+        if any(n not in self.accepted for r in others for n in r.served):
+            raise _Raced(
+                raced_model(
+                    str(self.store.path),
+                    self.judge,
+                    others=others,
+                    accepted=self.accepted,
+                    now=self.kept,
+                    stored=self.stored,
+                )
+            )
+
+    def committed(self) -> None:
+        """The run's commit is done: what it stored so far (:attr:`stored`, :attr:`saved`)."""
+        self.stored = self.counts["ok"] + self.counts["unparsed"]
+        self.saved = dict(self.kept)
+
+
+class _Raced(JudgeError):
+    """A commit refused by :meth:`_ServedCheck.guard`: its outcomes are not stored."""
+
+
+def _run_key(run: EarlierRun) -> str:
+    """A recorded run's identity: its id, else (an older record) its number."""
+    return run.run or f"#{run.number}"
 
 
 class Runner:
@@ -809,7 +860,10 @@ class Runner:
         counts = {"ok": 0, "unparsed": 0, "failed": 0}
         model = (self.backend.model_id, self.backend.revision)
         kin = [j for j, m in self.store.judge_models().items() if m == model]
-        served = _ServedCheck(meter, self.store, self.judge, counts, kin=kin, copied=len(copies))
+        served = _ServedCheck(
+            meter, self.store, self.judge, counts, kin=kin, copied=len(copies),
+            run=leased.mine.run,
+        )  # fmt: skip
 
         def run_record(*, ended: bool) -> RunRecord:
             """What a judgment costs (the evaluator card): only work sent to the backend,
@@ -845,7 +899,19 @@ class Runner:
             # own): a run killed (kill -9) is on the card as far as its last commit went.
             # Counted before the commit (_Collector.add), its counts are what it stores
             answered = counts["ok"] + counts["unparsed"]
-            self.store.put(judgments, run=run_record(ended=False) if answered else None)
+            try:
+                self.store.put(
+                    judgments,
+                    run=run_record(ended=False) if answered else None,
+                    guard=served.guard if answered else None,
+                )
+            except _Raced:
+                # rolled back: the run's counts and record are what it stored before
+                for j in judgments:
+                    counts[j.status] -= 1
+                served.kept = served.saved
+                raise
+            served.committed()
 
         save(copies)
 

@@ -14,7 +14,9 @@ come from one served model: a run whose answers name a model that no earlier run
 judge recorded, nor of another judge id of the same model and revision (their verdicts
 share content keys: a run copies them), or, in a run with nothing recorded before it, a
 second name (the alias flipped mid-run), stops before a verdict served so is stored
-(:func:`second_model`).
+(:func:`second_model`). Two runs at once each find nothing of the other as they begin:
+each commit checks, in its transaction, the records of runs begun since, and the second
+to commit stops with none of its answers stored (:func:`raced_model`).
 Answers that name no model, and runs recorded before the column was, are not counted:
 nothing says who served them.
 """
@@ -29,19 +31,29 @@ from dataclasses import dataclass
 from recuse.numbers import count
 from recuse.terminal import one_line
 
-__all__ = ["EarlierRun", "new_names", "read_served", "second_model", "served_json", "served_words"]
+__all__ = [
+    "EarlierRun",
+    "new_names",
+    "raced_model",
+    "read_served",
+    "second_model",
+    "served_json",
+    "served_words",
+]
 
 
 @dataclass(frozen=True)
 class EarlierRun:
     """A run of a judge recorded in the store: its number among the store's runs (1
     the oldest), the verdicts it stored (ok or unparsed), ``{served name: answers}``
-    its answers gave (empty: none recorded) and its judge id."""
+    its answers gave (empty: none recorded), its judge id and its run id (empty: none
+    recorded)."""
 
     number: int
     judgments: int
     served: Mapping[str, int]
     judge: str = ""
+    run: str = ""
 
 
 def served_json(served: Mapping[str, int]) -> str | None:
@@ -143,6 +155,40 @@ def second_model(
         "with the new model, judge into a new store (--out NEW.sqlite), or key its "
         f"verdicts apart in this one: --revision {revision} "
         "--judge-id NEW_ID (Python: HTTPBackend(revision=...), Runner(judge=...))"
+    )
+
+
+def raced_model(
+    store: str,
+    judge: str,
+    *,
+    others: Sequence[EarlierRun],
+    accepted: Sequence[str],
+    now: Mapping[str, int],
+    stored: int,
+) -> str:
+    """The words of the error that stops a run of ``judge`` whose commit finds that
+    ``others``, runs of it (or of a judge id of its model and revision) started while
+    it ran, stored verdicts served as a model other than this run's (``accepted``):
+    two runs at once, asking servers that serve other models. ``now`` is this run's
+    served names so far, ``stored`` the verdicts it stored."""
+    names = list(dict.fromkeys(n for r in others for n in r.served if n not in accepted))
+    runs = "; ".join(
+        f"run {r.number}{_of(r.judge, judge)}: {_verdicts(r.judgments)} served as "
+        f"{_names(list(r.served))}"
+        for r in others
+    )
+    revision = shlex.quote(one_line(accepted[0])) if accepted else "NAME"
+    return (
+        f"{store}: judge id {judge!r}: another run, started while this one ran, stored "
+        f"verdicts served as {_names(names)} ({runs}), and this run's answers were served "
+        f"as {_names(accepted)} (this run's answers: {served_words(now)}) — two runs at "
+        "once, whose servers serve other models; this run stopped before storing a "
+        "verdict served so (two models' verdicts under one judge id would be averaged as "
+        f"one judge's numbers); it stored {_verdicts(stored)} before. To judge this "
+        "server's model too, judge into a new store (--out NEW.sqlite), or key its "
+        f"verdicts apart in this one: --revision {revision} --judge-id NEW_ID (Python: "
+        "HTTPBackend(revision=...), Runner(judge=...))"
     )
 
 

@@ -440,10 +440,20 @@ class Store:
 
     # --- writing ---------------------------------------------------------------------
 
-    def put(self, judgments: Iterable[Judgment], *, run: RunRecord | None = None) -> None:
+    def put(
+        self,
+        judgments: Iterable[Judgment],
+        *,
+        run: RunRecord | None = None,
+        guard: Callable[[], None] | None = None,
+    ) -> None:
         """Insert or replace judgments in one transaction (committed on return), with
         ``run``'s record as it stands now (:meth:`put_run`) in the same transaction (no
-        write of its own: a killed run's record holds what its last commit stored)."""
+        write of its own: a killed run's record holds what its last commit stored).
+        ``guard`` is called in the transaction, the judgments written and the store's
+        write lock held (no other commit comes between its reads and this one): what it
+        raises rolls the transaction back (the runner's check of the served models of
+        runs at once, :mod:`recuse.judging.served`)."""
         now = time.time()  # fields read directly: dataclasses.asdict deep-copies
         # NaN as NULL (as _sql, inline: 3x faster per row)
         rows = [
@@ -452,10 +462,17 @@ class Store:
         ]
         cols = ", ".join((*self.COLUMNS, "created_at"))
         marks = ", ".join("?" * (len(self.COLUMNS) + 1))
+
+        def then() -> None:
+            if guard is not None:
+                guard()
+            if run is not None:
+                self._record_run(run)
+
         self._write(
             f"INSERT OR REPLACE INTO judgments ({cols}) VALUES ({marks})",
             rows,
-            then=None if run is None else lambda: self._record_run(run),
+            then=None if run is None and guard is None else then,
         )
 
     def put_items(self, kind: JudgmentKind, items: Mapping[str, Mapping[str, object]]) -> None:
@@ -868,16 +885,22 @@ class Store:
     def served_runs(self, *judges: str) -> list[EarlierRun]:
         """The recorded runs of ``judges``, oldest first, each with its number among the
         store's runs, the verdicts it stored, the served model names its answers gave
-        (:mod:`recuse.judging.served`; empty where none was recorded) and its judge."""
+        (:mod:`recuse.judging.served`; empty where none was recorded), its judge and
+        its run id."""
         if "runs" not in self._tables:
             return []
         have = {r[1] for r in self._rows("PRAGMA table_info(runs)")}
         if "served" not in have:
             return []
-        rows = self._rows("SELECT judge, judgments, served FROM runs ORDER BY created_at, rowid")
+        run = "run" if "run" in have else "NULL AS run"
+        rows = self._rows(
+            f"SELECT judge, judgments, served, {run} FROM runs ORDER BY created_at, rowid"
+        )
         return [
-            EarlierRun(k, n if type(n) is int else 0, read_served(names), judge=str(j))
-            for k, (j, n, names) in enumerate(rows, 1)
+            EarlierRun(
+                k, n if type(n) is int else 0, read_served(names), judge=str(j), run=str(r or "")
+            )
+            for k, (j, n, names, r) in enumerate(rows, 1)
             if j in judges
         ]
 

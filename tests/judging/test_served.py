@@ -346,3 +346,26 @@ def test_two_runs_at_once_served_by_two_models_store_one_models_verdicts(
     ) in said
     assert "it stored 0 verdicts before" in said
     assert f"--revision {AUGUST} --judge-id NEW_ID" in said
+
+
+def test_replicas_that_name_one_model_differently_are_told_what_to_do(tmp_path: Path) -> None:
+    """Two --base-url replicas of one model, one started with a served name and one
+    naming it by its path (llama.cpp): the run stops at the second name, and the
+    error says how to give them one name, or to judge through one of them."""
+    named, path = StandIn(served_as="llama-3-8b"), StandIn(served_as="/models/llama-3-8b.gguf")
+    with named as one, path as two, Store(tmp_path / "s.db") as store:
+        backend = HTTPBackend([one.base_url, two.base_url], model="llama-3-8b", concurrency=1)
+        with pytest.raises(JudgeError) as caught:
+            Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(2)))
+    said = str(caught.value)
+    assert "'llama-3-8b' (1 answer)" in said and "'/models/llama-3-8b.gguf' (1 answer)" in said
+    assert (
+        "if the names are of one model, which the 2 servers (--base-url) name differently, "
+        "give every server one name for it (vLLM: --served-model-name; llama.cpp: --alias) "
+        "or judge through one --base-url"
+    ) in said
+    flip = StandIn(served_as=lambda n: MAY if n == 1 else AUGUST)
+    with flip as server, Store(tmp_path / "one.db") as store:
+        with pytest.raises(JudgeError) as caught:
+            _judge(server, store, 1)
+    assert "servers (--base-url)" not in str(caught.value)  # one server: no replicas

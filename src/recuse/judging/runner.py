@@ -442,8 +442,10 @@ class _ServedCheck:
         kin: Sequence[str] = (),
         copied: int = 0,
         run: str = "",
+        replicas: int = 1,
     ) -> None:
         self.backend, self.store, self.judge, self.counts = backend, store, judge, counts
+        self.replicas = replicas  # the servers asked (several --base-url)
         self.copied = copied  # the verdicts the run copied (stored before it judged)
         self.run = run  # this run's id (its record's)
         self.before = backend.served()
@@ -479,6 +481,7 @@ class _ServedCheck:
                     now=now,
                     stored=stored,
                     copied=self.copied,
+                    replicas=self.replicas,
                 )
             )
         self.kept = now
@@ -862,7 +865,7 @@ class Runner:
         kin = [j for j, m in self.store.judge_models().items() if m == model]
         served = _ServedCheck(
             meter, self.store, self.judge, counts, kin=kin, copied=len(copies),
-            run=leased.mine.run,
+            run=leased.mine.run, replicas=len(getattr(self.backend, "base_urls", ())),
         )  # fmt: skip
 
         def run_record(*, ended: bool) -> RunRecord:

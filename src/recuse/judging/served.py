@@ -114,12 +114,15 @@ def second_model(
     now: Mapping[str, int],
     stored: int,
     copied: int = 0,
+    replicas: int = 1,
 ) -> str:
     """The words of the error that stops a run of ``judge`` whose answers now name a
     served model besides the one its verdicts came from: which names, how many
     verdicts each earlier run stored (the runs that recorded names), what this run
     stored before (``stored`` verdicts it was served, ``copied`` more it copied from
-    judge ids of its model and revision) and what to do. ``now`` is this run's served
+    judge ids of its model and revision) and what to do; where the run asks
+    ``replicas`` > 1 servers (``--base-url`` given more than once), what to do if they
+    are replicas of one model that name it differently. ``now`` is this run's served
     names so far, in the order they were first seen."""
     held = [r for r in earlier if r.served]
     accepted = list(dict.fromkeys(name for r in held for name in r.served))
@@ -155,6 +158,19 @@ def second_model(
         "with the new model, judge into a new store (--out NEW.sqlite), or key its "
         f"verdicts apart in this one: --revision {revision} "
         "--judge-id NEW_ID (Python: HTTPBackend(revision=...), Runner(judge=...))"
+        f"{_replicas(replicas)}"
+    )
+
+
+def _replicas(replicas: int) -> str:
+    """The words for a run over several servers: replicas of one model may name it
+    differently (one started with another served name, or from another path)."""
+    if replicas <= 1:
+        return ""
+    return (
+        f"; if the names are of one model, which the {replicas} servers (--base-url) "
+        "name differently, give every server one name for it (vLLM: --served-model-name; "
+        "llama.cpp: --alias) or judge through one --base-url"
     )
 
 

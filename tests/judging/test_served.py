@@ -3,6 +3,7 @@ whose answers name a second model stops before its verdicts mix into one judge's
 
 from __future__ import annotations
 
+import hashlib
 import shlex
 import shutil
 import sqlite3
@@ -369,3 +370,22 @@ def test_replicas_that_name_one_model_differently_are_told_what_to_do(tmp_path: 
         with pytest.raises(JudgeError) as caught:
             _judge(server, store, 1)
     assert "servers (--base-url)" not in str(caught.value)  # one server: no replicas
+
+
+def test_a_ten_megabyte_name_is_recorded_by_its_length_and_digest(tmp_path: Path) -> None:
+    """A server answering 10 MB of "model": recorded as its length and digest, the
+    backend's scrubber run over no more than a model name's length per answer (it ran
+    over the whole 10 MB with each answer: 0.6 s, the event loop held)."""
+    huge = "m" * 10_000_000
+    with StandIn(served_as=huge) as server, Store(tmp_path / "s.db") as store:
+        backend = HTTPBackend(server.base_url, model="m", concurrency=1)
+        scrubbed: list[int] = []
+        scrub = backend.scrub
+        backend.scrub = lambda text: scrubbed.append(len(text)) or scrub(text)  # type: ignore[method-assign]
+        summary = Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(1)))
+        runs = store.runs()
+    digest = hashlib.sha256(huge.encode()).hexdigest()[:16]
+    name = f"<a name of 10,000,000 characters, sha256 {digest}>"
+    assert summary.served == {name: 2}
+    assert runs["served"].tolist() == [f"'{name}' (2 answers)"]
+    assert max(scrubbed, default=0) <= 200

@@ -74,7 +74,6 @@ from recuse.judging.protocols import (
 )
 from recuse.judging.rate import RunClock, per_second
 from recuse.judging.served import (
-    EarlierRun,
     new_names,
     raced_model,
     second_model,
@@ -451,9 +450,9 @@ class _ServedCheck:
         self.before = backend.served()
         # the judge ids of the same model and revision (``kin``) too: their verdicts
         # share this judge's content keys, and a run copies them (Runner._resume)
-        self.kin = [judge, *kin]
+        self.kin = list(dict.fromkeys([judge, *kin]))
+        self.mark = store.run_mark()  # the runs recorded since are read by guard()
         self.earlier = store.served_runs(*self.kin)
-        self.known = {_run_key(r) for r in self.earlier}
         self.accepted = list(dict.fromkeys(n for r in self.earlier for n in r.served))
         self.kept: dict[str, int] = {}
         #: what the run's last commit stored: verdicts, and :attr:`kept` as it stood
@@ -494,12 +493,10 @@ class _ServedCheck:
         The first of two such runs to commit stores; the other stops at its first."""
         if not self.accepted:
             return
-        others = [
-            r
-            for r in self.store.served_runs(*self.kin)
-            if r.served and r.run != self.run and _run_key(r) not in self.known
-        ]
-        if any(n not in self.accepted for r in others for n in r.served):
+        since = self.store.served_since(self.mark, *self.kin)
+        rows = {row for row, run, names in since if run != self.run and names}
+        if any(set(names) - set(self.accepted) for row, _, names in since if row in rows):
+            others = [r for r in self.store.served_runs(*self.kin) if r.row in rows]
             raise _Raced(
                 raced_model(
                     str(self.store.path),
@@ -519,11 +516,6 @@ class _ServedCheck:
 
 class _Raced(JudgeError):
     """A commit refused by :meth:`_ServedCheck.guard`: its outcomes are not stored."""
-
-
-def _run_key(run: EarlierRun) -> str:
-    """A recorded run's identity: its id, else (an older record) its number."""
-    return run.run or f"#{run.number}"
 
 
 class Runner:

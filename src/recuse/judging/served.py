@@ -46,14 +46,15 @@ __all__ = [
 class EarlierRun:
     """A run of a judge recorded in the store: its number among the store's runs (1
     the oldest), the verdicts it stored (ok or unparsed), ``{served name: answers}``
-    its answers gave (empty: none recorded), its judge id and its run id (empty: none
-    recorded)."""
+    its answers gave (empty: none recorded), its judge id, its run id (empty: none
+    recorded) and its row in the runs table."""
 
     number: int
     judgments: int
     served: Mapping[str, int]
     judge: str = ""
     run: str = ""
+    row: int = 0
 
 
 def served_json(served: Mapping[str, int]) -> str | None:

@@ -894,15 +894,46 @@ class Store:
             return []
         run = "run" if "run" in have else "NULL AS run"
         rows = self._rows(
-            f"SELECT judge, judgments, served, {run} FROM runs ORDER BY created_at, rowid"
+            f"SELECT judge, judgments, served, {run}, rowid FROM runs ORDER BY created_at, rowid"
         )
         return [
             EarlierRun(
-                k, n if type(n) is int else 0, read_served(names), judge=str(j), run=str(r or "")
+                k,
+                n if type(n) is int else 0,
+                read_served(names),
+                judge=str(j),
+                run=str(r or ""),
+                row=int(i),
             )
-            for k, (j, n, names, r) in enumerate(rows, 1)
+            for k, (j, n, names, r, i) in enumerate(rows, 1)
             if j in judges
         ]
+
+    def run_mark(self) -> int:
+        """The runs table's last row so far (0: none), which :meth:`served_since` reads
+        after: the runs recorded since."""
+        if "runs" not in self._tables:
+            return 0
+        (mark,) = self._rows("SELECT MAX(rowid) FROM runs")[0]
+        return int(mark or 0)
+
+    def served_since(self, mark: int, *judges: str) -> list[tuple[int, str, dict[str, int]]]:
+        """The runs of ``judges`` recorded after ``mark`` (:meth:`run_mark`) that name
+        served models: each one's row, run id and ``{served name: answers}``. One
+        indexed read of the few rows since, for a check in every commit."""
+        if "runs" not in self._tables or not judges:
+            return []
+        have = {r[1] for r in self._rows("PRAGMA table_info(runs)")}
+        if "served" not in have:
+            return []
+        run = "run" if "run" in have else "NULL AS run"
+        marks = ", ".join("?" * len(judges))
+        rows = self._rows(
+            f"SELECT rowid, {run}, served FROM runs WHERE rowid > ? AND judge IN ({marks}) "
+            "AND served IS NOT NULL",
+            (mark, *judges),
+        )
+        return [(int(i), str(r or ""), read_served(names)) for i, r, names in rows]
 
     def _live_runs(self, now: float) -> set[str]:
         """The ids of the runs whose process still runs (:meth:`take_leases`' record of

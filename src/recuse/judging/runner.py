@@ -73,12 +73,7 @@ from recuse.judging.protocols import (
     perplexity_key,
 )
 from recuse.judging.rate import RunClock, per_second
-from recuse.judging.served import (
-    new_names,
-    raced_model,
-    second_model,
-    served_words,
-)
+from recuse.judging.served import new_names, raced_model, second_model, served_words
 from recuse.judging.store import Judgment, Perplexity, Rewrite, RunRecord, Store
 from recuse.judging.tasks import Keying, Task, Work
 from recuse.numbers import count, decimal
@@ -429,7 +424,9 @@ class _ServedCheck:
     judge's verdicts were served as (its earlier runs' in the store; else this run's
     first) stops the run with a :class:`~recuse.errors.JudgeError` saying which, before
     a verdict of that name is stored; :attr:`kept` is what the run's record and summary
-    say (the names of the verdicts it stored)."""
+    say (the names of the verdicts it stored). The judge's earlier runs are those of
+    every judge id of its model and revision (they share content keys); a run of them
+    begun while this one ran is checked in each commit (:meth:`guard`)."""
 
     def __init__(
         self,

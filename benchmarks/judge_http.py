@@ -3,7 +3,9 @@
     python benchmarks/judge_http.py [--requests 640] [--concurrency 32] [--repeat 3]
 
 The stand-in runs in its own process (its own event loop and interpreter), so it
-does not compete with the client's event loop. Three clients send direct-mode
+does not compete with the client's event loop. Each answer names its served model (JSON
+``"model"``, as every OpenAI-compatible server's does), so ours counts and checks it
+(:mod:`recuse.judging.served`) as in a real run. Three clients send direct-mode
 judgments (completions endpoint, one request per judgment) with ``--concurrency``
 in flight:
 
@@ -74,7 +76,7 @@ class Clocked(StandIn):
             self.arrivals.append(time.perf_counter())
         return await super()._respond(path, headers, raw)
 
-s = Clocked(latency=float(sys.argv[1]), port=int(sys.argv[2])).start()
+s = Clocked(latency=float(sys.argv[1]), port=int(sys.argv[2]), served_as="standin-2024").start()
 print("ready", flush=True)
 for _ in sys.stdin:  # a line: the arrival times since the last one, as a JSON list
     times, s.arrivals[:] = list(s.arrivals), []

@@ -138,6 +138,35 @@ def test_two_actors_over_http_give_eq3_and_the_single_process_store(
 
 
 @needs_ray
+def test_a_ray_run_served_by_another_model_stops_before_storing_it(
+    cluster: str, tmp_path: Path
+) -> None:
+    """A store judged here as May, resumed on a pool whose answers name August: the
+    workers' names reach the driver with each block, before its outcomes are checked,
+    and the run stops with none of the August verdicts stored and no run recorded."""
+    path = tmp_path / "s.db"
+    build = {"model": "m", "concurrency": 3}
+    with StandIn(served_as="m-2024-05-13") as server, Store(path) as store:
+        Runner(HTTPBackend(server.base_url, **build), store, progress=False).pairwise(
+            pd.DataFrame(fake_pairs(3))
+        )
+    with StandIn(served_as="m-2024-08-06") as server, Store(path) as store:
+        import functools
+
+        pool = RayExecutor(functools.partial(HTTPBackend, server.base_url, **build), actors=2)
+        runner = Runner(HTTPBackend(server.base_url, **build), store, progress=False, executor=pool)
+        with pytest.raises(JudgeError) as caught:
+            runner.pairwise(pd.DataFrame(fake_pairs(12)))
+        held = len(store.judgments())
+        runs = store.runs()
+    said = str(caught.value)
+    assert "holds verdicts served as 'm-2024-05-13' (run 1: 6 verdicts" in said
+    assert "the server now answers as 'm-2024-08-06'" in said
+    assert "it stored 0 verdicts before" in said
+    assert held == 6 and runs["served"].tolist() == ["'m-2024-05-13' (6 answers)"]
+
+
+@needs_ray
 def test_cli_with_a_tiny_local_model_on_two_actors_equals_a_local_run(
     cluster: str,
     tiny_model_dir: Path,

@@ -3,6 +3,8 @@ whose answers name a second model stops before its verdicts mix into one judge's
 
 from __future__ import annotations
 
+import hashlib
+import shlex
 import shutil
 import sqlite3
 from pathlib import Path
@@ -240,3 +242,150 @@ def test_the_runs_frame_says_a_judge_served_by_two_models(tmp_path: Path) -> Non
         f"judge 'gpt-4o' was served as '{AUGUST}' in this run, and as '{MAY}' before it: two "
         "models' verdicts under one judge id",
     ]
+
+
+def test_a_backend_judging_a_second_store_names_this_runs_first_model(tmp_path: Path) -> None:
+    """One backend, two stores: the first run's answers name August (2), the second's
+    May (2) then August. The second run's first name is May, whatever the backend saw
+    before it: the error says May first and August now, and keys August apart."""
+    flip = StandIn(served_as=lambda n: AUGUST if n <= 2 or n >= 5 else MAY)
+    with flip as server:
+        backend = HTTPBackend(server.base_url, model="gpt-4o", concurrency=1)
+        with Store(tmp_path / "one.db") as store:
+            Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(1)))
+        with Store(tmp_path / "two.db") as store, pytest.raises(JudgeError) as caught:
+            Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(3)))
+        with Store(tmp_path / "two.db") as store:
+            runs = store.runs()
+    said = str(caught.value)
+    assert f"this run's answers were served as '{MAY}' first" in said
+    assert f"the server now answers as '{AUGUST}'" in said
+    assert f"it stored 2 verdicts before, served as '{MAY}'" in said
+    assert f"--revision {AUGUST} --judge-id" in said
+    assert runs["served"].tolist() == [f"'{MAY}' (2 answers)"]
+
+
+def test_the_printed_revision_is_one_shell_word(tmp_path: Path) -> None:
+    """llama.cpp's server names the model by its file's path, which may hold a space
+    (a macOS folder): the --revision the error prints is quoted for the shell."""
+    path = "/Users/me/My Models/llama-3-8b.Q4_K_M.gguf"
+    with StandIn(served_as=MAY) as server, Store(tmp_path / "s.db") as store:
+        _judge(server, store, 1)
+    with StandIn(served_as=path) as server, Store(tmp_path / "s.db") as store:
+        with pytest.raises(JudgeError) as caught:
+            _judge(server, store, 2)
+    said = str(caught.value)
+    assert f"--revision '{path}' --judge-id NEW_ID" in said
+    assert shlex.split(said.split("--revision ")[1])[0] == path
+
+
+def test_another_judge_id_of_the_same_model_is_checked_against_its_verdicts(
+    tmp_path: Path,
+) -> None:
+    """Judged in May as 'gpt-4o' (3 pairs); in August as judge id 'gpt-4o-aug', same
+    model and revision, over 5 pairs: the 6 May verdicts share their content keys and
+    are copied to it, so its August answers would mix two models under one judge id.
+    The run stops at its first answer, naming the run whose verdicts it copied."""
+    path = tmp_path / "s.db"
+    with StandIn(served_as=MAY) as server, Store(path) as store:
+        _judge(server, store, 3)
+    with StandIn(served_as=AUGUST) as server, Store(path) as store:
+        backend = HTTPBackend(server.base_url, model="gpt-4o", concurrency=1)
+        runner = Runner(backend, store, judge="gpt-4o-aug", progress=False)
+        with pytest.raises(JudgeError) as caught:
+            runner.pairwise(pd.DataFrame(fake_pairs(5)))
+        assert server.requests == 1
+        held = store.judgments()
+    said = str(caught.value)
+    assert (held["judge"] == "gpt-4o-aug").sum() == 6  # the copies, all served as May
+    assert f"(run 1, judge id 'gpt-4o': 6 verdicts served as '{MAY}')" in said
+    assert (
+        f"it stored 0 verdicts before, served as '{MAY}' (and 6 verdicts copied from another "
+        "judge id)"
+    ) in said
+    assert f"the server now answers as '{AUGUST}'" in said
+    assert f"--revision {AUGUST} --judge-id NEW_ID" in said
+    # the fix it prints: keyed apart, nothing copied, all 10 asked of August
+    with StandIn(served_as=AUGUST) as server, Store(path) as store:
+        backend = HTTPBackend(server.base_url, model="gpt-4o", revision=AUGUST)
+        summary = Runner(backend, store, judge="NEW_ID", progress=False).pairwise(
+            pd.DataFrame(fake_pairs(5))
+        )
+        assert server.requests == 10 and summary.ok == 10
+
+
+def test_two_runs_at_once_served_by_two_models_store_one_models_verdicts(
+    tmp_path: Path,
+) -> None:
+    """Two runs of one judge on one store at once, each finding nothing recorded as it
+    began: the other (another process, its server serving May) commits its record
+    while this one (August) judges. This run's commit finds it in its transaction
+    and stops, rolled back: none of its August verdicts stored, no record of it."""
+    path = tmp_path / "s.db"
+
+    def august(n: int) -> str:
+        if n == 2:  # the other run's commit, from its own connection
+            with Store(path) as other:
+                other.put_run(
+                    "gpt-4o", judgments=4, seconds=1.0, tokens=None, served={MAY: 4}, run="other"
+                )
+        return AUGUST
+
+    with StandIn(served_as=august) as server, Store(path) as store:
+        with pytest.raises(JudgeError) as caught:
+            _judge(server, store, 4)
+        assert server.requests == 8
+        held = len(store.judgments())
+        runs = store.runs()
+    said = str(caught.value)
+    assert held == 0
+    assert runs[["judgments", "served"]].values.tolist() == [[4, f"'{MAY}' (4 answers)"]]
+    assert (
+        f"judge id 'gpt-4o': another run, started while this one ran, stored verdicts served "
+        f"as '{MAY}' (run 1: 4 verdicts served as '{MAY}'), and this run's answers were served "
+        f"as '{AUGUST}' (this run's answers: '{AUGUST}' (8 answers))"
+    ) in said
+    assert "it stored 0 verdicts before" in said
+    assert f"--revision {AUGUST} --judge-id NEW_ID" in said
+
+
+def test_replicas_that_name_one_model_differently_are_told_what_to_do(tmp_path: Path) -> None:
+    """Two --base-url replicas of one model, one started with a served name and one
+    naming it by its path (llama.cpp): the run stops at the second name, and the
+    error says how to give them one name, or to judge through one of them."""
+    named, path = StandIn(served_as="llama-3-8b"), StandIn(served_as="/models/llama-3-8b.gguf")
+    with named as one, path as two, Store(tmp_path / "s.db") as store:
+        backend = HTTPBackend([one.base_url, two.base_url], model="llama-3-8b", concurrency=1)
+        with pytest.raises(JudgeError) as caught:
+            Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(2)))
+    said = str(caught.value)
+    assert "'llama-3-8b' (1 answer)" in said and "'/models/llama-3-8b.gguf' (1 answer)" in said
+    assert (
+        "if the names are of one model, which the 2 servers (--base-url) name differently, "
+        "give every server one name for it (vLLM: --served-model-name; llama.cpp: --alias) "
+        "or judge through one --base-url"
+    ) in said
+    flip = StandIn(served_as=lambda n: MAY if n == 1 else AUGUST)
+    with flip as server, Store(tmp_path / "one.db") as store:
+        with pytest.raises(JudgeError) as caught:
+            _judge(server, store, 1)
+    assert "servers (--base-url)" not in str(caught.value)  # one server: no replicas
+
+
+def test_a_ten_megabyte_name_is_recorded_by_its_length_and_digest(tmp_path: Path) -> None:
+    """A server answering 10 MB of "model": recorded as its length and digest, the
+    backend's scrubber run over no more than a model name's length per answer (it ran
+    over the whole 10 MB with each answer: 0.6 s, the event loop held)."""
+    huge = "m" * 10_000_000
+    with StandIn(served_as=huge) as server, Store(tmp_path / "s.db") as store:
+        backend = HTTPBackend(server.base_url, model="m", concurrency=1)
+        scrubbed: list[int] = []
+        scrub = backend.scrub
+        backend.scrub = lambda text: scrubbed.append(len(text)) or scrub(text)  # type: ignore[method-assign]
+        summary = Runner(backend, store, progress=False).pairwise(pd.DataFrame(fake_pairs(1)))
+        runs = store.runs()
+    digest = hashlib.sha256(huge.encode()).hexdigest()[:16]
+    name = f"<a name of 10,000,000 characters, sha256 {digest}>"
+    assert summary.served == {name: 2}
+    assert runs["served"].tolist() == [f"'{name}' (2 answers)"]
+    assert max(scrubbed, default=0) <= 200

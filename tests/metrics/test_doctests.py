@@ -36,6 +36,7 @@ MODULES = [
     "recuse.files",
     "recuse.terminal",
     "recuse.judging.served",
+    "recuse.judging.backends.http",
     "recuse.report.bias",
     "recuse.interval_rules",
     "recuse.cli.app",

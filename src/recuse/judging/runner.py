@@ -73,7 +73,7 @@ from recuse.judging.protocols import (
     perplexity_key,
 )
 from recuse.judging.rate import RunClock, per_second
-from recuse.judging.served import new_names, second_model, served_words
+from recuse.judging.served import new_names, raced_model, second_model, served_words
 from recuse.judging.store import Judgment, Perplexity, Rewrite, RunRecord, Store
 from recuse.judging.tasks import Keying, Task, Work
 from recuse.numbers import count, decimal
@@ -424,32 +424,95 @@ class _ServedCheck:
     judge's verdicts were served as (its earlier runs' in the store; else this run's
     first) stops the run with a :class:`~recuse.errors.JudgeError` saying which, before
     a verdict of that name is stored; :attr:`kept` is what the run's record and summary
-    say (the names of the verdicts it stored)."""
+    say (the names of the verdicts it stored). The judge's earlier runs are those of
+    every judge id of its model and revision (they share content keys); a run of them
+    begun while this one ran is checked in each commit (:meth:`guard`)."""
 
     def __init__(
-        self, backend: Backend | Executor, store: Store, judge: str, counts: Mapping[str, int]
+        self,
+        backend: Backend | Executor,
+        store: Store,
+        judge: str,
+        counts: Mapping[str, int],
+        *,
+        kin: Sequence[str] = (),
+        copied: int = 0,
+        run: str = "",
+        replicas: int = 1,
     ) -> None:
         self.backend, self.store, self.judge, self.counts = backend, store, judge, counts
+        self.replicas = replicas  # the servers asked (several --base-url)
+        self.copied = copied  # the verdicts the run copied (stored before it judged)
+        self.run = run  # this run's id (its record's)
         self.before = backend.served()
-        self.earlier = store.served_runs(judge)
+        # the judge ids of the same model and revision (``kin``) too: their verdicts
+        # share this judge's content keys, and a run copies them (Runner._resume)
+        self.kin = list(dict.fromkeys([judge, *kin]))
+        self.mark = store.run_mark()  # the runs recorded since are read by guard()
+        self.earlier = store.served_runs(*self.kin)
         self.accepted = list(dict.fromkeys(n for r in self.earlier for n in r.served))
         self.kept: dict[str, int] = {}
+        #: what the run's last commit stored: verdicts, and :attr:`kept` as it stood
+        self.stored, self.saved = 0, dict[str, int]()
 
     def now(self) -> dict[str, int]:
-        """The names this run's answers gave so far, with their answers."""
+        """The names this run's answers gave so far, with their answers: the accepted
+        ones first (the backend lists its names in the order it first met them, maybe
+        in an earlier run: this run's first name is the one its check accepted)."""
         after = self.backend.served()
-        return {n: k - self.before.get(n, 0) for n, k in after.items() if k > self.before.get(n, 0)}
+        now = {n: k - self.before.get(n, 0) for n, k in after.items() if k > self.before.get(n, 0)}
+        return {**{n: now[n] for n in self.accepted if n in now}, **now}
 
     def check(self) -> None:
         now = self.now()
+        if not self.accepted and len(now) == 1:
+            self.accepted = list(now)  # this run's first name, nothing recorded before it
         if new_names(self.accepted, now):
             stored = self.counts["ok"] + self.counts["unparsed"]
             raise JudgeError(
                 second_model(
-                    str(self.store.path), self.judge, earlier=self.earlier, now=now, stored=stored
+                    str(self.store.path),
+                    self.judge,
+                    earlier=self.earlier,
+                    now=now,
+                    stored=stored,
+                    copied=self.copied,
+                    replicas=self.replicas,
                 )
             )
         self.kept = now
+
+    def guard(self) -> None:
+        """In each commit's transaction (:meth:`Store.put`'s ``guard``): a run of this
+        judge, or of a judge id of its model and revision, started while this one ran
+        (two runs at once: neither found the other's record as it began) and recorded
+        a served name other than this run's stops this one, the commit rolled back.
+        The first of two such runs to commit stores; the other stops at its first."""
+        if not self.accepted:
+            return
+        since = self.store.served_since(self.mark, *self.kin)
+        rows = {row for row, run, names in since if run != self.run and names}
+        if any(set(names) - set(self.accepted) for row, _, names in since if row in rows):
+            others = [r for r in self.store.served_runs(*self.kin) if r.row in rows]
+            raise _Raced(
+                raced_model(
+                    str(self.store.path),
+                    self.judge,
+                    others=others,
+                    accepted=self.accepted,
+                    now=self.kept,
+                    stored=self.stored,
+                )
+            )
+
+    def committed(self) -> None:
+        """The run's commit is done: what it stored so far (:attr:`stored`, :attr:`saved`)."""
+        self.stored = self.counts["ok"] + self.counts["unparsed"]
+        self.saved = dict(self.kept)
+
+
+class _Raced(JudgeError):
+    """A commit refused by :meth:`_ServedCheck.guard`: its outcomes are not stored."""
 
 
 class Runner:
@@ -787,7 +850,12 @@ class Runner:
         before = meter.usage()
         clock = RunClock()
         counts = {"ok": 0, "unparsed": 0, "failed": 0}
-        served = _ServedCheck(meter, self.store, self.judge, counts)
+        model = (self.backend.model_id, self.backend.revision)
+        kin = [j for j, m in self.store.judge_models().items() if m == model]
+        served = _ServedCheck(
+            meter, self.store, self.judge, counts, kin=kin, copied=len(copies),
+            run=leased.mine.run, replicas=len(getattr(self.backend, "base_urls", ())),
+        )  # fmt: skip
 
         def run_record(*, ended: bool) -> RunRecord:
             """What a judgment costs (the evaluator card): only work sent to the backend,
@@ -823,7 +891,19 @@ class Runner:
             # own): a run killed (kill -9) is on the card as far as its last commit went.
             # Counted before the commit (_Collector.add), its counts are what it stores
             answered = counts["ok"] + counts["unparsed"]
-            self.store.put(judgments, run=run_record(ended=False) if answered else None)
+            try:
+                self.store.put(
+                    judgments,
+                    run=run_record(ended=False) if answered else None,
+                    guard=served.guard if answered else None,
+                )
+            except _Raced:
+                # rolled back: the run's counts and record are what it stored before
+                for j in judgments:
+                    counts[j.status] -= 1
+                served.kept = served.saved
+                raise
+            served.committed()
 
         save(copies)
 

@@ -11,8 +11,12 @@ every analysis into one judge's numbers.
 Each run records the served names its answers gave, with how many answers named each
 (the runs table's ``served`` column, JSON ``{name: answers}``). One judge id's verdicts
 come from one served model: a run whose answers name a model that no earlier run of the
-judge recorded (or, in a run with nothing recorded before it, a second name: the alias
-flipped mid-run) stops before a verdict served so is stored (:func:`second_model`).
+judge recorded, nor of another judge id of the same model and revision (their verdicts
+share content keys: a run copies them), or, in a run with nothing recorded before it, a
+second name (the alias flipped mid-run), stops before a verdict served so is stored
+(:func:`second_model`). Two runs at once each find nothing of the other as they begin:
+each commit checks, in its transaction, the records of runs begun since, and the second
+to commit stops with none of its answers stored (:func:`raced_model`).
 Answers that name no model, and runs recorded before the column was, are not counted:
 nothing says who served them.
 """
@@ -20,24 +24,37 @@ nothing says who served them.
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from recuse.numbers import count
 from recuse.terminal import one_line
 
-__all__ = ["EarlierRun", "new_names", "read_served", "second_model", "served_json", "served_words"]
+__all__ = [
+    "EarlierRun",
+    "new_names",
+    "raced_model",
+    "read_served",
+    "second_model",
+    "served_json",
+    "served_words",
+]
 
 
 @dataclass(frozen=True)
 class EarlierRun:
     """A run of a judge recorded in the store: its number among the store's runs (1
-    the oldest), the verdicts it stored (ok or unparsed) and ``{served name: answers}``
-    its answers gave (empty: none recorded)."""
+    the oldest), the verdicts it stored (ok or unparsed), ``{served name: answers}``
+    its answers gave (empty: none recorded), its judge id, its run id (empty: none
+    recorded) and its row in the runs table."""
 
     number: int
     judgments: int
     served: Mapping[str, int]
+    judge: str = ""
+    run: str = ""
+    row: int = 0
 
 
 def served_json(served: Mapping[str, int]) -> str | None:
@@ -97,11 +114,16 @@ def second_model(
     earlier: Sequence[EarlierRun],
     now: Mapping[str, int],
     stored: int,
+    copied: int = 0,
+    replicas: int = 1,
 ) -> str:
     """The words of the error that stops a run of ``judge`` whose answers now name a
     served model besides the one its verdicts came from: which names, how many
     verdicts each earlier run stored (the runs that recorded names), what this run
-    stored before (``stored`` verdicts) and what to do. ``now`` is this run's served
+    stored before (``stored`` verdicts it was served, ``copied`` more it copied from
+    judge ids of its model and revision) and what to do; where the run asks
+    ``replicas`` > 1 servers (``--base-url`` given more than once), what to do if they
+    are replicas of one model that name it differently. ``now`` is this run's served
     names so far, in the order they were first seen."""
     held = [r for r in earlier if r.served]
     accepted = list(dict.fromkeys(name for r in held for name in r.served))
@@ -109,23 +131,87 @@ def second_model(
         accepted = list(now)[:1]
     new = [name for name in now if name not in accepted]
     old_words, new_words = _names(accepted), _names(new)
+    also = f" (and {_verdicts(copied)} copied from another judge id)" if copied else ""
+    # one shell word: a llama.cpp server's name is its file's path, maybe with a space
+    revision = shlex.quote(one_line(new[0])) if new else "NAME"
     if held:
         runs = "; ".join(
-            f"run {r.number}: {_verdicts(r.judgments)} served as {_names(list(r.served))}"
+            f"run {r.number}{_of(r.judge, judge)}: {_verdicts(r.judgments)} served as "
+            f"{_names(list(r.served))}"
             for r in held
         )
-        before = f"judge id {judge!r} holds verdicts served as {old_words} ({runs})"
+        if all(r.judge in ("", judge) for r in held):
+            before = f"judge id {judge!r} holds verdicts served as {old_words} ({runs})"
+        else:  # judge ids of one model and revision share their verdicts (copies)
+            before = (
+                f"judge id {judge!r} shares its content keys, and so its verdicts, with the "
+                f"judge ids of its model and revision, whose verdicts were served as "
+                f"{old_words} ({runs})"
+            )
     else:
         before = f"judge id {judge!r}: this run's answers were served as {old_words} first"
     return (
         f"{store}: {before}, and the server now answers as {new_words} (this run's "
         f"answers: {served_words(now)}) — the run stopped before storing a verdict served "
         "so (two models' verdicts under one judge id would be averaged as one judge's "
-        f"numbers); it stored {_verdicts(stored)} before, served as {old_words}. To judge "
+        f"numbers); it stored {_verdicts(stored)} before, served as {old_words}{also}. "
+        "To judge "
         "with the new model, judge into a new store (--out NEW.sqlite), or key its "
-        f"verdicts apart in this one: --revision {one_line(new[0]) if new else 'NAME'} "
+        f"verdicts apart in this one: --revision {revision} "
         "--judge-id NEW_ID (Python: HTTPBackend(revision=...), Runner(judge=...))"
+        f"{_replicas(replicas)}"
     )
+
+
+def _replicas(replicas: int) -> str:
+    """The words for a run over several servers: replicas of one model may name it
+    differently (one started with another served name, or from another path)."""
+    if replicas <= 1:
+        return ""
+    return (
+        f"; if the names are of one model, which the {replicas} servers (--base-url) "
+        "name differently, give every server one name for it (vLLM: --served-model-name; "
+        "llama.cpp: --alias) or judge through one --base-url"
+    )
+
+
+def raced_model(
+    store: str,
+    judge: str,
+    *,
+    others: Sequence[EarlierRun],
+    accepted: Sequence[str],
+    now: Mapping[str, int],
+    stored: int,
+) -> str:
+    """The words of the error that stops a run of ``judge`` whose commit finds that
+    ``others``, runs of it (or of a judge id of its model and revision) started while
+    it ran, stored verdicts served as a model other than this run's (``accepted``):
+    two runs at once, asking servers that serve other models. ``now`` is this run's
+    served names so far, ``stored`` the verdicts it stored."""
+    names = list(dict.fromkeys(n for r in others for n in r.served if n not in accepted))
+    runs = "; ".join(
+        f"run {r.number}{_of(r.judge, judge)}: {_verdicts(r.judgments)} served as "
+        f"{_names(list(r.served))}"
+        for r in others
+    )
+    revision = shlex.quote(one_line(accepted[0])) if accepted else "NAME"
+    return (
+        f"{store}: judge id {judge!r}: another run, started while this one ran, stored "
+        f"verdicts served as {_names(names)} ({runs}), and this run's answers were served "
+        f"as {_names(accepted)} (this run's answers: {served_words(now)}) — two runs at "
+        "once, whose servers serve other models; this run stopped before storing a "
+        "verdict served so (two models' verdicts under one judge id would be averaged as "
+        f"one judge's numbers); it stored {_verdicts(stored)} before. To judge this "
+        "server's model too, judge into a new store (--out NEW.sqlite), or key its "
+        f"verdicts apart in this one: --revision {revision} --judge-id NEW_ID (Python: "
+        "HTTPBackend(revision=...), Runner(judge=...))"
+    )
+
+
+def _of(run_judge: str, judge: str) -> str:
+    """``, judge id 'x'`` for a run of another judge id than ``judge``, else ``""``."""
+    return f", judge id {run_judge!r}" if run_judge not in ("", judge) else ""
 
 
 def _verdicts(n: int) -> str:

@@ -440,10 +440,20 @@ class Store:
 
     # --- writing ---------------------------------------------------------------------
 
-    def put(self, judgments: Iterable[Judgment], *, run: RunRecord | None = None) -> None:
+    def put(
+        self,
+        judgments: Iterable[Judgment],
+        *,
+        run: RunRecord | None = None,
+        guard: Callable[[], None] | None = None,
+    ) -> None:
         """Insert or replace judgments in one transaction (committed on return), with
         ``run``'s record as it stands now (:meth:`put_run`) in the same transaction (no
-        write of its own: a killed run's record holds what its last commit stored)."""
+        write of its own: a killed run's record holds what its last commit stored).
+        ``guard`` is called in the transaction, the judgments written and the store's
+        write lock held (no other commit comes between its reads and this one): what it
+        raises rolls the transaction back (the runner's check of the served models of
+        runs at once, :mod:`recuse.judging.served`)."""
         now = time.time()  # fields read directly: dataclasses.asdict deep-copies
         # NaN as NULL (as _sql, inline: 3x faster per row)
         rows = [
@@ -452,10 +462,17 @@ class Store:
         ]
         cols = ", ".join((*self.COLUMNS, "created_at"))
         marks = ", ".join("?" * (len(self.COLUMNS) + 1))
+
+        def then() -> None:
+            if guard is not None:
+                guard()
+            if run is not None:
+                self._record_run(run)
+
         self._write(
             f"INSERT OR REPLACE INTO judgments ({cols}) VALUES ({marks})",
             rows,
-            then=None if run is None else lambda: self._record_run(run),
+            then=None if run is None and guard is None else then,
         )
 
     def put_items(self, kind: JudgmentKind, items: Mapping[str, Mapping[str, object]]) -> None:
@@ -865,21 +882,58 @@ class Store:
         out["damaged"] = pd.Series(damaged, index=out.index, dtype=object)
         return out
 
-    def served_runs(self, judge: str) -> list[EarlierRun]:
-        """The recorded runs of ``judge``, oldest first, each with its number among the
-        store's runs, the verdicts it stored and the served model names its answers
-        gave (:mod:`recuse.judging.served`; empty where none was recorded)."""
+    def served_runs(self, *judges: str) -> list[EarlierRun]:
+        """The recorded runs of ``judges``, oldest first, each with its number among the
+        store's runs, the verdicts it stored, the served model names its answers gave
+        (:mod:`recuse.judging.served`; empty where none was recorded), its judge and
+        its run id."""
         if "runs" not in self._tables:
             return []
         have = {r[1] for r in self._rows("PRAGMA table_info(runs)")}
         if "served" not in have:
             return []
-        rows = self._rows("SELECT judge, judgments, served FROM runs ORDER BY created_at, rowid")
+        run = "run" if "run" in have else "NULL AS run"
+        rows = self._rows(
+            f"SELECT judge, judgments, served, {run}, rowid FROM runs ORDER BY created_at, rowid"
+        )
         return [
-            EarlierRun(k, n if type(n) is int else 0, read_served(names))
-            for k, (j, n, names) in enumerate(rows, 1)
-            if j == judge
+            EarlierRun(
+                k,
+                n if type(n) is int else 0,
+                read_served(names),
+                judge=str(j),
+                run=str(r or ""),
+                row=int(i),
+            )
+            for k, (j, n, names, r, i) in enumerate(rows, 1)
+            if j in judges
         ]
+
+    def run_mark(self) -> int:
+        """The runs table's last row so far (0: none), which :meth:`served_since` reads
+        after: the runs recorded since."""
+        if "runs" not in self._tables:
+            return 0
+        (mark,) = self._rows("SELECT MAX(rowid) FROM runs")[0]
+        return int(mark or 0)
+
+    def served_since(self, mark: int, *judges: str) -> list[tuple[int, str, dict[str, int]]]:
+        """The runs of ``judges`` recorded after ``mark`` (:meth:`run_mark`) that name
+        served models: each one's row, run id and ``{served name: answers}``. One
+        indexed read of the few rows since, for a check in every commit."""
+        if "runs" not in self._tables or not judges:
+            return []
+        have = {r[1] for r in self._rows("PRAGMA table_info(runs)")}
+        if "served" not in have:
+            return []
+        run = "run" if "run" in have else "NULL AS run"
+        marks = ", ".join("?" * len(judges))
+        rows = self._rows(
+            f"SELECT rowid, {run}, served FROM runs WHERE rowid > ? AND judge IN ({marks}) "
+            "AND served IS NOT NULL",
+            (mark, *judges),
+        )
+        return [(int(i), str(r or ""), read_served(names)) for i, r, names in rows]
 
     def _live_runs(self, now: float) -> set[str]:
         """The ids of the runs whose process still runs (:meth:`take_leases`' record of

@@ -653,3 +653,23 @@ def test_an_old_stores_runs_read_as_ended_and_a_bad_end_is_damage(tmp_path: Path
         f"{path}: run 2 of judge 'j' in the runs table records its end as 7 (0, 1 or "
         "nothing was expected)",
     )
+
+
+def test_the_card_says_which_model_served_the_verdicts(tmp_path: Path) -> None:
+    # a hosted alias (gpt-4o) is answered by a dated snapshot; the card named the alias
+    # only, so a report could not say which model judged
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(3)).to_json(src, orient="records", lines=True)
+    store = tmp_path / "s.db"
+    args = ["judge", "--model", "gpt-4o", "--data", str(src), "--out", str(store), "--no-progress"]
+    with StandIn(served_as="gpt-4o-2024-08-06") as server:
+        assert main([*args[:3], "--base-url", server.base_url, *args[3:]]) == 0
+    with Store(store) as s:
+        s.put_run("local", judgments=2, seconds=1.0, tokens=None, hardware="cpu float32")
+        runs = s.runs()
+    gpt, local = cards(runs)
+    assert (gpt.served, local.served) == (("gpt-4o-2024-08-06",), ())
+    assert " served as 'gpt-4o-2024-08-06' (6 answered" in gpt.line()
+    assert "served as" not in local.line()
+    assert gpt.record()["served as (the answers' model field)"] == "gpt-4o-2024-08-06"
+    assert local.record()["served as (the answers' model field)"] is None

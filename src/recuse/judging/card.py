@@ -56,6 +56,7 @@ from recuse.files import TOO_DEEP, is_file
 from recuse.judging.device import peak_tflops
 from recuse.judging.rate import per_second
 from recuse.roster import Roster
+from recuse.terminal import one_line
 
 __all__ = ["Card", "PriceRow", "PriceTable", "cards", "read_prices"]
 
@@ -109,6 +110,10 @@ class Card:
     killed_runs: int = 0
     #: of the runs counted, those still running (counted as far as they have gone)
     running_runs: int = 0
+    #: the model names a server's answers gave as serving them (their JSON "model"
+    #: field: a dated snapshot behind an alias), in the order first recorded; empty for
+    #: a local model, a server that names none, runs an earlier recuse recorded
+    served: tuple[str, ...] = ()
 
     def utilisation(self) -> str:
         """The MFU as the card says it ("" off a GPU)."""
@@ -137,6 +142,8 @@ class Card:
             else "no price given"
         )
         where = f" on {self.hardware}" if self.hardware else ""
+        if self.served:
+            where += f" served as {' and '.join(one_line(repr(n)) for n in self.served)}"
         used = self.utilisation()
         if used:
             cost = f"{cost}; {used}"
@@ -242,6 +249,7 @@ class Card:
             "tokens out per judgment": self.tokens_out_per_judgment,
             "USD per 1,000 judgments": self.usd_per_1000_judgments,
             "device and dtype": self.hardware,
+            "served as (the answers' model field)": " / ".join(self.served) or None,
             "judge prompt": self.prompt[0] if self.prompt else None,
             "judge prompt format": (self.prompt[1] or None) if self.prompt else None,
             "judge prompt sha256": (self.prompt[2] or None) if self.prompt else None,
@@ -289,13 +297,16 @@ def cards(
         )
         hardware = " / ".join(dict.fromkeys(str(h) for h in places if h)) or None
         prompt = (prompts or {}).get(str(judge))
+        named = every["served_names"] if "served_names" in every.columns else ()
+        served = tuple(dict.fromkeys(n for names in named if names for n in names))
         accelerator, mfu, peak = _utilisation(g)
         per = math.nan if rate is None else rate
         state = every["state"] if "state" in every.columns else pd.Series("ended", every.index)
         out.append(
             Card(str(judge), n, per, tin, tout, cost, hardware, prompt, accelerator, mfu, peak,
                  seconds, whole, int(none.sum()), float(every.loc[none, "seconds"].sum()),
-                 damaged, int((state == "killed").sum()), int((state == "running").sum()))
+                 damaged, int((state == "killed").sum()), int((state == "running").sum()),
+                 served)
         )  # fmt: skip
     return out
 

@@ -838,7 +838,8 @@ class Store:
         none was recorded: a local model, a server that names none, a run an earlier
         recuse recorded); ``served_note`` says, of a run whose judge's verdicts now come
         from a second served model, which (:func:`recuse.judging.served.mixed_runs`),
-        else None.
+        else None; ``served_names`` the served names alone (a tuple, empty where none),
+        which the evaluator card says.
 
         A column ``damaged`` says, of a run no real run could have recorded (a hand-edited
         or damaged store: :func:`run_damage`), what is wrong with it, naming the store and
@@ -853,7 +854,7 @@ class Store:
         ]  # fmt: skip
         self.conn  # noqa: B018 - opens the store, which lists its tables
         if "runs" not in self._tables:
-            return pd.DataFrame(columns=[*cols, "state", "served", "served_note"])
+            return pd.DataFrame(columns=[*cols, "state", "served", "served_note", "served_names"])
         have = {r[1] for r in self._rows("PRAGMA table_info(runs)")}
         wanted = (*cols, "run", "ended", "served")
         picked = [c if c in have else f"NULL AS {c}" for c in wanted]
@@ -879,6 +880,9 @@ class Store:
             [served_words(names) or None for _, names in served], index=out.index, dtype=object
         )
         out["served_note"] = pd.Series(mixed_runs(served), index=out.index, dtype=object)
+        out["served_names"] = pd.Series(
+            [tuple(names) for _, names in served], index=out.index, dtype=object
+        )
         out["damaged"] = pd.Series(damaged, index=out.index, dtype=object)
         return out
 

@@ -12,6 +12,7 @@ import importlib.util
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -73,18 +74,71 @@ def smollm2_gguf() -> Path:
     return path
 
 
-def quiet_transformers() -> None:
+#: held while the progress-bar switches below are read or set: one count of the
+#: blocks open in the process, so the first in saves the switches and the last out
+#: puts them back, however the threads' blocks interleave
+_QUIET_LOCK = threading.Lock()
+_quiet: list[tuple[bool, dict[str, bool] | None]] = []  # the switches saved, while open
+_quiet_open = 0
+
+
+@contextmanager
+def quiet_transformers() -> Iterator[None]:
     """No third-party progress bars ("Loading weights ...", "Writing model shards") on
-    the user's terminal or in a log: the runner's own progress is the one the user
-    reads."""
+    the user's terminal or in a log within the block: the runner's own progress is the
+    one the user reads. transformers' and huggingface_hub's switches are the process's
+    own, so they are put back as the block found them (turned off for good, a script's
+    or a notebook's later downloads and loads drew no bar); blocks in several threads
+    at once put them back as the first found them, once the last ends."""
+    global _quiet_open
     from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()
+    with _QUIET_LOCK:
+        if _quiet_open == 0:
+            _quiet.append((hf_logging.is_progress_bar_enabled(), _hub_bar_states()))
+            hf_logging.disable_progress_bar()
+            _disable_hub_bars()
+        _quiet_open += 1
+    try:
+        yield
+    finally:
+        with _QUIET_LOCK:
+            _quiet_open -= 1
+            if _quiet_open == 0:
+                _put_back_bars(*_quiet.pop())
+
+
+def _hub_bar_states() -> dict[str, bool] | None:
+    """A copy of huggingface_hub's progress-bar switches (per group of bars); None
+    where the installed version keeps them elsewhere."""
+    try:  # the module (the package's ``tqdm`` is its class)
+        hub_tqdm = importlib.import_module("huggingface_hub.utils.tqdm")
+    except ImportError:  # pragma: no cover - transformers depends on huggingface_hub
+        return None
+    states = getattr(hub_tqdm, "progress_bar_states", None)
+    return dict(states) if isinstance(states, dict) else None
+
+
+def _disable_hub_bars() -> None:
     try:
         from huggingface_hub.utils import disable_progress_bars
     except ImportError:  # pragma: no cover - transformers depends on huggingface_hub
         return
     disable_progress_bars()
+
+
+def _put_back_bars(transformers_on: bool, hub: dict[str, bool] | None) -> None:
+    """transformers' switch as it was, then huggingface_hub's (which transformers'
+    switch sets too) as they were."""
+    from transformers.utils import logging as hf_logging
+
+    if transformers_on:
+        hf_logging.enable_progress_bar()
+    if hub is None:
+        return
+    states = importlib.import_module("huggingface_hub.utils.tqdm").progress_bar_states
+    states.clear()
+    states.update(hub)
 
 
 @contextmanager
@@ -123,16 +177,16 @@ def convert_gguf(gguf: Path, out: Path) -> None:
         raise MissingDependencyError("transformers", "local") from None
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
-    quiet_transformers()
     try:
-        with _no_gguf_bar():
-            tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model.hf_quantizer = None  # type: ignore[assignment]
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
-        model.save_pretrained(tmp)
-        tok.save_pretrained(tmp)
+        with quiet_transformers():
+            with _no_gguf_bar():
+                tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+                model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model.hf_quantizer = None  # type: ignore[assignment]
+            if hasattr(model.config, "quantization_config"):
+                del model.config.quantization_config
+            model.save_pretrained(tmp)
+            tok.save_pretrained(tmp)
         try:
             tmp.rename(out)
         except OSError:  # another process finished first

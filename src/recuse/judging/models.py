@@ -12,12 +12,13 @@ import importlib.util
 import os
 import shutil
 import tempfile
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from recuse.borrowed import Borrowed
 from recuse.errors import ConfigError, MissingDependencyError
 from recuse.files import file_sha256, is_file
 
@@ -74,14 +75,6 @@ def smollm2_gguf() -> Path:
     return path
 
 
-#: held while the progress-bar switches below are read or set: one count of the
-#: blocks open in the process, so the first in saves the switches and the last out
-#: puts them back, however the threads' blocks interleave
-_QUIET_LOCK = threading.Lock()
-_quiet: list[tuple[bool, dict[str, bool] | None]] = []  # the switches saved, while open
-_quiet_open = 0
-
-
 @contextmanager
 def quiet_transformers() -> Iterator[None]:
     """No third-party progress bars ("Loading weights ...", "Writing model shards") on
@@ -89,23 +82,24 @@ def quiet_transformers() -> Iterator[None]:
     one the user reads. transformers' and huggingface_hub's switches are the process's
     own, so they are put back as the block found them (turned off for good, a script's
     or a notebook's later downloads and loads drew no bar); blocks in several threads
-    at once put them back as the first found them, once the last ends."""
-    global _quiet_open
+    at once put them back as the first found them, once the last ends
+    (:class:`~recuse.borrowed.Borrowed`)."""
+    with _BARS.held():
+        yield
+
+
+def _bar_switches() -> tuple[bool, dict[str, bool] | None]:
+    """transformers' progress-bar switch and huggingface_hub's (:func:`_hub_bar_states`)."""
     from transformers.utils import logging as hf_logging
 
-    with _QUIET_LOCK:
-        if _quiet_open == 0:
-            _quiet.append((hf_logging.is_progress_bar_enabled(), _hub_bar_states()))
-            hf_logging.disable_progress_bar()
-            _disable_hub_bars()
-        _quiet_open += 1
-    try:
-        yield
-    finally:
-        with _QUIET_LOCK:
-            _quiet_open -= 1
-            if _quiet_open == 0:
-                _put_back_bars(*_quiet.pop())
+    return hf_logging.is_progress_bar_enabled(), _hub_bar_states()
+
+
+def _bars_off() -> None:
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    _disable_hub_bars()
 
 
 def _hub_bar_states() -> dict[str, bool] | None:
@@ -127,11 +121,12 @@ def _disable_hub_bars() -> None:
     disable_progress_bars()
 
 
-def _put_back_bars(transformers_on: bool, hub: dict[str, bool] | None) -> None:
+def _put_back_bars(switches: tuple[bool, dict[str, bool] | None]) -> None:
     """transformers' switch as it was, then huggingface_hub's (which transformers'
     switch sets too) as they were."""
     from transformers.utils import logging as hf_logging
 
+    transformers_on, hub = switches
     if transformers_on:
         hf_logging.enable_progress_bar()
     if hub is None:
@@ -146,21 +141,34 @@ def _no_gguf_bar() -> Iterator[None]:
     """transformers' GGUF reader draws its own tqdm bar ("Converting and de-quantizing
     GGUF tensors..."), which :func:`quiet_transformers` does not reach: for the
     conversion, its module's ``tqdm`` is one with ``disable=True`` (an iterable passed
-    through), restored after."""
+    through), put back after, as the first block found it where conversions in two
+    threads overlap (each saving its own, the second out left the bar off for good)."""
+    with _GGUF_BAR.held():
+        yield
+
+
+def _gguf_module() -> Any:
+    """transformers' GGUF reader module; None in an older or newer transformers."""
     try:
-        from transformers import modeling_gguf_pytorch_utils as gguf_utils
-    except ImportError:  # an older or newer transformers: nothing to quieten
-        yield
-        return
-    bar = getattr(gguf_utils, "tqdm", None)
-    if bar is None:
-        yield
-        return
-    gguf_utils.tqdm = functools.partial(bar, disable=True)
-    try:
-        yield
-    finally:
-        gguf_utils.tqdm = bar
+        from transformers import modeling_gguf_pytorch_utils
+    except ImportError:  # nothing to quieten
+        return None
+    return modeling_gguf_pytorch_utils
+
+
+def _gguf_bar() -> Any:
+    return getattr(_gguf_module(), "tqdm", None)
+
+
+def _gguf_bar_off() -> None:
+    bar = _gguf_bar()
+    if bar is not None:
+        _gguf_module().tqdm = functools.partial(bar, disable=True)
+
+
+def _put_back_gguf_bar(bar: Any) -> None:
+    if bar is not None:
+        _gguf_module().tqdm = bar
 
 
 def convert_gguf(gguf: Path, out: Path) -> None:
@@ -194,6 +202,12 @@ def convert_gguf(gguf: Path, out: Path) -> None:
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+#: the progress-bar switches, off while a model loads or converts (:func:`quiet_transformers`)
+_BARS = Borrowed(_bar_switches, _bars_off, _put_back_bars)
+#: transformers' GGUF reader's bar, off while a GGUF file converts (:func:`_no_gguf_bar`)
+_GGUF_BAR = Borrowed(_gguf_bar, _gguf_bar_off, _put_back_gguf_bar)
 
 
 def default_judge(*, cache: Path | None = None) -> LocalModel:

@@ -15,8 +15,8 @@ WAIT = 30.0  # seconds: a bound on each wait, never reached when the code is rig
 def _setting() -> tuple[dict[str, int], Borrowed[int]]:
     state = {"level": 10}
 
-    def change() -> None:
-        state["level"] = 40
+    def change(found: int) -> None:
+        state["level"] = found + 30
 
     return state, Borrowed(lambda: state["level"], change, lambda v: state.update(level=v))
 
@@ -49,15 +49,15 @@ def test_blocks_in_two_threads_put_the_setting_back_once_the_last_ends() -> None
     assert seen == [40] and state["level"] == 10
     state["level"] = 20  # the caller's own later choice is the one the next block finds
     with borrowed.held():
-        assert state["level"] == 40
+        assert state["level"] == 50
     assert state["level"] == 20
 
 
 def test_a_change_that_fails_leaves_the_setting_as_it_was() -> None:
     state = {"a": 1, "b": 2}
 
-    def change() -> None:
-        state["a"] = 9
+    def change(found: dict[str, int]) -> None:
+        state["a"] = found["a"] + 8
         raise RuntimeError("half done")
 
     borrowed = Borrowed(lambda: dict(state), change, lambda v: state.update(v))

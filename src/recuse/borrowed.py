@@ -23,12 +23,12 @@ _T = TypeVar("_T")
 
 
 class Borrowed(Generic[_T]):
-    """Settings that ``save()`` reads, ``change()`` changes and ``put_back(saved)``
+    """Settings that ``save()`` reads, ``change(saved)`` changes and ``put_back(saved)``
     restores; :meth:`held` is a block (it may be open in several threads at once)
     within which they are changed."""
 
     def __init__(
-        self, save: Callable[[], _T], change: Callable[[], None], put_back: Callable[[_T], None]
+        self, save: Callable[[], _T], change: Callable[[_T], None], put_back: Callable[[_T], None]
     ) -> None:
         self._save, self._change, self._put_back = save, change, put_back
         self._lock = threading.Lock()
@@ -43,7 +43,7 @@ class Borrowed(Generic[_T]):
             if self._open == 0:
                 saved = self._save()
                 try:
-                    self._change()
+                    self._change(saved)
                 except BaseException:
                     self._put_back(saved)
                     raise

@@ -511,7 +511,7 @@ def _ray_settings() -> tuple[int, tuple[Any, ...]]:
     return level, tuple(getattr(context, name) for name in _CONTEXT_FIELDS)
 
 
-def _run_settings() -> None:
+def _run_settings(_found: object) -> None:
     """Ray Data's settings for a run (:data:`_RAY_DATA`)."""
     logging.getLogger("ray.data").setLevel(logging.ERROR)  # the runner reports
     context = _data_context()

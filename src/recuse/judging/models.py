@@ -95,7 +95,7 @@ def _bar_switches() -> tuple[bool, dict[str, bool] | None]:
     return hf_logging.is_progress_bar_enabled(), _hub_bar_states()
 
 
-def _bars_off() -> None:
+def _bars_off(_found: object) -> None:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
@@ -160,7 +160,7 @@ def _gguf_bar() -> Any:
     return getattr(_gguf_module(), "tqdm", None)
 
 
-def _gguf_bar_off() -> None:
+def _gguf_bar_off(_found: object) -> None:
     bar = _gguf_bar()
     if bar is not None:
         _gguf_module().tqdm = functools.partial(bar, disable=True)

@@ -330,3 +330,35 @@ def test_loads_in_two_threads_keep_bars_off_until_the_last_ends() -> None:
         t.join(60)
     assert seen == [(False, False, False)]
     assert _bars() == (True, True, True)
+
+
+def test_conversions_in_two_threads_give_the_gguf_readers_bar_back() -> None:
+    # each block saved the reader's tqdm and put it back: the second in saved the
+    # first's bar-less one and, out last, left it for good
+    gguf_utils = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
+    from recuse.judging.models import _no_gguf_bar
+
+    bar = gguf_utils.tqdm
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def first() -> None:
+        with _no_gguf_bar():
+            first_in.set()
+            second_in.wait(30)
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait(30)
+        with _no_gguf_bar():
+            second_in.set()
+            first_out.wait(30)
+            seen.append(gguf_utils.tqdm([1]).disable)  # still no bar
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert seen == [True]
+    assert gguf_utils.tqdm is bar

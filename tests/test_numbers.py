@@ -297,3 +297,45 @@ def test_a_tiny_delta_is_never_written_as_a_certainty() -> None:
     assert complement(1e-29, least=2) == "1 \u2212 1e-29"
     assert complement(5e-324) == "1 \u2212 5e-324"
     assert complement(1e-20) == "0." + "9" * 20
+
+
+def test_numbers_are_written_the_same_whatever_the_callers_decimal_context() -> None:
+    # the thread's decimal context is the caller's: a script's getcontext().prec = 3
+    # wrote 99.99% as "> 100%", 1234.5678 as 1230 and raised InvalidOperation for a
+    # bound of 1,234.567; a trap on Inexact raised in every bound written; and recuse
+    # set the caller's flags (Inexact, Rounded)
+    import decimal as decimals
+
+    from recuse.numbers import (
+        complement,
+        decimal_beside,
+        exact,
+        lower_bound,
+        off_null_decimals,
+        share_percent,
+        share_percent_beside,
+    )
+    from recuse.report.gate import _decimal_sum
+
+    def written() -> list[object]:
+        return [
+            exact(1234.5678), exact(0.99987, percent=True), complement(0.123456789),
+            lower_bound(1234.5678), lower_bound(0.123456789), share_percent(0.99987),
+            share_percent(0.000004), share_percent_beside(0.0496, 0.05),
+            decimal_beside(0.0496, [0.05], 2), off_null_decimals(0.494, 0.4996, 0.5, 2),
+            _decimal_sum(0.7, 0.1),
+        ]  # fmt: skip
+
+    expected = [
+        "1234.5678", "99.987%", "0.876543211", "1,234.567", "0.123", "99.99%", "0.0004%",
+        "4.96%", "0.0496", 4, 0.8,
+    ]  # fmt: skip
+    assert written() == expected
+    for prec, traps in ((3, []), (28, [decimals.Inexact, decimals.FloatOperation])):
+        with decimals.localcontext() as callers:
+            callers.clear_flags()
+            callers.prec = prec
+            for trap in traps:
+                callers.traps[trap] = True
+            assert written() == expected
+            assert not any(callers.flags.values())

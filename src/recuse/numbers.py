@@ -38,9 +38,12 @@ that word their own caveats and the report that lays them out share it.
 
 from __future__ import annotations
 
+import decimal as decimals
+import functools
 import math
-from collections.abc import Iterable
-from decimal import ROUND_FLOOR, Decimal, localcontext
+from collections.abc import Callable, Iterable
+from decimal import ROUND_FLOOR, ROUND_HALF_EVEN, Decimal, localcontext
+from typing import ParamSpec, TypeVar
 
 __all__ = [
     "LARGEST_PLAIN",
@@ -56,6 +59,7 @@ __all__ = [
     "estimate_parts",
     "estimate_text",
     "exact",
+    "fixed_decimals",
     "general",
     "lower_bound",
     "minus",
@@ -138,6 +142,38 @@ def count(n: int) -> str:
     return f"{int(n):,}"
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+#: the decimal context recuse's numbers are worked out in: Python's default one,
+#: fixed. The thread's current context is the caller's (a script's ``getcontext().prec
+#: = 3`` wrote 99.99% as "> 100%" and 1234.5678 as 1230; a trap on Inexact raised in
+#: every bound written), and its flags the caller's to read: recuse set them
+_DECIMALS = decimals.Context(
+    prec=28,
+    rounding=ROUND_HALF_EVEN,
+    Emin=-999999,
+    Emax=999999,
+    capitals=1,
+    clamp=0,
+    flags=[],
+    traps=[decimals.InvalidOperation, decimals.DivisionByZero, decimals.Overflow],
+)
+
+
+def fixed_decimals(func: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``func`` run in a copy of :data:`_DECIMALS` (:func:`decimal.localcontext`): its
+    Decimal arithmetic neither reads nor changes the calling thread's context."""
+
+    @functools.wraps(func)
+    def fixed(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with decimals.localcontext(_DECIMALS):
+            return func(*args, **kwargs)
+
+    return fixed
+
+
+@fixed_decimals
 def exact(value: float, *, percent: bool = False, least: int = 0) -> str:
     """``value`` as the shortest decimal that reads back as the same float (Python's
     ``repr``), positional, never rounded: a confidence threshold, which names the items
@@ -174,6 +210,7 @@ def _plain(number: Decimal, least: int) -> str:
     return minus(whole + ("." + frac if frac else ""))
 
 
+@fixed_decimals
 def complement(value: float, *, least: int = 0) -> str:
     """``1 − value`` as :func:`exact` writes a number (``least``: at least that many
     decimals), the subtraction made in decimal: a confidence ``1 − δ`` beside the δ
@@ -275,6 +312,7 @@ def p_text(p: float, *, beside: float | None = None) -> str:
     return decimal_beside(p, [float(f"{float(beside):.15g}")], 3)
 
 
+@fixed_decimals
 def decimal_beside(
     value: float, bounds: Iterable[float], digits: int, *, signed: bool = False
 ) -> str:
@@ -325,6 +363,7 @@ def significant_beside(value: float, bound: float, digits: int = 3) -> str:
     return repr(value)
 
 
+@fixed_decimals
 def lower_bound(value: float, digits: int = 3) -> str:
     """A lower bound written with ``digits`` decimals rounded down, so it never reads
     above the value it bounds: a Clopper–Pearson bound of 0.69973 is ``0.699``, where
@@ -342,6 +381,7 @@ def lower_bound(value: float, digits: int = 3) -> str:
     return minus(f"{down:,.{digits}f}")
 
 
+@fixed_decimals
 def share_percent(share: float, digits: int = 1) -> str:
     """A share as a percentage with ``digits`` decimals, rounded once, as
     :func:`decimal` rounds the share at ``digits + 2`` (57 of 200: ``28.5%`` where the
@@ -371,6 +411,7 @@ def share_percent(share: float, digits: int = 1) -> str:
     return minus(out if Decimal(out) != 0 else out.lstrip("-")) + "%"
 
 
+@fixed_decimals
 def share_percent_beside(share: float, bound: float) -> str:
     """``share`` as :func:`share_percent` writes it, with as many more decimals as put it
     on its own side of ``bound`` (a required share): 1,199 of 1,999 pairs (59.98%) read
@@ -411,6 +452,7 @@ def share_interval(estimate: float, low: float, high: float) -> tuple[str, str]:
     return share_percent(estimate), f"[{ends[0]}, {ends[1]}]"
 
 
+@fixed_decimals
 def _share_percent(share: float, digits: int) -> str:
     """``share`` × 100 with ``digits`` decimals, rounded once at ``digits + 2``."""
     return f"{Decimal(f'{share:.{digits + 2}f}').scaleb(2):.{digits}f}"
@@ -522,6 +564,7 @@ def _past_an_end(
     return "< " + write(low + step, digits)
 
 
+@fixed_decimals
 def off_null_decimals(low: float, high: float, null: float, digits: int) -> int:
     """``digits``, or as many more as write the end of ``[low, high]`` nearest ``null``
     off it (rounded as :func:`_reads_an_end` rounds it), where the interval excludes
@@ -543,6 +586,7 @@ def off_null_decimals(low: float, high: float, null: float, digits: int) -> int:
     return digits
 
 
+@fixed_decimals
 def _reads_an_end(value: float, digits: int, span: tuple[float, float]) -> bool:
     """Whether ``value``, strictly inside ``span``, is written as one of its ends at
     ``digits`` decimals (rounded as :func:`decimal` rounds it)."""

@@ -4,6 +4,8 @@ and "NA" among them, is kept as written (a model may answer "None")."""
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -33,3 +35,57 @@ def test_numbers_still_read_as_numbers_and_an_empty_number_is_missing(tmp_path: 
     assert got["rating"].dtype.kind == "f"
     assert got["rating"].tolist()[0] == 3.0 and math.isnan(got["rating"].tolist()[1])
     assert got["text"].tolist()[:2] == ["None", "NA"] and pd.isna(got["text"].iloc[2])
+
+
+class _Waits(list[str]):
+    """A file's lines whose reading waits: after the first line, ``then()`` is called."""
+
+    def __init__(self, lines: list[str], then: Callable[[], object]) -> None:
+        super().__init__(lines)
+        self.then = then
+
+    def __iter__(self) -> Iterator[str]:
+        for k, line in enumerate(list.__iter__(self)):
+            if k == 1:
+                self.then()
+            yield line
+
+
+def test_files_read_in_two_threads_keep_csvs_field_limit_wide_until_the_last_ends(
+    tmp_path: Path,
+) -> None:
+    # csv's field limit is the process's: each scan set it and put back what it found,
+    # so the first to end put back the default 128 KiB under the second (its 200 KB
+    # field: "cannot parse the file") and the second left its own limit for good
+    import csv
+
+    from recuse.data.delimited import CsvScan
+
+    wait = 30.0  # seconds: a bound on each wait, never reached when the code is right
+    default = csv.field_size_limit()
+    a_in, b_in, a_done = threading.Event(), threading.Event(), threading.Event()
+    long = "x" * 200_000
+    first = _Waits(["a,b", "1,2", "3,4"], lambda: (a_in.set(), b_in.wait(wait)))
+    second = _Waits(["a,b", "1,2", f"{long},5"], lambda: (b_in.set(), a_done.wait(wait)))
+    got: dict[str, object] = {}
+
+    def scan(name: str, lines: list[str], done: threading.Event | None) -> None:
+        try:
+            got[name] = CsvScan(lines, ",", tmp_path / f"{name}.csv").run()
+        except Exception as exc:  # said below
+            got[name] = exc
+        finally:
+            if done is not None:
+                done.set()
+
+    threads = [
+        threading.Thread(target=scan, args=("first", first, a_done)),
+        threading.Thread(target=scan, args=("second", second, None)),
+    ]
+    threads[0].start()
+    assert a_in.wait(wait)  # the first scan reads: the second begins
+    threads[1].start()
+    for t in threads:
+        t.join(4 * wait)
+    assert got == {"first": 2, "second": 2}
+    assert csv.field_size_limit() == default

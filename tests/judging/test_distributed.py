@@ -976,3 +976,43 @@ def test_a_ray_run_under_python_w_error_judges(cluster: str, tmp_path: Path) -> 
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode == 0, done.stderr
     assert "4 judgments: 0 already stored, 4 ok" in done.stdout
+
+
+@needs_ray
+def test_a_ray_run_leaves_ray_datas_logger_and_context_as_it_found_them(
+    cluster: str, tmp_path: Path
+) -> None:
+    # Ray Data's logger and context are the process's: a run set them for good (a
+    # script's own Ray Data work after it drew no bar, logged no warning, and waited
+    # an hour for actors)
+    import logging
+
+    log = logging.getLogger("ray.data")
+    context = distributed._data_context()
+    fields = ("enable_progress_bars", "print_on_execution_start", "wait_for_min_actors_s")
+
+    def settings() -> tuple[Any, ...]:
+        return (log.level, *(getattr(context, f) for f in fields))
+
+    before = settings()
+    seen: list[tuple[Any, ...]] = []
+
+    class Watched(RayExecutor):  # the driver's settings while the run runs
+        def _run(self, *args: Any) -> None:
+            seen.append(settings())
+            super()._run(*args)
+
+    try:
+        log.setLevel(logging.INFO)
+        context.enable_progress_bars, context.print_on_execution_start = True, True
+        context.wait_for_min_actors_s = 17
+        with Store(tmp_path / "s.db") as store:
+            runner = Runner(FakeBackend(), store, progress=False, executor=Watched(FakeBackend))
+            summary = runner.pairwise(pd.DataFrame(fake_pairs(3)))
+        assert (summary.ok, summary.failed) == (6, 0)
+        assert settings() == (logging.INFO, True, True, 17)
+        assert seen == [(logging.ERROR, False, False, distributed.ACTOR_START_SECONDS)]
+    finally:
+        log.setLevel(before[0])
+        for f, v in zip(fields, before[1:], strict=True):
+            setattr(context, f, v)

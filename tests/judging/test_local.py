@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import math
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -250,3 +253,112 @@ def test_a_folder_whose_weights_cannot_be_loaded_is_a_one_line_error(
         assert code == 2 and "Traceback" not in err, err[-600:]
         assert err.startswith(f"recuse: error: {folder}: cannot load the model (")
         assert len(err.strip().splitlines()) == 1
+
+
+@pytest.fixture
+def bar_switches() -> Iterator[None]:
+    """transformers' and huggingface_hub's progress-bar switches put back after the test."""
+    from transformers.utils import logging as hf_logging
+
+    hub_tqdm = importlib.import_module("huggingface_hub.utils.tqdm")
+    was, hub = hf_logging.is_progress_bar_enabled(), dict(hub_tqdm.progress_bar_states)
+    try:
+        yield
+    finally:
+        (hf_logging.enable_progress_bar if was else hf_logging.disable_progress_bar)()
+        hub_tqdm.progress_bar_states.clear()
+        hub_tqdm.progress_bar_states.update(hub)
+
+
+def _bars() -> tuple[bool, bool, bool]:
+    """(transformers' bars on, huggingface_hub's bars on, its download bars on)."""
+    from huggingface_hub.utils import are_progress_bars_disabled
+    from transformers.utils import logging as hf_logging
+
+    return (
+        hf_logging.is_progress_bar_enabled(),
+        not are_progress_bars_disabled(),
+        not are_progress_bars_disabled("huggingface_hub.http_get"),
+    )
+
+
+@pytest.mark.usefixtures("bar_switches")
+def test_loading_leaves_the_callers_progress_bars_as_it_found_them(tiny_model_dir: Path) -> None:
+    # a library call: the bars were turned off for the rest of the process (a
+    # notebook's later download or model load drew none)
+    from huggingface_hub.utils import disable_progress_bars
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.enable_progress_bar()
+    LocalBackend.load(tiny_model_dir, model_id="tiny")
+    assert _bars() == (True, True, True)
+    disable_progress_bars("huggingface_hub.http_get")  # the caller's own choices are kept
+    LocalBackend.load(tiny_model_dir, model_id="tiny")
+    assert _bars() == (True, True, False)
+    hf_logging.disable_progress_bar()
+    LocalBackend.load(tiny_model_dir, model_id="tiny")
+    assert _bars() == (False, False, False)
+
+
+@pytest.mark.usefixtures("bar_switches")
+def test_loads_in_two_threads_keep_bars_off_until_the_last_ends() -> None:
+    from transformers.utils import logging as hf_logging
+
+    from recuse.judging.models import quiet_transformers
+
+    hf_logging.enable_progress_bar()
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen: list[tuple[bool, bool, bool]] = []
+
+    def first() -> None:
+        with quiet_transformers():
+            first_in.set()
+            second_in.wait(30)
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait(30)
+        with quiet_transformers():
+            second_in.set()
+            first_out.wait(30)
+            seen.append(_bars())  # the first is out: this load still draws no bar
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert seen == [(False, False, False)]
+    assert _bars() == (True, True, True)
+
+
+def test_conversions_in_two_threads_give_the_gguf_readers_bar_back() -> None:
+    # each block saved the reader's tqdm and put it back: the second in saved the
+    # first's bar-less one and, out last, left it for good
+    gguf_utils = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
+    from recuse.judging.models import _no_gguf_bar
+
+    bar = gguf_utils.tqdm
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def first() -> None:
+        with _no_gguf_bar():
+            first_in.set()
+            second_in.wait(30)
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait(30)
+        with _no_gguf_bar():
+            second_in.set()
+            first_out.wait(30)
+            seen.append(gguf_utils.tqdm([1]).disable)  # still no bar
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert seen == [True]
+    assert gguf_utils.tqdm is bar

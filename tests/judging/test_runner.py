@@ -610,6 +610,69 @@ def test_the_collector_is_kept_quiet_during_a_run_and_given_back(tmp_path: Path)
         gc.set_threshold(*thresholds)
 
 
+class _FirstCallWaits(_GCWatcher):
+    """A quiet-collector watcher whose first call runs ``first()`` before it records."""
+
+    def __init__(self, first: Callable[[], object]) -> None:
+        super().__init__(batch_size=2)
+        self.first: Callable[[], object] | None = first
+
+    async def next_token_logprobs(self, prompts, *, top_k=20, select=None):  # type: ignore[no-untyped-def,override]
+        first, self.first = self.first, None
+        if first is not None:
+            first()
+        return await super().next_token_logprobs(prompts, top_k=top_k, select=select)
+
+
+def test_runs_in_two_threads_keep_the_collector_quiet_until_the_last_ends(
+    tmp_path: Path,
+) -> None:
+    # the first run to end gave the collector back while the second still ran (its
+    # calls saw the threshold and freeze of no run); each run saved what it found, so
+    # two that began together could leave the other's threshold for good
+    import gc
+
+    from recuse.judging.runner import GC_YOUNG
+
+    wait = 30.0  # seconds: a bound on each wait, never reached when the code is right
+    a_in, b_in, a_done = threading.Event(), threading.Event(), threading.Event()
+    first = _FirstCallWaits(lambda: (a_in.set(), b_in.wait(wait)))
+    second = _FirstCallWaits(lambda: (b_in.set(), a_done.wait(wait)))
+    summaries: dict[str, Any] = {}
+
+    def judge(name: str, fake: _GCWatcher, done: threading.Event | None) -> None:
+        try:
+            with Store(tmp_path / f"{name}.db") as store:
+                runner = Runner(fake, store, progress=False)
+                summaries[name] = runner.pairwise(pd.DataFrame(fake_pairs(3)))
+        finally:
+            if done is not None:
+                done.set()
+
+    assert gc.get_freeze_count() == 0
+    thresholds = gc.get_threshold()
+    gc.set_threshold(123, thresholds[1], 9)
+    try:
+        threads = [
+            threading.Thread(target=judge, args=("a", first, a_done)),
+            threading.Thread(target=judge, args=("b", second, None)),
+        ]
+        threads[0].start()
+        assert a_in.wait(wait)  # the first run is in its calls: the second begins
+        threads[1].start()
+        for t in threads:
+            t.join(4 * wait)
+        assert summaries["a"].ok == summaries["b"].ok == 6
+        # every call of the second run, all made after the first run ended, still quiet
+        assert len(second.young) == 3 and second.young == [GC_YOUNG] * 3
+        assert all(n > 1000 for n in second.frozen), second.frozen
+        assert gc.get_freeze_count() == 0
+        assert gc.get_threshold() == (123, thresholds[1], 9)
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+
+
 def test_a_local_models_run_leaves_the_collector_as_it_is(tmp_path: Path) -> None:
     import gc
 

@@ -13,21 +13,56 @@ import io
 import re
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import islice, repeat
 from pathlib import Path
 
 import pandas as pd
 
+from recuse.borrowed import Borrowed
 from recuse.errors import WARNINGS_LOCK, InputError
 from recuse.files import BOM, max_row_bytes, read_bytes, row_too_long
 
-__all__ = ["MAX_COLUMNS", "CsvScan", "csv_separator", "read_csv"]
+__all__ = ["MAX_COLUMNS", "WIDEST_FIELD", "CsvScan", "csv_separator", "read_csv", "wide_csv_fields"]
 
 _LINE = re.compile(r"\bline (\d+)\b")
 _ROW = re.compile(r"\bstarting at row (\d+)\b")
 
 # the most columns a delimited file's header may name
 MAX_COLUMNS = 10_000
+
+
+#: the widest field :mod:`csv` reads within :func:`wide_csv_fields`: the largest its
+#: limit takes on every platform (a C long), so a record's own bound is the one met
+WIDEST_FIELD = 2**31 - 1
+
+
+def _field_limit() -> int:
+    return csv.field_size_limit()
+
+
+def _widest(_found: int) -> None:
+    csv.field_size_limit(WIDEST_FIELD)
+
+
+def _put_back_limit(found: int) -> None:
+    csv.field_size_limit(found)
+
+
+#: :mod:`csv`'s field limit (one per process), wide while recuse reads
+_FIELDS = Borrowed(_field_limit, _widest, _put_back_limit)
+
+
+@contextmanager
+def wide_csv_fields() -> Iterator[None]:
+    """:mod:`csv` reads fields up to :data:`WIDEST_FIELD` within the block; its limit is
+    the process's, put back as the first block found it once the last ends
+    (:class:`~recuse.borrowed.Borrowed`). Each block set and put back its own limit:
+    two files read in threads (audits in threads), the first to end put back the
+    default 128 KiB under the second, whose long field was then "cannot parse", and
+    the second left its own limit in place for good."""
+    with _FIELDS.held():
+        yield
 
 
 class CsvScan:
@@ -73,13 +108,11 @@ class CsvScan:
 
     def run(self) -> int | None:
         """Check the file; returns the row of the last record (None: the header)."""
-        old = csv.field_size_limit(self.limit)
-        try:
-            return self._check(csv.reader(self._lines(), delimiter=self.sep))
-        except csv.Error as exc:
-            raise self._unparsable(str(exc)) from None
-        finally:
-            csv.field_size_limit(old)
+        with wide_csv_fields():  # the record's own budget is the bound (_lines)
+            try:
+                return self._check(csv.reader(self._lines(), delimiter=self.sep))
+            except csv.Error as exc:
+                raise self._unparsable(str(exc)) from None
 
     def _unparsable(self, why: str) -> InputError:
         return InputError(

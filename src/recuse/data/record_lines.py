@@ -109,24 +109,22 @@ def _delimited_line(raw: memoryview, row: int, *, tsv: bool) -> int | None:
     reads them (a quoted field may hold line breaks), blank ones skipped as the reader
     skips them, the first other one the header; then the first line after them that is
     not blank (so a record too long to read is located without reading it)."""
-    from recuse.data.delimited import csv_separator
+    from recuse.data.delimited import csv_separator, wide_csv_fields
 
     sep = "\t" if tsv else csv_separator(bytes(raw[:65536]))
     lines = _lines(raw, _newline(raw))
-    old = csv.field_size_limit(len(raw) + 1)
     try:
-        reader = csv.reader((str(line, "utf-8", "replace") for line in lines), delimiter=sep)
-        records = -1  # records read before the one sought (-1: the header not read yet)
-        while records < row - 1:
-            record = next(reader, None)
-            if record is None:
-                return None
-            if record and not (len(record) == 1 and not record[0].strip()):
-                records += 1
+        with wide_csv_fields():  # a field as long as the file
+            reader = csv.reader((str(line, "utf-8", "replace") for line in lines), delimiter=sep)
+            records = -1  # records read before the one sought (-1: the header not read yet)
+            while records < row - 1:
+                record = next(reader, None)
+                if record is None:
+                    return None
+                if record and not (len(record) == 1 and not record[0].strip()):
+                    records += 1
     except csv.Error:
         return None
-    finally:
-        csv.field_size_limit(old)
     return _nth_filled(lines, 1, before=reader.line_num)
 
 

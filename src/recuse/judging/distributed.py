@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from recuse import interrupt
+from recuse.borrowed import Borrowed
 from recuse.errors import (
     WARNINGS_LOCK,
     ConfigError,
@@ -158,21 +159,6 @@ class RayExecutor:
                 ) from None
             self._started = True
             self._warden = _start_warden()
-        logging.getLogger("ray.data").setLevel(logging.ERROR)  # the runner reports
-        with WARNINGS_LOCK, warnings.catch_warnings():
-            # Ray Data makes its context setting a field it deprecates itself
-            # (use_push_based_shuffle, Ray 2.60): under `python -W error` the run ended
-            # on that DeprecationWarning's traceback before any work
-            warnings.simplefilter("ignore", DeprecationWarning)
-            context = ray.data.DataContext.get_current()
-        context.enable_progress_bars = False  # the runner shows its own bar
-        context.print_on_execution_start = False
-        # work goes out once every actor holds its model, so it can spread over them all
-        # (loading a large model takes minutes; the pool was checked against the
-        # cluster's resources first, so this waits for loading, not for machines). Ray
-        # Data gives each block to the least busy actor it has seen start: it does not
-        # promise each actor a block (one may take two while another's start is noted)
-        context.wait_for_min_actors_s = ACTOR_START_SECONDS
         return ray
 
     def close(self) -> None:
@@ -266,10 +252,26 @@ class RayExecutor:
         a block fails and the wait for the blocks in flight on the other actors lasts
         over :data:`~recuse.judging.runner.STOP_NOTE_AFTER` seconds, ``note`` gets the
         error and how many are still out (:meth:`~recuse.judging.runner.Executor.run`);
-        Ctrl-C then stops at once, what was collected kept."""
+        Ctrl-C then stops at once, what was collected kept. Ray Data's logger and
+        context (the process's) are set for the run and put back after it."""
         if self.factory is None:
             raise ValueError("RayExecutor.run needs the backend builder (backend=)")
         ray = self.connect()
+        with _RAY_DATA.held():
+            self._run(ray, todo, work, judge, retry, batch_size, collect, note)
+
+    def _run(
+        self,
+        ray: Any,
+        todo: Sequence[Task],
+        work: Work,
+        judge: str,
+        retry: RetryPolicy,
+        batch_size: int,
+        collect: Callable[[Sequence[Computed]], None],
+        note: Callable[[BaseException, str], None] | None,
+    ) -> None:
+        """:meth:`run` on a connected ``ray``, its Ray Data settings made."""
         actors, resources = self._pool(ray)
         self.pool = (actors, "num_gpus" in resources)
         self.workers = {}
@@ -493,6 +495,55 @@ def _sigterm_kept() -> Iterator[None]:
     finally:
         if before is not None:
             signal.signal(signal.SIGTERM, before)
+
+
+#: the Ray Data context's fields a run sets (:func:`_run_settings`)
+_CONTEXT_FIELDS = ("enable_progress_bars", "print_on_execution_start", "wait_for_min_actors_s")
+
+
+def _data_context() -> Any:
+    """Ray Data's context (one per process)."""
+    with WARNINGS_LOCK, warnings.catch_warnings():
+        # Ray Data makes its context setting a field it deprecates itself
+        # (use_push_based_shuffle, Ray 2.60): under `python -W error` the run ended
+        # on that DeprecationWarning's traceback before any work
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return _ray().data.DataContext.get_current()
+
+
+def _ray_settings() -> tuple[int, tuple[Any, ...]]:
+    """The ``ray.data`` logger's level and the context fields a run sets: the
+    process's, which a run set for good (a script's or notebook's own Ray Data work
+    after a recuse run showed no bar and logged no warning)."""
+    context = _data_context()
+    level = logging.getLogger("ray.data").level
+    return level, tuple(getattr(context, name) for name in _CONTEXT_FIELDS)
+
+
+def _run_settings(_found: object) -> None:
+    """Ray Data's settings for a run (:data:`_RAY_DATA`)."""
+    logging.getLogger("ray.data").setLevel(logging.ERROR)  # the runner reports
+    context = _data_context()
+    context.enable_progress_bars = False  # the runner shows its own bar
+    context.print_on_execution_start = False
+    # work goes out once every actor holds its model, so it can spread over them all
+    # (loading a large model takes minutes; the pool was checked against the
+    # cluster's resources first, so this waits for loading, not for machines). Ray
+    # Data gives each block to the least busy actor it has seen start: it does not
+    # promise each actor a block (one may take two while another's start is noted)
+    context.wait_for_min_actors_s = ACTOR_START_SECONDS
+
+
+def _put_back(found: tuple[int, tuple[Any, ...]]) -> None:
+    level, values = found
+    logging.getLogger("ray.data").setLevel(level)
+    context = _data_context()
+    for name, value in zip(_CONTEXT_FIELDS, values, strict=True):
+        setattr(context, name, value)
+
+
+#: Ray Data's logger and context (one per process): set for each run, put back after
+_RAY_DATA = Borrowed(_ray_settings, _run_settings, _put_back)
 
 
 def _start_warden() -> subprocess.Popen[bytes] | None:

@@ -16,7 +16,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from recuse.borrowed import Borrowed
 from recuse.errors import ConfigError, MissingDependencyError
 from recuse.files import file_sha256, is_file
 
@@ -73,13 +75,45 @@ def smollm2_gguf() -> Path:
     return path
 
 
-def quiet_transformers() -> None:
+@contextmanager
+def quiet_transformers() -> Iterator[None]:
     """No third-party progress bars ("Loading weights ...", "Writing model shards") on
-    the user's terminal or in a log: the runner's own progress is the one the user
-    reads."""
+    the user's terminal or in a log within the block: the runner's own progress is the
+    one the user reads. transformers' and huggingface_hub's switches are the process's
+    own, so they are put back as the block found them (turned off for good, a script's
+    or a notebook's later downloads and loads drew no bar); blocks in several threads
+    at once put them back as the first found them, once the last ends
+    (:class:`~recuse.borrowed.Borrowed`)."""
+    with _BARS.held():
+        yield
+
+
+def _bar_switches() -> tuple[bool, dict[str, bool] | None]:
+    """transformers' progress-bar switch and huggingface_hub's (:func:`_hub_bar_states`)."""
+    from transformers.utils import logging as hf_logging
+
+    return hf_logging.is_progress_bar_enabled(), _hub_bar_states()
+
+
+def _bars_off(_found: object) -> None:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()
+    _disable_hub_bars()
+
+
+def _hub_bar_states() -> dict[str, bool] | None:
+    """A copy of huggingface_hub's progress-bar switches (per group of bars); None
+    where the installed version keeps them elsewhere."""
+    try:  # the module (the package's ``tqdm`` is its class)
+        hub_tqdm = importlib.import_module("huggingface_hub.utils.tqdm")
+    except ImportError:  # pragma: no cover - transformers depends on huggingface_hub
+        return None
+    states = getattr(hub_tqdm, "progress_bar_states", None)
+    return dict(states) if isinstance(states, dict) else None
+
+
+def _disable_hub_bars() -> None:
     try:
         from huggingface_hub.utils import disable_progress_bars
     except ImportError:  # pragma: no cover - transformers depends on huggingface_hub
@@ -87,26 +121,54 @@ def quiet_transformers() -> None:
     disable_progress_bars()
 
 
+def _put_back_bars(switches: tuple[bool, dict[str, bool] | None]) -> None:
+    """transformers' switch as it was, then huggingface_hub's (which transformers'
+    switch sets too) as they were."""
+    from transformers.utils import logging as hf_logging
+
+    transformers_on, hub = switches
+    if transformers_on:
+        hf_logging.enable_progress_bar()
+    if hub is None:
+        return
+    states = importlib.import_module("huggingface_hub.utils.tqdm").progress_bar_states
+    states.clear()
+    states.update(hub)
+
+
 @contextmanager
 def _no_gguf_bar() -> Iterator[None]:
     """transformers' GGUF reader draws its own tqdm bar ("Converting and de-quantizing
     GGUF tensors..."), which :func:`quiet_transformers` does not reach: for the
     conversion, its module's ``tqdm`` is one with ``disable=True`` (an iterable passed
-    through), restored after."""
+    through), put back after, as the first block found it where conversions in two
+    threads overlap (each saving its own, the second out left the bar off for good)."""
+    with _GGUF_BAR.held():
+        yield
+
+
+def _gguf_module() -> Any:
+    """transformers' GGUF reader module; None in an older or newer transformers."""
     try:
-        from transformers import modeling_gguf_pytorch_utils as gguf_utils
-    except ImportError:  # an older or newer transformers: nothing to quieten
-        yield
-        return
-    bar = getattr(gguf_utils, "tqdm", None)
-    if bar is None:
-        yield
-        return
-    gguf_utils.tqdm = functools.partial(bar, disable=True)
-    try:
-        yield
-    finally:
-        gguf_utils.tqdm = bar
+        from transformers import modeling_gguf_pytorch_utils
+    except ImportError:  # nothing to quieten
+        return None
+    return modeling_gguf_pytorch_utils
+
+
+def _gguf_bar() -> Any:
+    return getattr(_gguf_module(), "tqdm", None)
+
+
+def _gguf_bar_off(_found: object) -> None:
+    bar = _gguf_bar()
+    if bar is not None:
+        _gguf_module().tqdm = functools.partial(bar, disable=True)
+
+
+def _put_back_gguf_bar(bar: Any) -> None:
+    if bar is not None:
+        _gguf_module().tqdm = bar
 
 
 def convert_gguf(gguf: Path, out: Path) -> None:
@@ -123,16 +185,16 @@ def convert_gguf(gguf: Path, out: Path) -> None:
         raise MissingDependencyError("transformers", "local") from None
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
-    quiet_transformers()
     try:
-        with _no_gguf_bar():
-            tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model.hf_quantizer = None  # type: ignore[assignment]
-        if hasattr(model.config, "quantization_config"):
-            del model.config.quantization_config
-        model.save_pretrained(tmp)
-        tok.save_pretrained(tmp)
+        with quiet_transformers():
+            with _no_gguf_bar():
+                tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+                model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model.hf_quantizer = None  # type: ignore[assignment]
+            if hasattr(model.config, "quantization_config"):
+                del model.config.quantization_config
+            model.save_pretrained(tmp)
+            tok.save_pretrained(tmp)
         try:
             tmp.rename(out)
         except OSError:  # another process finished first
@@ -140,6 +202,12 @@ def convert_gguf(gguf: Path, out: Path) -> None:
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+#: the progress-bar switches, off while a model loads or converts (:func:`quiet_transformers`)
+_BARS = Borrowed(_bar_switches, _bars_off, _put_back_bars)
+#: transformers' GGUF reader's bar, off while a GGUF file converts (:func:`_no_gguf_bar`)
+_GGUF_BAR = Borrowed(_gguf_bar, _gguf_bar_off, _put_back_gguf_bar)
 
 
 def default_judge(*, cache: Path | None = None) -> LocalModel:

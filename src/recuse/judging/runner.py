@@ -49,6 +49,7 @@ from rich.progress import (
 from rich.text import Text
 
 from recuse import interrupt
+from recuse.borrowed import Borrowed
 from recuse.errors import ConfigError, InputError, JudgeError, RecuseError
 from recuse.judging import leases
 from recuse.judging.backends.base import Backend, TransientError, done_sink
@@ -1607,23 +1608,42 @@ def _quiet_collector(on: bool) -> Iterator[None]:
 
     Nothing is done where the process froze objects itself or turned the collector
     off (:func:`gc.disable`, or a threshold of 0, which stops automatic passes): it
-    manages its collector."""
-    if not on or gc.get_freeze_count() or not gc.isenabled() or gc.get_threshold()[0] == 0:
+    manages its collector. Runs in several threads at once (two judges' runs in a
+    notebook) keep it quiet until the last ends (:class:`~recuse.borrowed.Borrowed`):
+    the first run's end gave it back under the second's feet, and two runs that began
+    together could each save the other's threshold, the last out leaving it for good."""
+    if not on:
         yield
         return
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(thresholds[0], GC_YOUNG), *thresholds[1:])
-    try:
+    with _COLLECTOR.held():
         yield
-    finally:
-        gc.set_threshold(*thresholds)
+
+
+def _collector_found() -> tuple[int, int, int] | None:
+    """The collector's thresholds, None where the process manages it (see
+    :func:`_quiet_collector`)."""
+    if gc.get_freeze_count() or not gc.isenabled() or gc.get_threshold()[0] == 0:
+        return None
+    return gc.get_threshold()
+
+
+def _collector_quiet(found: tuple[int, int, int] | None) -> None:
+    if found is not None:
+        gc.freeze()
+        gc.set_threshold(max(found[0], GC_YOUNG), *found[1:])
+
+
+def _collector_back(found: tuple[int, int, int] | None) -> None:
+    if found is not None:
+        gc.set_threshold(*found)
         gc.unfreeze()
 
 
 #: net new container objects between young garbage-collector passes during a run
 #: (:func:`_quiet_collector`; Python's default is 700)
 GC_YOUNG = 7000
+#: the collector, quiet while any run that asks for it is open (:func:`_quiet_collector`)
+_COLLECTOR = Borrowed(_collector_found, _collector_quiet, _collector_back)
 
 
 @contextlib.contextmanager

@@ -67,7 +67,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from recuse.errors import ConfigError, InputError
 from recuse.interval_rules import FEW_CLUSTERS, informative
-from recuse.numbers import MINUS, decimal_beside, estimate_digits, estimate_text, minus, percent
+from recuse.numbers import (
+    MINUS,
+    decimal_beside,
+    estimate_digits,
+    estimate_text,
+    fixed_decimals,
+    minus,
+    percent,
+)
 from recuse.report.labels import all_judges_label, is_all_judges_label
 
 if TYPE_CHECKING:
@@ -675,6 +683,7 @@ def evaluate(
                     level, null)  # fmt: skip
 
 
+@fixed_decimals
 def _decimal_sum(a: float, b: float) -> float:
     """``a + b`` as the decimals written (each float's shortest repr) add, as near as a
     float holds it: the bound meant by 0.7 and 0.1 is 0.8, where float addition gives

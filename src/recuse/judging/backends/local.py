@@ -321,13 +321,13 @@ class LocalBackend(Backend):
         fingerprint: str | None = None  # checked after loading where it is computed here
         if revision is None:
             revision = fingerprint = folder_fingerprint(folder)
-        quiet_transformers()
         torch_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[precision]
         try:
-            tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)
-            model = AutoModelForCausalLM.from_pretrained(
-                folder, dtype=torch_dtype, local_files_only=True
-            )
+            with quiet_transformers():
+                tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+                model = AutoModelForCausalLM.from_pretrained(
+                    folder, dtype=torch_dtype, local_files_only=True
+                )
         except Exception as exc:  # no weights, a damaged file, an unknown architecture
             text = " ".join(str(exc).split())[:300]
             raise ConfigError(

@@ -1,0 +1,58 @@
+"""Process-wide settings a library call changes for a while, put back after.
+
+Some settings recuse needs changed while it works are the process's own, not the
+call's (a library's progress-bar switch, a logger's level): a call that changed them
+and left them so changed the caller's process for good. :class:`Borrowed` changes them
+for a block and puts them back as the block found them; blocks open in several
+threads at once (two audits or judge runs in threads, a notebook's workers) change
+them once, as the first block in found them, and put them back once the last block
+ends: each block saving and restoring on its own, the first out put them back under
+the second's feet, and the second out left the first's changes in place for good.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Generic, TypeVar
+
+__all__ = ["Borrowed"]
+
+_T = TypeVar("_T")
+
+
+class Borrowed(Generic[_T]):
+    """Settings that ``save()`` reads, ``change(saved)`` changes and ``put_back(saved)``
+    restores; :meth:`held` is a block (it may be open in several threads at once)
+    within which they are changed."""
+
+    def __init__(
+        self, save: Callable[[], _T], change: Callable[[_T], None], put_back: Callable[[_T], None]
+    ) -> None:
+        self._save, self._change, self._put_back = save, change, put_back
+        self._lock = threading.Lock()
+        self._open = 0  # blocks open now
+        self._saved: list[_T] = []  # the settings the first block found, while any is open
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Within the block the settings are changed; after the last block open in the
+        process, they are as the first found them."""
+        with self._lock:
+            if self._open == 0:
+                saved = self._save()
+                try:
+                    self._change(saved)
+                except BaseException:
+                    self._put_back(saved)
+                    raise
+                self._saved.append(saved)
+            self._open += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._open -= 1
+                if self._open == 0:
+                    self._put_back(self._saved.pop())

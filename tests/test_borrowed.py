@@ -1,0 +1,73 @@
+"""recuse.borrowed.Borrowed: process-wide settings changed for a block, put back as the
+first open block found them once the last ends, however threads' blocks interleave."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from recuse.borrowed import Borrowed
+
+WAIT = 30.0  # seconds: a bound on each wait, never reached when the code is right
+
+
+def _setting() -> tuple[dict[str, int], Borrowed[int]]:
+    state = {"level": 10}
+
+    def change(found: int) -> None:
+        state["level"] = found + 30
+
+    return state, Borrowed(lambda: state["level"], change, lambda v: state.update(level=v))
+
+
+def test_blocks_in_two_threads_put_the_setting_back_once_the_last_ends() -> None:
+    # the order that left a save-and-restore block's change in place for good: the
+    # second in saved the first's change, and put it back as it left last
+    state, borrowed = _setting()
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen: list[int] = []
+
+    def first() -> None:
+        with borrowed.held():
+            first_in.set()
+            second_in.wait(WAIT)
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait(WAIT)
+        with borrowed.held():
+            second_in.set()
+            first_out.wait(WAIT)
+            seen.append(state["level"])
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(2 * WAIT)
+    assert seen == [40] and state["level"] == 10
+    state["level"] = 20  # the caller's own later choice is the one the next block finds
+    with borrowed.held():
+        assert state["level"] == 50
+    assert state["level"] == 20
+
+
+def test_a_change_that_fails_leaves_the_setting_as_it_was() -> None:
+    state = {"a": 1, "b": 2}
+
+    def change(found: dict[str, int]) -> None:
+        state["a"] = found["a"] + 8
+        raise RuntimeError("half done")
+
+    borrowed = Borrowed(lambda: dict(state), change, lambda v: state.update(v))
+    with pytest.raises(RuntimeError, match="half done"), borrowed.held():
+        pass
+    assert state == {"a": 1, "b": 2}
+    level, works = _setting()
+    with pytest.raises(KeyError), works.held():  # the block's own error: put back too
+        raise KeyError("x")
+    assert level == {"level": 10}
+    with works.held():  # no block counted open after either
+        assert level == {"level": 40}
+    assert level == {"level": 10}

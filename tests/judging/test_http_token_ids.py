@@ -307,3 +307,35 @@ def test_a_tokenizer_that_prefixes_a_space_to_every_text_is_asked_for_the_bare_l
     first = rows[rows["slot"] == "first"]
     assert first["value"].to_numpy() == pytest.approx([EXACT_FIRST] * 2, abs=1e-12)
     assert rows["mass"].to_numpy() == pytest.approx([0.334] * 4, abs=1e-12)
+
+
+class _CountsTokenizeInFlight(StandIn):
+    """Each /tokenize answer takes 50 ms; ``most`` is the most lookups in flight at once."""
+
+    in_flight = 0
+    most = 0
+
+    async def _respond(
+        self, path: str, headers: dict[str, str], raw: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
+        if path != "/tokenize":
+            return await super()._respond(path, headers, raw)
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        try:
+            await asyncio.sleep(0.05)
+            return await super()._respond(path, headers, raw)
+        finally:
+            self.in_flight -= 1
+
+
+def test_the_token_id_lookups_go_out_together(tmp_path: Path) -> None:
+    # 31 lookups one after another held the first judgment back ~3 s on a remote
+    # server; the opener alone first, then the texts after it at once, then those read
+    # alone: the same 31 lookups and ids, as many in flight as the lanes allow
+    with _CountsTokenizeInFlight(token_ids="honoured", planted=PLANTED) as server:
+        rows, backend = _judge(server, tmp_path, PairwiseProtocol(), n=2, concurrency=4)
+        assert server.tokenize_calls == 31
+    assert server.most == 4
+    assert set(rows["status"]) == {"ok"}
+    assert backend.exact_ids is True and _asked(server) == [IDS] * 4

@@ -660,20 +660,30 @@ class HTTPBackend(Backend):
         that prefixes a space to every text (Llama 2, Mistral) reads ``A`` as ``▁A``:
         the bare ``A`` that follows ``[[`` was never asked, and Eq. 3 read the
         space-prefixed tokens only."""
-        head = await self._tokenize_text(opener) if opener else []
-        if head is None:
+        # the first text alone (a server without /tokenize is asked once), then the
+        # rest at once, then those to be read alone: three round trips, where one
+        # lookup after another took 31 (~3 s to a remote server) before the first judgment
+        first = await self._tokenize_text(opener or candidates[0]) if candidates else []
+        if first is None:
             return {}
+        head = first if opener else []
+        rest = candidates if opener else candidates[1:]
+        after = await self._tokenized([opener + text for text in rest])
+        if after is None:
+            return {}
+        if not opener:
+            after = [first, *after]
+        alone = [
+            i for i, tokens in enumerate(after)
+            if opener and not (len(tokens) == len(head) + 1 and tokens[: len(head)] == head)
+        ]  # fmt: skip
+        bare = await self._tokenized([candidates[i] for i in alone])  # not one token after it
+        if bare is None:
+            return {}
+        own = dict(zip(alone, bare, strict=True))
         found: dict[int, str] = {}
-        for text in candidates:
-            tokens = await self._tokenize_text(opener + text)
-            if tokens is None:
-                return {}
-            if opener and len(tokens) == len(head) + 1 and tokens[: len(head)] == head:
-                tokens = tokens[len(head) :]  # the one token it adds after the opener
-            elif opener:
-                tokens = await self._tokenize_text(text)  # not one token after it
-                if tokens is None:
-                    return {}
+        for i, text in enumerate(candidates):
+            tokens = own.get(i, after[i][len(head) :])  # the one token it adds after the opener
             if len(tokens) == 1 and tokens[0] not in found:
                 found[tokens[0]] = text
         if len(found) > MAX_LOGPROB_TOKEN_IDS:
@@ -685,6 +695,19 @@ class HTTPBackend(Backend):
             self._no_exact("a verdict has no single-token text in the server's tokenizer")
             return {}
         return found
+
+    async def _tokenized(self, texts: Sequence[str]) -> list[list[int]] | None:
+        """Each of ``texts`` tokenized (:meth:`_tokenize_text`), up to :attr:`concurrency`
+        lookups at once (the requests in flight all wait for them); None where one gave
+        none."""
+        lanes = asyncio.Semaphore(self.concurrency)
+
+        async def one(text: str) -> list[int] | None:
+            async with lanes:
+                return await self._tokenize_text(text)
+
+        got = await asyncio.gather(*(one(t) for t in texts))
+        return None if any(g is None for g in got) else [g for g in got if g is not None]
 
     async def _tokenize_text(self, text: str) -> list[int] | None:
         """The server's token ids of ``text`` (no special tokens), or None where its

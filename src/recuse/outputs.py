@@ -85,11 +85,13 @@ def output_error(path: str | Path, exc: OSError, *, option: str = "--out") -> Ou
 def keeping_earlier(folder: str | Path, names: Iterable[str]) -> Iterator[None]:
     """A failed write (:class:`WriteFailed`) in the block also says which of ``names``
     (paths relative to ``folder``) were there before it: they stay as they were, and
-    are not this run's results."""
+    are not this run's results. Only those still there after the failure are named
+    (a write that could not put one back said it was left as it was)."""
     earlier = files_there(folder, names)
     try:
         yield
     except WriteFailed as exc:  # not a refusal such as "is the input"
+        earlier = files_there(folder, earlier)
         if not earlier:
             raise
         shown = ", ".join(earlier[:2]) + (f" and {len(earlier) - 2} more" if earlier[2:] else "")
@@ -494,12 +496,16 @@ def staged(target: str | Path) -> Iterator[Staging]:
     (the page after report.json) removed report.json and so the earlier run's, which
     the error then said was left as it was.
 
-    The files this write replaces are removed before the first rename (each kept
-    under its second name until the end), and the files move in in the order they
-    were written (a report's page last): a process killed while they move in
-    (``kill -9``, where nothing can be put back) leaves the new files moved so far
-    and none of the old ones beside them, where it left a new table beside the
-    earlier run's report.json, which then passed for the new run's.
+    The files this write replaces are moved aside into the staging folder before
+    the first rename (renamed, not linked: a symbolic link moves as the link, and a
+    file system without hard links keeps them too, where a symlink or such a file
+    was replaced and, on an error, not put back while the error said it was left as
+    it was), and the files move in in the order they were written (a report's page
+    last): a process killed while they move in (``kill -9``, where nothing can be
+    put back) leaves the new files moved so far and none of the old ones beside
+    them, where it left a new table beside the earlier run's report.json, which then
+    passed for the new run's. An old file that cannot be put back is not deleted
+    with the staging folder: the error says where it is.
     """
     out = Path(target)
     created = not out.exists()
@@ -516,10 +522,8 @@ def staged(target: str | Path) -> Iterator[Staging]:
         yield stage
         for name in stage.names:
             (out / name).parent.mkdir(parents=True, exist_ok=True)
-        for name in stage.names:
-            before += _kept_aside(out / name, root / ".before" / name)
-        for path, _ in before:  # the old files go first: see the docstring
-            path.unlink()
+        for name in stage.names:  # the old files go first: see the docstring
+            before += _moved_aside(out / name, root / ".before" / name)
         for name in stage.names:
             os.replace(root / name, out / name)
             moved.append(out / name)
@@ -527,31 +531,67 @@ def staged(target: str | Path) -> Iterator[Staging]:
         for path in moved:
             with contextlib.suppress(OSError):
                 path.unlink()
-        for path, aside in before:
-            with contextlib.suppress(OSError):
-                os.replace(aside, path)
-        shutil.rmtree(root, ignore_errors=True)
-        _remove_if_empty(out, created)
+        lost = _put_back(before)
+        if lost:
+            _remove_all_but(root, root / ".before")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+            _remove_if_empty(out, created)
         if isinstance(exc, OSError):
-            raise output_error(out, exc) from None
+            raise _with_lost(output_error(out, exc), lost) from None
+        if lost:
+            exc.add_note(_lost_words(lost))
         raise
-    finally:
+    else:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _kept_aside(path: Path, aside: Path) -> list[tuple[Path, Path]]:
-    """A second name ``aside`` for the file ``path`` (a hard link: no copy, no space),
-    so that it can be put back after ``path`` is replaced: ``[(path, aside)]``, or
-    ``[]`` where there is no file there or the file system makes no hard links (it
-    is replaced then, as it always was)."""
-    if path.is_symlink() or not path.is_file():
+def _moved_aside(path: Path, aside: Path) -> list[tuple[Path, Path]]:
+    """Rename the file (or symbolic link) ``path`` to ``aside`` so that it can be put
+    back: ``[(path, aside)]``, or ``[]`` where there is none (a folder stays: the
+    rename over it fails)."""
+    if not (path.is_symlink() or path.is_file()):
         return []
-    try:
-        aside.parent.mkdir(parents=True, exist_ok=True)
-        os.link(path, aside)
-    except OSError:
-        return []
+    aside.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(path, aside)
     return [(path, aside)]
+
+
+def _put_back(before: list[tuple[Path, Path]]) -> list[tuple[Path, Path]]:
+    """Rename each file moved aside back to its place; returns those that could not be."""
+    lost = []
+    for path, aside in before:
+        try:
+            os.replace(aside, path)
+        except OSError:
+            lost.append((path, aside))
+    return lost
+
+
+def _remove_all_but(root: Path, keep: Path) -> None:
+    """Remove what is in ``root`` except ``keep`` (where the old files wait)."""
+    for item in root.iterdir():
+        if item != keep:
+            if item.is_dir() and not item.is_symlink():
+                shutil.rmtree(item, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    item.unlink()
+
+
+def _lost_words(lost: list[tuple[Path, Path]]) -> str:
+    """Where the old files that could not be put back are."""
+    shown = "; ".join(f"{path} is at {aside}" for path, aside in lost[:3])
+    more = f" and {len(lost) - 3} more" if lost[3:] else ""
+    return (
+        f"the earlier files it replaced could not be put back ({shown}{more}): "
+        "move them back by hand"
+    )
+
+
+def _with_lost(error: OutputError, lost: list[tuple[Path, Path]]) -> OutputError:
+    """``error``, saying where the old files that could not be put back are."""
+    return error if not lost else WriteFailed(f"{error} ({_lost_words(lost)})")
 
 
 def _remove_if_empty(folder: Path, created: bool) -> None:

@@ -814,7 +814,7 @@ def test_a_guarantee_at_a_tiny_delta_is_not_a_certainty() -> None:
     assert c.judges[0].certified and c.cascade is not None
     for text in (c.judges[0].guarantee(), c.cascade.guarantee(),
                  applied_guarantee(c.thresholds())):  # fmt: skip
-        assert "probability ≥ 1 \u2212 1e-30" in text and "≥ 1.00" not in text, text
+        assert "probability ≥ 1 \u2212 1e\u221230" in text and "≥ 1.00" not in text, text
 
 
 def test_a_stratum_left_untested_is_told_the_rule_that_left_it_out() -> None:

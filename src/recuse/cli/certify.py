@@ -212,7 +212,7 @@ def _judges_table(result: Any) -> TerminalTable:
     t = TerminalTable(
         title=Text(
             f"Certified at agreement ≥ {numbers.exact(result.target, least=2)}, "
-            f"δ = {result.delta:g}"
+            f"δ = {numbers.general(result.delta)}"
         )
     )
     for col in ("judge", "stratum", "labelled", "threshold", "coverage", "agreement",

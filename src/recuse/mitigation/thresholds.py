@@ -44,7 +44,7 @@ from recuse.mitigation.selective import (
     one_order,
     side_labels,
 )
-from recuse.numbers import complement, exact
+from recuse.numbers import complement, exact, general
 from recuse.reference import AGREEING_WITH, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import SELF_SCOPES, Roster
 
@@ -627,7 +627,7 @@ def applied_guarantee(spec: Mapping[str, Any]) -> str:
     if not certifies_any(spec):  # "agreement ≥ t on the items a judge decides" of none
         return (
             "none: no judge of the file was certified on any stratum (its labels did not "
-            f"show agreement ≥ {exact(spec['target'], least=2)} at δ = {spec['delta']:g}), "
+            f"show agreement ≥ {exact(spec['target'], least=2)} at δ = {general(spec['delta'])}), "
             "so no item is decided by a judge: every one goes to a person"
         )
     ref: ReferenceKind | None = spec.get("reference")  # absent: a file of an older recuse

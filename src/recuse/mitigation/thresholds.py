@@ -136,7 +136,12 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
     if not isinstance(data, dict) or not is_number(version):
         raise bad(f"no 'recuse_thresholds': {THRESHOLDS_VERSION}")
     if version not in range(1, THRESHOLDS_VERSION + 1) or isinstance(version, bool):
-        newer = " (written by a newer recuse: upgrade to read it)" if version > 1 else ""
+        # only a format past this recuse's is newer (1.5 is none: a damaged file)
+        newer = (
+            " (written by a newer recuse: upgrade to read it)"
+            if version > THRESHOLDS_VERSION
+            else ""
+        )
         readable = " or ".join(map(str, range(1, THRESHOLDS_VERSION + 1)))
         raise bad(f"format {shown(version)}, this recuse reads {readable}{newer}")
     _known_keys(data, FILE_KEYS, "the file", bad)

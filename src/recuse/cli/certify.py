@@ -559,10 +559,14 @@ def _print_kept(applied: Any, spec: dict[str, Any], name: str) -> None:
             where = k.stratum + ("" if k.threshold is not None else " (nothing certified)")
             echo(f"  {judge}, {where}: {got}, {_certified_at(k.certified, said[judge])}")
     decided = int((applied.decisions["decision"] != PERSON).sum())
+    # a file that says the share as null (its judge had no labelled item) is no earlier
+    # recuse's: certifying again writes null again
+    written = all("share" in j for j in spec["judges"] if j["judge"] in judges)
     echo(f"in all: {_pct(applied.share, 'none')} of the {n:,} items decided by a certified "
          f"judge ({decided:,}), "
          + (f"certified at {_pct(applied.certified_share)} of the labelled calibration items"
             if applied.certified_share is not None else
+            "certified at: no labelled item" if written else
             f"certified share not in {name} (written by an earlier recuse: certify again to "
             "have it)"))  # fmt: skip
 

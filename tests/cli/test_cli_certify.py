@@ -1061,3 +1061,11 @@ def test_apply_says_a_judge_with_no_labelled_item_had_none_not_an_earlier_recuse
     line = next(x for x in text.splitlines() if x.startswith("in all:"))
     assert line.endswith("certified at: no labelled item"), line
     assert "earlier recuse" not in text
+    # and its guarantee is none: gpt-4's thresholds, not applied, said "agreement ≥ 0.85
+    # on the items a certified judge decides" of a run where no judge decides any
+    said = next(x for x in text.splitlines() if x.startswith("guarantee"))
+    assert said == (
+        "guarantee (thr.json): none: claude-v1, the judge applied, was certified on no "
+        "stratum (its labels did not show agreement ≥ 0.85 at δ = 0.1), so no item is "
+        "decided by a judge: every one goes to a person"
+    )

@@ -488,9 +488,10 @@ def apply_command(
     applied = decide(inp.frame, spec, roster, file=str(thresholds), judge=judge)
     decided = applied.decisions
     _note_absent_stages(spec, inp.frame, source)
+    guarantee = applied_guarantee(spec, judges={k.judge for k in applied.kept})
     if path.suffix.lower() == ".json":
         records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")
-        payload = {"thresholds": str(thresholds), "guarantee": applied_guarantee(spec),
+        payload = {"thresholds": str(thresholds), "guarantee": guarantee,
                    "definitions": dict(DECISION_FIELDS), "kept": applied.to_dict(),
                    "decisions": records}  # fmt: skip
         outputs.write_text(path, json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
@@ -503,7 +504,7 @@ def apply_command(
         f"{people:,} {PERSON}; wrote {wrote}"
     )
     _print_kept(applied, spec, thresholds.name)
-    echo(f"guarantee ({thresholds.name}): {applied_guarantee(spec)}")
+    echo(f"guarantee ({thresholds.name}): {guarantee}")
     counted = spec.get("human_ties") == "count"  # as certified
     seen = observed(decided, inp.frame, "count" if counted else "exclude")
     if seen is not None:

@@ -525,3 +525,25 @@ def test_staged_failure_that_cannot_put_a_file_back_says_where_it_is(
     assert aside.read_text() == "{earlier}"
     assert not (out / "report.json").exists()
     assert [p.name for p in staging.iterdir()] == [".before"]
+
+
+def test_a_folder_where_a_file_goes_is_named_before_the_work_and_by_the_write(
+    tmp_path: Path,
+) -> None:
+    """report.html a folder in --out: after the work, the write said "cannot write
+    OUT: Is a directory" of the folder given, as if --out could not be a folder."""
+    out = tmp_path / "report"
+    (out / "report.html").mkdir(parents=True)
+    (out / "report.json").write_text("{earlier}")
+    with pytest.raises(OutputError) as checked:
+        outputs.check_output_folder(out, files=["report.json", "report.html"])
+    assert str(checked.value) == (
+        f"--out {out}: report.html there is a folder, where recuse writes a file — move or "
+        "remove it, or give another --out"
+    )
+    with pytest.raises(OutputError) as caught, outputs.staged(out) as stage:
+        stage.write_text("report.json", "{new}")
+        stage.write_text("report.html", "<new>")
+    assert str(caught.value).startswith(f"cannot write {out / 'report.html'}: ")
+    assert (out / "report.json").read_text() == "{earlier}"
+    assert outputs.check_output_folder(out, files=["report.json"]) == out

@@ -257,7 +257,19 @@ def check_output_folder(
             _not_an_input(
                 p / name, option, inputs, fix=f"give {option} another folder, or move the input"
             )
+            _not_a_folder(p, name, option)
     return p
+
+
+def _not_a_folder(folder: Path, name: str, option: str) -> None:
+    """``folder / name``, a file the command writes, is no folder: the rename into it
+    failed after the work, and said "cannot write FOLDER: Is a directory" of the
+    folder given, as though it could not be one."""
+    if (folder / name).is_dir():
+        raise OutputError(
+            f"{option} {folder}: {name} there is a folder, where recuse writes a file — "
+            f"move or remove it, or give another {option}"
+        )
 
 
 def _check_folder(p: Path, option: str, *, parents: bool = False) -> None:
@@ -538,12 +550,25 @@ def staged(target: str | Path) -> Iterator[Staging]:
             shutil.rmtree(root, ignore_errors=True)
             _remove_if_empty(out, created)
         if isinstance(exc, OSError):
-            raise _with_lost(output_error(out, exc), lost) from None
+            raise _with_lost(output_error(_failed_at(out, root, exc), exc), lost) from None
         if lost:
             exc.add_note(_lost_words(lost))
         raise
     else:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _failed_at(out: Path, root: Path, exc: OSError) -> Path:
+    """The path in ``out`` a failed rename went to (a folder where a file goes: the
+    error named ``out``, "Is a directory", as if the folder given could not be one), or
+    ``out`` itself where the error names no such path (a full disk)."""
+    for name in (exc.filename2, exc.filename):
+        if name is None:
+            continue
+        path = Path(os.fsdecode(name))
+        if root not in (path, *path.parents) and out in path.parents:
+            return path
+    return out
 
 
 def _moved_aside(path: Path, aside: Path) -> list[tuple[Path, Path]]:

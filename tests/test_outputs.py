@@ -547,3 +547,19 @@ def test_a_folder_where_a_file_goes_is_named_before_the_work_and_by_the_write(
     assert str(caught.value).startswith(f"cannot write {out / 'report.html'}: ")
     assert (out / "report.json").read_text() == "{earlier}"
     assert outputs.check_output_folder(out, files=["report.json"]) == out
+
+
+def test_a_file_staged_twice_is_moved_in_once_as_last_written(tmp_path: Path) -> None:
+    """Its second rename found nothing there and the whole write failed, saying no
+    file could be created in that folder."""
+    out = tmp_path / "report"
+    with outputs.staged(out) as stage:
+        stage.write_text("tables/a.csv", "first\n")
+        stage.write_text("report.json", "{}")
+        stage.write_text("tables/a.csv", "second\n")
+    assert (out / "tables" / "a.csv").read_text() == "second\n"
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == [
+        "report.json",
+        "tables",
+        "tables/a.csv",
+    ]

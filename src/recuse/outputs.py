@@ -485,7 +485,8 @@ class Staging:
         """Where to write ``name`` (a relative path such as ``tables/x.csv``)."""
         p = self.root / name
         p.parent.mkdir(parents=True, exist_ok=True)
-        self.names.append(name)
+        if name not in self.names:  # written again: moved in once (the second move found
+            self.names.append(name)  # nothing, and the write failed "no file can be created")
         return p
 
     def write_text(self, name: str, text: str) -> None:

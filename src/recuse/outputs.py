@@ -504,8 +504,8 @@ def staged(target: str | Path) -> Iterator[Staging]:
     an error their folders are made and each file is renamed into place (renames need
     no space). On an error the staging folder is removed, so are files already moved
     and ``target`` itself when this call created it: nothing half-written remains, and
-    a file from before that one of them replaced is put back (it is kept, as a second
-    name in the staging folder, until all are in place). A rename failing half-way
+    a file from before that one of them replaced is put back (it is kept, moved aside
+    into the staging folder, until all are in place). A rename failing half-way
     (the page after report.json) removed report.json and so the earlier run's, which
     the error then said was left as it was.
 
@@ -530,7 +530,7 @@ def staged(target: str | Path) -> Iterator[Staging]:
         raise output_error(out, exc) from None
     stage = Staging(root)
     moved: list[Path] = []
-    before: list[tuple[Path, Path]] = []  # a file replaced, and its second name
+    before: list[tuple[Path, Path]] = []  # a file replaced, and where it was moved aside
     try:
         yield stage
         for name in stage.names:

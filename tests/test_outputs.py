@@ -6,8 +6,10 @@ import csv
 import errno
 import io
 import os
+import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -563,3 +565,29 @@ def test_a_file_staged_twice_is_moved_in_once_as_last_written(tmp_path: Path) ->
         "tables",
         "tables/a.csv",
     ]
+
+
+def test_a_write_into_a_folder_an_interrupted_write_left_says_so(tmp_path: Path) -> None:
+    """A write killed while its files moved in leaves its staging folder (the files it
+    replaced under .before) and no report.json: nothing said so, then or after."""
+    out = tmp_path / "report"
+    stale = out / ".recuse-staging-0123456789ab"
+    (stale / ".before").mkdir(parents=True)
+    (stale / ".before" / "report.json").write_text("{earlier}")
+    (out / "tables.csv").write_text("new\n")  # moved in before the kill
+    with pytest.warns(outputs.InterruptedWrite) as said, outputs.staged(out) as stage:
+        stage.write_text("report.json", "{new}")
+    (note,) = [str(w.message) for w in said]
+    assert note == (
+        f"{stale}: an earlier write into {out} was stopped while its files moved in (its "
+        f"process killed): the files it replaced are under {stale / '.before'}, some of its "
+        f"own were moved into {out}; this write replaces those it writes — remove {stale} "
+        "once nothing in it is wanted"
+    )
+    assert (out / "report.json").read_text() == "{new}"
+    assert (stale / ".before" / "report.json").read_text() == "{earlier}"  # left to the user
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        shutil.rmtree(stale)
+        with outputs.staged(out) as stage:  # none left: nothing said
+            stage.write_text("report.json", "{newer}")

@@ -35,11 +35,12 @@ import math
 import os
 import secrets
 import shutil
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recuse.errors import OutputError
+from recuse.errors import OutputError, ReaderNote
 
 if TYPE_CHECKING:  # pandas loads where a table is written: recuse gate --json writes none
     import pandas as pd
@@ -67,6 +68,11 @@ _WHAT_TO_DO = {
 
 class WriteFailed(OutputError):
     """The system refused a write (an ``OSError``): any earlier file there stays."""
+
+
+class InterruptedWrite(ReaderNote):
+    """A folder holds the staging folder of a write stopped while its files moved in
+    (``kill -9``): :func:`staged` says so as it writes there again."""
 
 
 def output_error(path: str | Path, exc: OSError, *, option: str = "--out") -> OutputError:
@@ -522,6 +528,7 @@ def staged(target: str | Path) -> Iterator[Staging]:
     """
     out = Path(target)
     created = not out.exists()
+    _note_interrupted(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         root = _new_folder(out, ".recuse-staging-")
@@ -557,6 +564,27 @@ def staged(target: str | Path) -> Iterator[Staging]:
         raise
     else:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _note_interrupted(out: Path) -> None:
+    """An :class:`InterruptedWrite` note for each staging folder in ``out`` that holds
+    the files a write moved aside (``.before``): that write was killed while its files
+    moved in, and ``out`` was left with some of its files and none of the ones they
+    replace (no report.json, say), which nothing said."""
+    try:
+        stale = sorted(p for p in out.glob(".recuse-staging-*") if (p / ".before").is_dir())
+    except OSError:
+        return
+    for folder in stale:
+        warnings.warn(
+            InterruptedWrite(
+                f"{folder}: an earlier write into {out} was stopped while its files moved in "
+                f"(its process killed): the files it replaced are under {folder / '.before'}"
+                f", some of its own were moved into {out}; this write replaces those it "
+                f"writes — remove {folder} once nothing in it is wanted"
+            ),
+            stacklevel=4,
+        )
 
 
 def _failed_at(out: Path, root: Path, exc: OSError) -> Path:

@@ -291,11 +291,13 @@ def test_a_decimal_beside_its_thresholds_is_written_on_its_side_of_each() -> Non
 def test_a_tiny_delta_is_never_written_as_a_certainty() -> None:
     """decimal's 28 digits rounded 1 - 1e-30 to 1: `recuse certify --delta 1e-30` said
     "with probability ≥ 1.00". Exact to 28 decimals, then 1 − δ."""
-    from recuse.numbers import complement
+    from recuse.numbers import complement, general
 
     assert complement(1e-28) == "0." + "9" * 28
-    assert complement(1e-29, least=2) == "1 \u2212 1e-29"
-    assert complement(5e-324) == "1 \u2212 5e-324"
+    assert complement(1e-29, least=2) == "1 \u2212 1e\u221229"
+    assert complement(5e-324) == "1 \u2212 5e\u2212324"
+    # its exponent's sign a minus, as general() writes one: "1 − 1e-30" had a hyphen
+    assert complement(1e-30).split(" ")[-1] == general(1e-30) == "1e\u221230"
     assert complement(1e-20) == "0." + "9" * 20
 
 

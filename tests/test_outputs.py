@@ -6,8 +6,10 @@ import csv
 import errno
 import io
 import os
+import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -409,6 +411,8 @@ def test_a_write_killed_while_files_move_in_leaves_no_old_file_beside_a_new_one(
         "out, kill_after = sys.argv[1], int(sys.argv[2])\n"
         "real, done = os.replace, [0]\n"
         "def replace(src, dst):\n"
+        "    if '/.before/' in str(dst):  # an old file moved aside\n"
+        "        return real(src, dst)\n"
         "    if done[0] == kill_after:\n"
         "        os._exit(9)\n"
         "    real(src, dst)\n"
@@ -427,3 +431,163 @@ def test_a_write_killed_while_files_move_in_leaves_no_old_file_beside_a_new_one(
     assert left == {"tables/a.csv": "new"}  # no report.json: no result that looks valid
     assert subprocess.run([*run, "99", "new"], timeout=60).returncode == 0  # run again
     assert {n: (out / n).read_text() for n in names} == dict.fromkeys(names, "new")
+
+
+def _fail_the_page_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """os.replace fails once, moving the new report.html in (the disk full)."""
+    real = os.replace
+    failed: list[str] = []
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        if str(src).endswith("report.html") and "/.before/" not in str(src) and not failed:
+            failed.append(str(src))
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+
+
+def test_staged_failure_puts_back_files_on_a_file_system_without_hard_links(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without hard links the old files were not kept: a failed move removed the
+    earlier report.json and tables while the error said they were left as they were."""
+    out = tmp_path / "report"
+    (out / "tables").mkdir(parents=True)
+    earlier = {"report.json": "{earlier}", "report.html": "<earlier>", "tables/a.csv": "old\n"}
+    for name, text in earlier.items():
+        (out / name).write_text(text)
+
+    def no_link(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_link)
+    _fail_the_page_once(monkeypatch)
+    with (
+        pytest.raises(OutputError, match=r"holds the report\.json, report\.html from before"),
+        outputs.keeping_earlier(out, ("report.json", "report.html")),
+        outputs.staged(out) as stage,
+    ):
+        for name in ("tables/a.csv", "report.json", "report.html"):
+            stage.write_text(name, "new")
+    found = {p.relative_to(out).as_posix(): p.read_text() for p in out.rglob("*") if p.is_file()}
+    assert found == earlier
+
+
+def test_staged_failure_puts_back_a_symbolic_link_it_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """report.json a symbolic link: it was replaced, not kept, and gone after a failed
+    move, while the error said it was left as it was."""
+    out = tmp_path / "report"
+    out.mkdir()
+    (tmp_path / "kept.json").write_text("{earlier}")
+    (out / "report.json").symlink_to(tmp_path / "kept.json")
+    _fail_the_page_once(monkeypatch)
+    with (
+        pytest.raises(OutputError, match=r"holds the report\.json from before"),
+        outputs.keeping_earlier(out, ("report.json", "report.html")),
+        outputs.staged(out) as stage,
+    ):
+        stage.write_text("report.json", "{new}")
+        stage.write_text("report.html", "<new>")
+    assert os.readlink(out / "report.json") == str(tmp_path / "kept.json")
+    assert (tmp_path / "kept.json").read_text() == "{earlier}"
+    assert sorted(p.name for p in out.iterdir()) == ["report.json"]
+
+
+def test_staged_failure_that_cannot_put_a_file_back_says_where_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The put-back failing too: the old report.json was deleted with the staging
+    folder, and the error said it was left as it was."""
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "report.json").write_text("{earlier}")
+    real = os.replace
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        if "/.before/" in str(src) or str(dst).endswith("report.html"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with (
+        pytest.raises(OutputError) as caught,
+        outputs.keeping_earlier(out, ("report.json", "report.html")),
+        outputs.staged(out) as stage,
+    ):
+        stage.write_text("report.json", "{new}")
+        stage.write_text("report.html", "<new>")
+    message = str(caught.value)
+    assert "from before, left as they were" not in message
+    (staging,) = out.glob(".recuse-staging-*")
+    aside = staging / ".before" / "report.json"
+    assert f"{out / 'report.json'} is at {aside}): move them back by hand" in message
+    assert aside.read_text() == "{earlier}"
+    assert not (out / "report.json").exists()
+    assert [p.name for p in staging.iterdir()] == [".before"]
+
+
+def test_a_folder_where_a_file_goes_is_named_before_the_work_and_by_the_write(
+    tmp_path: Path,
+) -> None:
+    """report.html a folder in --out: after the work, the write said "cannot write
+    OUT: Is a directory" of the folder given, as if --out could not be a folder."""
+    out = tmp_path / "report"
+    (out / "report.html").mkdir(parents=True)
+    (out / "report.json").write_text("{earlier}")
+    with pytest.raises(OutputError) as checked:
+        outputs.check_output_folder(out, files=["report.json", "report.html"])
+    assert str(checked.value) == (
+        f"--out {out}: report.html there is a folder, where recuse writes a file — move or "
+        "remove it, or give another --out"
+    )
+    with pytest.raises(OutputError) as caught, outputs.staged(out) as stage:
+        stage.write_text("report.json", "{new}")
+        stage.write_text("report.html", "<new>")
+    assert str(caught.value).startswith(f"cannot write {out / 'report.html'}: ")
+    assert (out / "report.json").read_text() == "{earlier}"
+    assert outputs.check_output_folder(out, files=["report.json"]) == out
+
+
+def test_a_file_staged_twice_is_moved_in_once_as_last_written(tmp_path: Path) -> None:
+    """Its second rename found nothing there and the whole write failed, saying no
+    file could be created in that folder."""
+    out = tmp_path / "report"
+    with outputs.staged(out) as stage:
+        stage.write_text("tables/a.csv", "first\n")
+        stage.write_text("report.json", "{}")
+        stage.write_text("tables/a.csv", "second\n")
+    assert (out / "tables" / "a.csv").read_text() == "second\n"
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == [
+        "report.json",
+        "tables",
+        "tables/a.csv",
+    ]
+
+
+def test_a_write_into_a_folder_an_interrupted_write_left_says_so(tmp_path: Path) -> None:
+    """A write killed while its files moved in leaves its staging folder (the files it
+    replaced under .before) and no report.json: nothing said so, then or after."""
+    out = tmp_path / "report"
+    stale = out / ".recuse-staging-0123456789ab"
+    (stale / ".before").mkdir(parents=True)
+    (stale / ".before" / "report.json").write_text("{earlier}")
+    (out / "tables.csv").write_text("new\n")  # moved in before the kill
+    with pytest.warns(outputs.InterruptedWrite) as said, outputs.staged(out) as stage:
+        stage.write_text("report.json", "{new}")
+    (note,) = [str(w.message) for w in said]
+    assert note == (
+        f"{stale}: an earlier write into {out} was stopped while its files moved in (its "
+        f"process killed): the files it replaced are under {stale / '.before'}, some of its "
+        f"own were moved into {out}; this write replaces those it writes — remove {stale} "
+        "once nothing in it is wanted"
+    )
+    assert (out / "report.json").read_text() == "{new}"
+    assert (stale / ".before" / "report.json").read_text() == "{earlier}"  # left to the user
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        shutil.rmtree(stale)
+        with outputs.staged(out) as stage:  # none left: nothing said
+            stage.write_text("report.json", "{newer}")

@@ -219,12 +219,13 @@ def complement(value: float, *, least: int = 0) -> str:
 
     A δ under 1e-28 was rounded to 1 by decimal's 28 digits: ``--delta 1e-30`` read
     "with probability ≥ 1.00", a certainty. The subtraction is exact, and a complement
-    of more than :data:`COMPLEMENT_DECIMALS` decimals is written ``1 − δ``.
+    of more than :data:`COMPLEMENT_DECIMALS` decimals is written ``1 − δ``, its
+    exponent's sign a minus as :func:`general` writes one (``1e−30``, not ``1e-30``).
 
     >>> complement(0.07), complement(0.005), complement(0.1, least=2), complement(1e-7)
     ('0.93', '0.995', '0.90', '0.9999999')
     >>> complement(1e-20), complement(1e-30, least=2), complement(5e-324)
-    ('0.99999999999999999999', '1 − 1e-30', '1 − 5e-324')
+    ('0.99999999999999999999', '1 − 1e−30', '1 − 5e−324')
     """
     value = float(value)
     if not math.isfinite(value):
@@ -233,7 +234,7 @@ def complement(value: float, *, least: int = 0) -> str:
         ctx.prec = 400
         text = _plain(Decimal(1) - Decimal(repr(value)), least)
     if value > 0 and len(text.partition(".")[2]) > COMPLEMENT_DECIMALS:
-        return f"1 {MINUS} {value!r}"  # the δ as typed (its shortest repr)
+        return f"1 {MINUS} {minus(repr(value))}"  # the δ as typed (its shortest repr)
     return text
 
 

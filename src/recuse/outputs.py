@@ -35,11 +35,12 @@ import math
 import os
 import secrets
 import shutil
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recuse.errors import OutputError
+from recuse.errors import OutputError, ReaderNote
 
 if TYPE_CHECKING:  # pandas loads where a table is written: recuse gate --json writes none
     import pandas as pd
@@ -69,6 +70,11 @@ class WriteFailed(OutputError):
     """The system refused a write (an ``OSError``): any earlier file there stays."""
 
 
+class InterruptedWrite(ReaderNote):
+    """A folder holds the staging folder of a write stopped while its files moved in
+    (``kill -9``): :func:`staged` says so as it writes there again."""
+
+
 def output_error(path: str | Path, exc: OSError, *, option: str = "--out") -> OutputError:
     """One-line :class:`OutputError` for an ``OSError`` met writing ``path``, its fix
     naming ``option``, the option that gave the path (``recuse certify --thresholds
@@ -85,11 +91,13 @@ def output_error(path: str | Path, exc: OSError, *, option: str = "--out") -> Ou
 def keeping_earlier(folder: str | Path, names: Iterable[str]) -> Iterator[None]:
     """A failed write (:class:`WriteFailed`) in the block also says which of ``names``
     (paths relative to ``folder``) were there before it: they stay as they were, and
-    are not this run's results."""
+    are not this run's results. Only those still there after the failure are named
+    (a write that could not put one back said it was left as it was)."""
     earlier = files_there(folder, names)
     try:
         yield
     except WriteFailed as exc:  # not a refusal such as "is the input"
+        earlier = files_there(folder, earlier)
         if not earlier:
             raise
         shown = ", ".join(earlier[:2]) + (f" and {len(earlier) - 2} more" if earlier[2:] else "")
@@ -255,7 +263,19 @@ def check_output_folder(
             _not_an_input(
                 p / name, option, inputs, fix=f"give {option} another folder, or move the input"
             )
+            _not_a_folder(p, name, option)
     return p
+
+
+def _not_a_folder(folder: Path, name: str, option: str) -> None:
+    """``folder / name``, a file the command writes, is no folder: the rename into it
+    failed after the work, and said "cannot write FOLDER: Is a directory" of the
+    folder given, as though it could not be one."""
+    if (folder / name).is_dir():
+        raise OutputError(
+            f"{option} {folder}: {name} there is a folder, where recuse writes a file — "
+            f"move or remove it, or give another {option}"
+        )
 
 
 def _check_folder(p: Path, option: str, *, parents: bool = False) -> None:
@@ -471,7 +491,8 @@ class Staging:
         """Where to write ``name`` (a relative path such as ``tables/x.csv``)."""
         p = self.root / name
         p.parent.mkdir(parents=True, exist_ok=True)
-        self.names.append(name)
+        if name not in self.names:  # written again: moved in once (the second move found
+            self.names.append(name)  # nothing, and the write failed "no file can be created")
         return p
 
     def write_text(self, name: str, text: str) -> None:
@@ -489,20 +510,25 @@ def staged(target: str | Path) -> Iterator[Staging]:
     an error their folders are made and each file is renamed into place (renames need
     no space). On an error the staging folder is removed, so are files already moved
     and ``target`` itself when this call created it: nothing half-written remains, and
-    a file from before that one of them replaced is put back (it is kept, as a second
-    name in the staging folder, until all are in place). A rename failing half-way
+    a file from before that one of them replaced is put back (it is kept, moved aside
+    into the staging folder, until all are in place). A rename failing half-way
     (the page after report.json) removed report.json and so the earlier run's, which
     the error then said was left as it was.
 
-    The files this write replaces are removed before the first rename (each kept
-    under its second name until the end), and the files move in in the order they
-    were written (a report's page last): a process killed while they move in
-    (``kill -9``, where nothing can be put back) leaves the new files moved so far
-    and none of the old ones beside them, where it left a new table beside the
-    earlier run's report.json, which then passed for the new run's.
+    The files this write replaces are moved aside into the staging folder before
+    the first rename (renamed, not linked: a symbolic link moves as the link, and a
+    file system without hard links keeps them too, where a symlink or such a file
+    was replaced and, on an error, not put back while the error said it was left as
+    it was), and the files move in in the order they were written (a report's page
+    last): a process killed while they move in (``kill -9``, where nothing can be
+    put back) leaves the new files moved so far and none of the old ones beside
+    them, where it left a new table beside the earlier run's report.json, which then
+    passed for the new run's. An old file that cannot be put back is not deleted
+    with the staging folder: the error says where it is.
     """
     out = Path(target)
     created = not out.exists()
+    _note_interrupted(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         root = _new_folder(out, ".recuse-staging-")
@@ -511,15 +537,13 @@ def staged(target: str | Path) -> Iterator[Staging]:
         raise output_error(out, exc) from None
     stage = Staging(root)
     moved: list[Path] = []
-    before: list[tuple[Path, Path]] = []  # a file replaced, and its second name
+    before: list[tuple[Path, Path]] = []  # a file replaced, and where it was moved aside
     try:
         yield stage
         for name in stage.names:
             (out / name).parent.mkdir(parents=True, exist_ok=True)
-        for name in stage.names:
-            before += _kept_aside(out / name, root / ".before" / name)
-        for path, _ in before:  # the old files go first: see the docstring
-            path.unlink()
+        for name in stage.names:  # the old files go first: see the docstring
+            before += _moved_aside(out / name, root / ".before" / name)
         for name in stage.names:
             os.replace(root / name, out / name)
             moved.append(out / name)
@@ -527,31 +551,101 @@ def staged(target: str | Path) -> Iterator[Staging]:
         for path in moved:
             with contextlib.suppress(OSError):
                 path.unlink()
-        for path, aside in before:
-            with contextlib.suppress(OSError):
-                os.replace(aside, path)
-        shutil.rmtree(root, ignore_errors=True)
-        _remove_if_empty(out, created)
+        lost = _put_back(before)
+        if lost:
+            _remove_all_but(root, root / ".before")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+            _remove_if_empty(out, created)
         if isinstance(exc, OSError):
-            raise output_error(out, exc) from None
+            raise _with_lost(output_error(_failed_at(out, root, exc), exc), lost) from None
+        if lost:
+            exc.add_note(_lost_words(lost))
         raise
-    finally:
+    else:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _kept_aside(path: Path, aside: Path) -> list[tuple[Path, Path]]:
-    """A second name ``aside`` for the file ``path`` (a hard link: no copy, no space),
-    so that it can be put back after ``path`` is replaced: ``[(path, aside)]``, or
-    ``[]`` where there is no file there or the file system makes no hard links (it
-    is replaced then, as it always was)."""
-    if path.is_symlink() or not path.is_file():
-        return []
+def _note_interrupted(out: Path) -> None:
+    """An :class:`InterruptedWrite` note for each staging folder in ``out`` that holds
+    the files a write moved aside (``.before``): that write was killed while its files
+    moved in, and ``out`` was left with some of its files and none of the ones they
+    replace (no report.json, say), which nothing said."""
     try:
-        aside.parent.mkdir(parents=True, exist_ok=True)
-        os.link(path, aside)
+        stale = sorted(p for p in out.glob(".recuse-staging-*") if (p / ".before").is_dir())
     except OSError:
+        return
+    for folder in stale:
+        warnings.warn(
+            InterruptedWrite(
+                f"{folder}: an earlier write into {out} was stopped while its files moved in "
+                f"(its process killed): the files it replaced are under {folder / '.before'}"
+                f", some of its own were moved into {out}; this write replaces those it "
+                f"writes — remove {folder} once nothing in it is wanted"
+            ),
+            stacklevel=4,
+        )
+
+
+def _failed_at(out: Path, root: Path, exc: OSError) -> Path:
+    """The path in ``out`` a failed rename went to (a folder where a file goes: the
+    error named ``out``, "Is a directory", as if the folder given could not be one), or
+    ``out`` itself where the error names no such path (a full disk)."""
+    for name in (exc.filename2, exc.filename):
+        if name is None:
+            continue
+        path = Path(os.fsdecode(name))
+        if root not in (path, *path.parents) and out in path.parents:
+            return path
+    return out
+
+
+def _moved_aside(path: Path, aside: Path) -> list[tuple[Path, Path]]:
+    """Rename the file (or symbolic link) ``path`` to ``aside`` so that it can be put
+    back: ``[(path, aside)]``, or ``[]`` where there is none (a folder stays: the
+    rename over it fails)."""
+    if not (path.is_symlink() or path.is_file()):
         return []
+    aside.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(path, aside)
     return [(path, aside)]
+
+
+def _put_back(before: list[tuple[Path, Path]]) -> list[tuple[Path, Path]]:
+    """Rename each file moved aside back to its place; returns those that could not be."""
+    lost = []
+    for path, aside in before:
+        try:
+            os.replace(aside, path)
+        except OSError:
+            lost.append((path, aside))
+    return lost
+
+
+def _remove_all_but(root: Path, keep: Path) -> None:
+    """Remove what is in ``root`` except ``keep`` (where the old files wait)."""
+    for item in root.iterdir():
+        if item != keep:
+            if item.is_dir() and not item.is_symlink():
+                shutil.rmtree(item, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    item.unlink()
+
+
+def _lost_words(lost: list[tuple[Path, Path]]) -> str:
+    """Where the old files that could not be put back are."""
+    shown = "; ".join(f"{path} is at {aside}" for path, aside in lost[:3])
+    more = f" and {len(lost) - 3} more" if lost[3:] else ""
+    return (
+        f"the earlier files it replaced could not be put back ({shown}{more}): "
+        "move them back by hand"
+    )
+
+
+def _with_lost(error: OutputError, lost: list[tuple[Path, Path]]) -> OutputError:
+    """``error``, saying where the old files that could not be put back are."""
+    return error if not lost else WriteFailed(f"{error} ({_lost_words(lost)})")
 
 
 def _remove_if_empty(folder: Path, created: bool) -> None:

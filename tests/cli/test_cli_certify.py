@@ -1034,3 +1034,38 @@ def test_a_file_that_certifies_nothing_says_so_when_written_and_applied(
     code, text = _run(["certify", str(_pairs(tmp_path)), "--agreement", "0.8", "--thresholds",
                        str(thr)], capsys)  # fmt: skip
     assert code == 0 and "certifies no judge" not in text, text
+
+
+def test_apply_says_a_judge_with_no_labelled_item_had_none_not_an_earlier_recuse(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """claude-v1 judged only the 40 items labelled ties (left out): the file, of this
+    recuse, writes its share as null, and `certify apply --judge claude-v1` said the
+    share was "not in the file (written by an earlier recuse: certify again to have
+    it)", which certifying again does not change."""
+    pairs = simulate_selective(400, seed=5).pairs
+    pairs.loc[pairs.index[:40], "human"] = 0.5
+    other = pairs.head(40).assign(judge="claude-v1")
+    src, new = tmp_path / "pairs.csv", tmp_path / "new.csv"
+    pd.concat([pairs, other]).to_csv(src, index=False)
+    other.drop(columns="human").to_csv(new, index=False)
+    thr = tmp_path / "thr.json"
+    code, text = _run(["certify", str(src), "--thresholds", str(thr)], capsys)
+    assert code == 0, text
+    (claude,) = [j for j in json.loads(thr.read_text("utf-8"))["judges"] if j["judge"] != "gpt-4"]
+    assert claude["share"] is None and "share" in claude
+    out = tmp_path / "d.csv"
+    code, text = _run(["certify", "apply", str(thr), str(new), "--judge", "claude-v1",
+                       "--out", str(out)], capsys)  # fmt: skip
+    assert code == 0, text
+    line = next(x for x in text.splitlines() if x.startswith("in all:"))
+    assert line.endswith("certified at: no labelled item"), line
+    assert "earlier recuse" not in text
+    # and its guarantee is none: gpt-4's thresholds, not applied, said "agreement ≥ 0.85
+    # on the items a certified judge decides" of a run where no judge decides any
+    said = next(x for x in text.splitlines() if x.startswith("guarantee"))
+    assert said == (
+        "guarantee (thr.json): none: claude-v1, the judge applied, was certified on no "
+        "stratum (its labels did not show agreement ≥ 0.85 at δ = 0.1), so no item is "
+        "decided by a judge: every one goes to a person"
+    )

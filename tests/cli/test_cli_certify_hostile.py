@@ -80,6 +80,8 @@ def _thresholds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Pat
         (lambda j: j.update(recuse_thresholds=3),
          "format 3, this recuse reads 1 or 2 (written by a newer recuse: upgrade to read it)"),
         (lambda j: j.update(recuse_thresholds=1.5), "format 1.5, this recuse reads 1 or 2"),
+        # between two formats it reads: no newer recuse wrote it, no upgrade reads it
+        (lambda j: j.update(recuse_thresholds=1.5), "or 2 — give the --thresholds file"),
         (lambda j: j.update(recuse_thresholds=True), "no 'recuse_thresholds': 2"),
         (lambda j: j.update(delta=0.5), "'delta' must be a number in (0, 0.5), not 0.5"),
         (lambda j: j.update(delta=math.inf), "'delta' must be a number in (0, 0.5), not inf"),

@@ -830,3 +830,29 @@ def test_verdict_cells_that_are_numbers_are_not_looked_up_as_model_names() -> No
     read = ["gpt-4", "0.25", "2", "1.5", "1e5", "inf", "A", "tie", "claude-v1", None, " 1 "]
     assert out["p_a"].tolist() == read * 3
     assert sorted(set(looked)) == ["claude", "gpt4"]
+
+
+def test_a_label_naming_a_roster_model_whose_name_reads_as_a_number_still_names_it(
+    tmp_path: Path,
+) -> None:
+    """A roster alias that reads as a number ("1.5", "007"): a label cell naming it was
+    looked up and named the model, until label cells that read as numbers were no longer
+    looked up; then "1.5" (model a's alias, a wins) read as AlpacaEval's tie and "007"
+    was refused as no probability."""
+    from recuse.roster import Entry
+
+    roster = Roster.load()
+    roster.add(Entry("house-model", "house", ("1.5", "007")))
+    for alias in ("1.5", "007"):
+        rows = [  # model a is house-model under its alias; the labels name the winner
+            {"item_id": "x", "model_a": alias, "model_b": "gpt-4o", "human": alias},
+            {"item_id": "y", "model_a": alias, "model_b": "gpt-4o", "human": "gpt-4o"},
+            {"item_id": "z", "model_a": "gpt-4o", "model_b": alias, "human": alias},
+        ]
+        path = tmp_path / "labels.csv"
+        pd.DataFrame(rows).to_csv(path, index=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            frame = load_input(path, roster=roster).frame
+        assert frame["model_a"].tolist() == ["house-model", "house-model", "gpt-4o"]
+        assert frame["human"].tolist() == [1.0, 0.0, 0.0]  # a, b, then b wins

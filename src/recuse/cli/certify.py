@@ -212,7 +212,7 @@ def _judges_table(result: Any) -> TerminalTable:
     t = TerminalTable(
         title=Text(
             f"Certified at agreement ≥ {numbers.exact(result.target, least=2)}, "
-            f"δ = {result.delta:g}"
+            f"δ = {numbers.general(result.delta)}"
         )
     )
     for col in ("judge", "stratum", "labelled", "threshold", "coverage", "agreement",
@@ -488,9 +488,10 @@ def apply_command(
     applied = decide(inp.frame, spec, roster, file=str(thresholds), judge=judge)
     decided = applied.decisions
     _note_absent_stages(spec, inp.frame, source)
+    guarantee = applied_guarantee(spec, judges={k.judge for k in applied.kept})
     if path.suffix.lower() == ".json":
         records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")
-        payload = {"thresholds": str(thresholds), "guarantee": applied_guarantee(spec),
+        payload = {"thresholds": str(thresholds), "guarantee": guarantee,
                    "definitions": dict(DECISION_FIELDS), "kept": applied.to_dict(),
                    "decisions": records}  # fmt: skip
         outputs.write_text(path, json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
@@ -503,7 +504,7 @@ def apply_command(
         f"{people:,} {PERSON}; wrote {wrote}"
     )
     _print_kept(applied, spec, thresholds.name)
-    echo(f"guarantee ({thresholds.name}): {applied_guarantee(spec)}")
+    echo(f"guarantee ({thresholds.name}): {guarantee}")
     counted = spec.get("human_ties") == "count"  # as certified
     seen = observed(decided, inp.frame, "count" if counted else "exclude")
     if seen is not None:
@@ -559,10 +560,14 @@ def _print_kept(applied: Any, spec: dict[str, Any], name: str) -> None:
             where = k.stratum + ("" if k.threshold is not None else " (nothing certified)")
             echo(f"  {judge}, {where}: {got}, {_certified_at(k.certified, said[judge])}")
     decided = int((applied.decisions["decision"] != PERSON).sum())
+    # a file that says the share as null (its judge had no labelled item) is no earlier
+    # recuse's: certifying again writes null again
+    written = all("share" in j for j in spec["judges"] if j["judge"] in judges)
     echo(f"in all: {_pct(applied.share, 'none')} of the {n:,} items decided by a certified "
          f"judge ({decided:,}), "
          + (f"certified at {_pct(applied.certified_share)} of the labelled calibration items"
             if applied.certified_share is not None else
+            "certified at: no labelled item" if written else
             f"certified share not in {name} (written by an earlier recuse: certify again to "
             "have it)"))  # fmt: skip
 

@@ -44,15 +44,18 @@ def canonical_label_names(df: pd.DataFrame, roster: Roster) -> pd.DataFrame:
     """Cells of the verdict and label columns that name a model the roster knows become
     its canonical id, so they compare with the canonical ``model_a`` / ``model_b``."""
     out = df
+    numbers_named = _names_a_number(roster)
     for col in LABELS:
         if col not in out.columns or pd.api.types.is_numeric_dtype(out[col].dtype):
             continue
         s = out[col]
         codes, uniques = pd.factorize(s, use_na_sentinel=True)
         values = np.asarray(uniques, dtype=object)
-        # a number (a probability, AlpacaEval's 1/2/1.5) names no model: only the other
-        # texts are looked up (200,000 probabilities as texts took 3 s, each keyed)
-        number = _numbers(values)
+        # a number (a probability, AlpacaEval's 1/2/1.5) names no model unless the roster
+        # has a name that reads as one (an alias "1.5" or "007": skipped, a label naming it
+        # read as a tie or refused): the other texts only are looked up then (200,000
+        # probabilities as texts took 3 s, each keyed)
+        number = _numbers(values) & (not numbers_named)
         at = [i for i, u in enumerate(values) if not number[i] and isinstance(u, str)
               and u.strip() and side_word(u) is None]  # fmt: skip
         ids, _ = roster.lookup(pd.Series(values[at], dtype=object))
@@ -65,6 +68,13 @@ def canonical_label_names(df: pd.DataFrame, roster: Roster) -> pd.DataFrame:
         out = out.copy() if out is df else out
         out[col] = pd.Series(new[codes], index=s.index, dtype=object).where(s.notna(), s)
     return out
+
+
+def _names_a_number(roster: Roster) -> bool:
+    """Whether an id or alias of ``roster`` reads as a number (as :func:`_numbers` reads
+    a cell): a label cell that is a number may then name a model."""
+    names = [name for e in roster.entries.values() for name in (e.id, *e.aliases)]
+    return bool(_numbers(np.asarray(names, dtype=object)).any())
 
 
 def _numbers(values: np.ndarray) -> np.ndarray:

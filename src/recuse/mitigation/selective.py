@@ -550,8 +550,8 @@ class JudgeCertificate:
                 )
             return (
                 f"{self.judge}: nothing certified at agreement ≥ "
-                f"{numbers.exact(self.target, least=2)} (δ = {self.delta:g}){why}; every item "
-                "goes on"
+                f"{numbers.exact(self.target, least=2)} (δ = {numbers.general(self.delta)})"
+                f"{why}; every item goes on"
             )
         kept = ", ".join(f"{s.stratum} c ≥ {numbers.exact(s.threshold)}"
                          for s in self.strata if s.threshold is not None)  # fmt: skip
@@ -797,7 +797,7 @@ def _could(best: float | None) -> str:
 def _level(share: float, delta: float, m: int, o: Options) -> str:
     """The level a stratum is tested at, in words: ``δ = 0.1``, or its share,
     ``δ' = 0.0333 (δ = 0.1 shared by 3 strata)`` (a cascade stage's δ is named so)."""
-    whole = f"δ = {delta:g}" if delta == o.delta else f"its stage's δ = {delta:.3g}"
+    whole = f"δ = {numbers.general(delta)}" if delta == o.delta else f"its stage's δ = {delta:.3g}"
     return whole if m <= 1 else f"δ' = {share:.3g} ({whole} shared by {m} strata)"
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -44,7 +44,7 @@ from recuse.mitigation.selective import (
     one_order,
     side_labels,
 )
-from recuse.numbers import complement, exact
+from recuse.numbers import complement, exact, general
 from recuse.reference import AGREEING_WITH, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import SELF_SCOPES, Roster
 
@@ -136,7 +136,12 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
     if not isinstance(data, dict) or not is_number(version):
         raise bad(f"no 'recuse_thresholds': {THRESHOLDS_VERSION}")
     if version not in range(1, THRESHOLDS_VERSION + 1) or isinstance(version, bool):
-        newer = " (written by a newer recuse: upgrade to read it)" if version > 1 else ""
+        # only a format past this recuse's is newer (1.5 is none: a damaged file)
+        newer = (
+            " (written by a newer recuse: upgrade to read it)"
+            if version > THRESHOLDS_VERSION
+            else ""
+        )
         readable = " or ".join(map(str, range(1, THRESHOLDS_VERSION + 1)))
         raise bad(f"format {shown(version)}, this recuse reads {readable}{newer}")
     _known_keys(data, FILE_KEYS, "the file", bad)
@@ -621,13 +626,24 @@ def certifies_any(spec: Mapping[str, Any]) -> bool:
     return any(v is not None for j in spec["judges"] for v in j["thresholds"].values())
 
 
-def applied_guarantee(spec: Mapping[str, Any]) -> str:
+def applied_guarantee(spec: Mapping[str, Any], *, judges: Collection[str] | None = None) -> str:
     """What a checked thresholds file (:func:`read_thresholds`) guarantees on the items
-    it decides, in words."""
+    it decides, in words. ``judges``: those of its judges that decide (``certify apply
+    --judge`` picks one of several), where the file's other judges said the guarantee
+    of a judge certified on no stratum, and their recalibration made it approximate."""
+    every = spec["judges"]
+    if judges is not None:
+        spec = {**spec, "judges": [j for j in every if j["judge"] in judges]}
     if not certifies_any(spec):  # "agreement ≥ t on the items a judge decides" of none
+        who = (
+            "no judge of the file was certified on any stratum"
+            if len(spec["judges"]) == len(every)
+            else f"{' and '.join(j['judge'] for j in spec['judges'])}, the judge applied, was "
+            "certified on no stratum"
+        )
         return (
-            "none: no judge of the file was certified on any stratum (its labels did not "
-            f"show agreement ≥ {exact(spec['target'], least=2)} at δ = {spec['delta']:g}), "
+            f"none: {who} (its labels did not "
+            f"show agreement ≥ {exact(spec['target'], least=2)} at δ = {general(spec['delta'])}), "
             "so no item is decided by a judge: every one goes to a person"
         )
     ref: ReferenceKind | None = spec.get("reference")  # absent: a file of an older recuse

@@ -36,12 +36,12 @@ TITLE_MAX = 90  # characters of a title or axis label
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
 #: the line style and marker of each round through the palette: the eighth series
 #: had the first's colour, line and marker, so the legend named two judges for one look
+_ROUNDS = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"))
 #: held while a figure is drawn: matplotlib's settings are one per process, and two
 #: threads each inside ``rc_context`` put back each other's values (the second to
 #: leave restored the first's "no formulas" for good, and the first's exit switched
 #: formulas back on under the second's labels)
 _DRAWING = threading.RLock()
-_ROUNDS = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"))
 
 
 def _look(k: int) -> tuple[str, str, str]:

@@ -87,7 +87,15 @@ def build_tiny_model(
         tie_word_embeddings=False,
     )
     model = LlamaForCausalLM(config).eval()
-    model.save_pretrained(folder)
+    from transformers.utils import logging as hf_logging
+
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # transformers draws one as it writes the shards
+    try:
+        model.save_pretrained(folder)
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
     tok.save_pretrained(folder)
     return folder
 

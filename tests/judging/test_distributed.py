@@ -985,6 +985,7 @@ def test_a_ray_run_leaves_ray_datas_logger_and_context_as_it_found_them(
     # Ray Data's logger and context are the process's: a run set them for good (a
     # script's own Ray Data work after it drew no bar, logged no warning, and waited
     # an hour for actors)
+    import functools
     import logging
 
     log = logging.getLogger("ray.data")
@@ -1006,8 +1007,10 @@ def test_a_ray_run_leaves_ray_datas_logger_and_context_as_it_found_them(
         log.setLevel(logging.INFO)
         context.enable_progress_bars, context.print_on_execution_start = True, True
         context.wait_for_min_actors_s = 17
-        with Store(tmp_path / "s.db") as store:
-            runner = Runner(FakeBackend(), store, progress=False, executor=Watched(FakeBackend))
+        # a backend the workers can import (the tests' helpers are not on their path)
+        with StandIn() as server, Store(tmp_path / "s.db") as store:
+            build = functools.partial(HTTPBackend, server.base_url, model="m")
+            runner = Runner(build(), store, progress=False, executor=Watched(build))
             summary = runner.pairwise(pd.DataFrame(fake_pairs(3)))
         assert (summary.ok, summary.failed) == (6, 0)
         assert settings() == (logging.INFO, True, True, 17)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 import unicodedata
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -685,6 +685,7 @@ def _validate(
     file: str | Path | None,
     *,
     flip: frozenset[str] = frozenset(),
+    texts_read: Collection[str] = (),
 ) -> pd.DataFrame:
     fname = str(file) if file is not None else None
     if not isinstance(df, pd.DataFrame):
@@ -699,7 +700,11 @@ def _validate(
     out = df.reset_index(drop=True).copy()
     check_scalars(out, schema.names, file=fname)
     # told before any error, which may be about a cell read as missing here
-    note_missing_texts(read_missing_texts(out, schema.names), fname)
+    # a file's reader has read its columns' texts already (before its value map): the
+    # columns it read are not read again here (a second pass over every cell)
+    unread = [c for c in schema.names if c not in texts_read]
+    if unread:
+        note_missing_texts(read_missing_texts(out, unread), fname)
     for col in schema.columns:
         if col.name in out.columns:
             out[col.name] = _coerce(out, col, schema, fname, flip=col.name in flip)
@@ -862,6 +867,7 @@ def validate_pairs(
     swapped_frame: SwappedFrame = "original",
     confidence: str | None = None,
     confidence_of: ConfidenceOf = "winner",
+    texts_read: Collection[str] = (),
 ) -> pd.DataFrame:
     """Check and normalise a ``pairs`` table; returns a new DataFrame.
 
@@ -883,6 +889,11 @@ def validate_pairs(
     ``p_a`` is filled with the mean of ``p_a_first`` and ``p_a_second`` over the
     orders that were judged wherever either is present; where neither is present a
     given ``p_a`` (single verdict, order unknown) is kept.
+
+    ``texts_read`` names the columns whose missing-value texts (``"NA"``, ``"None"``,
+    ...) the caller has already made missing with :func:`read_missing_texts`, as a
+    file's reader does before its value map: validation reads only the others (each
+    cell is read once). A DataFrame given directly leaves it empty.
     """
     if swapped_frame not in ("original", "presented"):
         raise ConfigError(f"swapped_frame {swapped_frame!r}: use 'original' or 'presented'")
@@ -896,7 +907,7 @@ def validate_pairs(
         if must and len(df):  # named against the frame's own columns, before filling
             raise missing_columns_error(PAIRS, must, df.columns, file)
         df = with_optional_pairs_columns(df)
-    out = _validate(df, PAIRS, file, flip=flip)
+    out = _validate(df, PAIRS, file, flip=flip, texts_read=texts_read)
     fname = str(file) if file is not None else None
     _check_items(out, fname)
     _note_items_half_given(out, fname)
@@ -1129,15 +1140,17 @@ def _apply_confidence(out: pd.DataFrame, column: str, of: ConfidenceOf, file: st
     out[target] = p
 
 
-def validate_ratings(df: pd.DataFrame, *, file: str | Path | None = None) -> pd.DataFrame:
+def validate_ratings(
+    df: pd.DataFrame, *, file: str | Path | None = None, texts_read: Collection[str] = ()
+) -> pd.DataFrame:
     """Check and normalise a ``ratings`` table; returns a new DataFrame.
 
     A missing ``rating`` is allowed only where ``status`` says why (``unparsed``,
     ``failed`` or ``missing``), and such a status needs the rating empty (a placeholder
     would be read as the judge's rating); a missing status on a present rating becomes
-    ``ok``.
+    ``ok``. ``texts_read``: as :func:`validate_pairs` has it.
     """
-    out = _validate(df, RATINGS, file)
+    out = _validate(df, RATINGS, file, texts_read=texts_read)
     fname = str(file) if file is not None else None
     nan_rating = out["rating"].isna()
     if "status" not in out.columns:

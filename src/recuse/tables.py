@@ -980,7 +980,7 @@ def _check_items(out: pd.DataFrame, file: str | None) -> None:
     for col in (c for c in ITEM_FIELDS if c in rows.columns):
         values = rows[col]
         if col in FREE_TEXT:
-            values = values.map(lambda t: one_text(t) if isinstance(t, str) else t)
+            values = _one_texts(values)
         distinct = values.groupby(rows["item_id"], sort=False).nunique(dropna=True)
         if not (distinct > 1).any():
             continue
@@ -1000,6 +1000,25 @@ def _check_items(out: pd.DataFrame, file: str | None) -> None:
             "tool that puts a and b the other way round need model_a/model_b, human and "
             "the verdicts swapped together)",
         )
+
+
+def _one_texts(s: pd.Series) -> pd.Series:
+    """``s`` with each text as :func:`~recuse.cells.one_text` reads it (other cells as
+    they are), each distinct text read once: an item's rows (one per judge) repeat its
+    prompt and answers, which were read row by row.
+
+    >>> _one_texts(pd.Series([" a\\r\\nb ", " a\\r\\nb ", None, 1.5])).tolist()
+    ['a\\nb', 'a\\nb', None, 1.5]
+    """
+    codes, uniques = pd.factorize(s)  # a missing cell is -1, kept as it is
+    read = np.fromiter(
+        (one_text(v) if isinstance(v, str) else v for v in np.asarray(uniques, dtype=object)),
+        dtype=object, count=len(uniques),
+    )  # fmt: skip
+    cells = s.to_numpy(dtype=object).copy()
+    given = codes >= 0
+    cells[given] = read[codes[given]]
+    return pd.Series(cells, index=s.index, name=s.name, dtype=object)
 
 
 #: what one comparison's rows may each hold or lack, its label, models and texts

@@ -469,16 +469,20 @@ def _coerce(
                 **where,
                 fix=f"every {schema.name} row needs a value in {col.name}",
             )
-        # a missing cell as it is, any other as text (numpy's where: pandas' where
-        # aligning an Arrow column with an object one took a third of validate_pairs)
-        cells = np.where(
-            missing.to_numpy(bool), s.to_numpy(dtype=object), as_text(s).to_numpy(dtype=object)
-        )
-        out = pd.Series(cells, index=s.index, name=s.name, dtype=object)
+        # without the spaces around it (an id), as a model name is read: "p0 " beside
+        # "p0" was a second prompt, and the intervals took the two for independent
+        strip = col.kind == "id"
+        if isinstance(s.dtype, pd.StringDtype):  # texts alone: each distinct one read once
+            out = _texts_by_value(s, strip=strip)
+        else:
+            # a missing cell as it is, any other as text (numpy's where: pandas' where
+            # aligning an Arrow column with an object one took a third of validate_pairs)
+            cells = np.where(
+                missing.to_numpy(bool), s.to_numpy(dtype=object), as_text(s).to_numpy(dtype=object)
+            )
+            out = pd.Series(cells, index=s.index, name=s.name, dtype=object)
+            out = out.str.strip() if strip else out
         if col.kind == "id":
-            # without the spaces around it, as a model name is read: "p0 " beside "p0"
-            # was a second prompt, and the intervals took the two for independent
-            out = out.str.strip()
             empty = out == ""
             if empty.any():
                 raise InputError(
@@ -552,6 +556,25 @@ def _coerce(
             fix="lengths and perplexities are >= 0",
         )
     return num
+
+
+def _texts_by_value(s: pd.Series, *, strip: bool) -> pd.Series:
+    """A text column (pandas' ``str`` dtype) as an object column of its texts, without
+    the spaces around each with ``strip``, a missing cell as it is: what ``as_text`` and
+    ``str.strip`` give row by row, each distinct text read once (the column's ids repeat
+    over its judges and pairs; a 200,000-row table's seven such columns took 0.3 s).
+
+    >>> _texts_by_value(pd.Series([" p0", "p0 ", None, " p0"], dtype="str"), strip=True).tolist()
+    ['p0', 'p0', nan, 'p0']
+    """
+    codes, uniques = pd.factorize(s)  # a missing cell is -1, kept as it is
+    texts = np.asarray(uniques, dtype=object)
+    if strip:
+        texts = np.fromiter((t.strip() for t in texts), dtype=object, count=len(texts))
+    cells = s.to_numpy(dtype=object, copy=True)  # a column of Python strings: not a view
+    given = codes >= 0
+    cells[given] = texts[codes[given]]
+    return pd.Series(cells, index=s.index, name=s.name, dtype=object)
 
 
 def missing_columns_error(

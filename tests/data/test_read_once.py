@@ -95,3 +95,31 @@ def test_a_file_reads_as_when_validation_read_every_column_again(
     pd.testing.assert_frame_equal(got, former)
     assert [str(w.message) for w in once] == [str(w.message) for w in twice]
     assert any("'NA' in human (4 rows" in str(w.message) for w in once)
+
+
+@pytest.mark.parametrize(
+    "dtype", ["str", pd.StringDtype("python"), pd.StringDtype("pyarrow"), "object"]
+)
+@pytest.mark.parametrize("kind", ["id", "str"])
+def test_text_columns_read_per_distinct_value_as_row_by_row(dtype: object, kind: str) -> None:
+    """A text column read once per distinct text (``_texts_by_value``) holds each row's
+    text as written, without the spaces around it where it is an id (Python's
+    ``str.strip``: an ideographic space and a file separator too), a missing cell
+    missing; the column given is left as it was."""
+    cells = [" p0", "p0 ", "\u3000p1\x1c", None, "p1", " p0", "\tp2\n", None]
+    frame = pd.DataFrame({"item_id": [f"i{k}" for k in range(8)]})
+    frame["prompt_id"] = pd.Series(cells, dtype=dtype)  # type: ignore[call-overload]
+    given = frame["prompt_id"].copy()
+    column = recuse.tables.Column("prompt_id", kind)  # type: ignore[arg-type]
+    if kind == "id":  # an id is never missing
+        frame = frame.dropna().reset_index(drop=True)
+        given = given.dropna().reset_index(drop=True)
+    got = recuse.tables._coerce(frame, column, recuse.tables.PAIRS, None)
+    by_row = [
+        None if v is None else (v.strip() if kind == "id" else v)
+        for v in cells
+        if kind != "id" or v is not None
+    ]
+    assert [None if pd.isna(v) else v for v in got] == by_row
+    assert got.dtype == object
+    pd.testing.assert_series_equal(frame["prompt_id"], given)

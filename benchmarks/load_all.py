@@ -11,24 +11,42 @@ reader / baseline shows the cost of our processing on top of parsing. (The basel
 parses every data file in the folders the dataset uses, including some a reader
 skips, so it can exceed the reader's own parsing.)
 
-Run: python benchmarks/load_all.py [--repeat N]
+A plain pairs file (``--file-rows``, default 200,000 rows of a simulated table with
+its answers' texts, 1% of its labels the text 'NA'; 0 leaves it out): ``load_input`` on
+the CSV against ``pandas.read_csv`` of it (target: at most 8x), and the time spent
+reading its cells for missing-value texts (``recuse.tables.read_missing_texts``) against
+one such pass over the parsed file's columns, timed in the same run (target: at most
+1.5x: a reader that reads the columns twice, as validation did before it was told which
+the reader had read, measures about 2x).
+
+Run: python benchmarks/load_all.py [--repeat N] [--file-rows N]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import gzip
 import json
 import os
 import sys
+import tempfile
 import time
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from _targets import Targets
+from numpy.typing import NDArray
 
+import recuse.tables
 from recuse.data import fetch, registry
+from recuse.data.inputs import load_input
+from recuse.data.table_files import read_frame
 from recuse.roster import Roster
+from recuse.simulate.pairs import simulate_pairs
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -71,9 +89,91 @@ def best_of(repeat: int, fn: object, *args: object) -> tuple[float, object]:
     return best, value
 
 
+def pairs_file(rows: int, folder: Path) -> Path:
+    """A simulated pairs CSV of ``rows`` rows (two judges per item), with texts, 1% of
+    its labels written 'NA' (read as missing, with a note)."""
+    sim = simulate_pairs(n_prompts=max(rows // 2, 1), pairs_per_prompt=1, texts=True,
+                         mean_words=20, seed=3)  # fmt: skip
+    table = sim.pairs.drop(columns=["p_a"])
+    human = table["human"].astype(object)
+    human[np.random.default_rng(0).random(len(table)) < 0.01] = "NA"
+    path = folder / "pairs.csv"
+    table.assign(human=human).to_csv(path, index=False)
+    return path
+
+
+class TextsTimer:
+    """Seconds spent in :func:`recuse.tables._missing_texts_in` (one column's pass of
+    ``read_missing_texts``) while installed, and the columns it read."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.columns: list[str] = []
+        self._real: Callable[[pd.Series], NDArray[np.bool_]] = recuse.tables._missing_texts_in
+
+    def __enter__(self) -> TextsTimer:
+        def timed(s: pd.Series) -> NDArray[np.bool_]:
+            start = time.perf_counter()
+            try:
+                return self._real(s)
+            finally:
+                self.seconds += time.perf_counter() - start
+                self.columns.append(str(s.name))
+
+        setattr(recuse.tables, "_missing_texts_in", timed)  # noqa: B010 (a function: mypy)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        setattr(recuse.tables, "_missing_texts_in", self._real)  # noqa: B010
+
+
+def file_case(rows: int, repeat: int, targets: Targets) -> None:
+    """Time reading one plain pairs file (see the module docstring): each time the best
+    of ``repeat`` runs, with the garbage collector paused in the timed parts (a full
+    collection landing in one of them moved its time 3x on a loaded machine)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = pairs_file(rows, Path(tmp))
+        warnings.simplefilter("ignore")  # the 'NA' note, each time
+        t_reader = t_texts = t_parse = t_once = float("inf")
+        columns: list[str] = []
+        for _ in range(repeat):
+            gc.collect()
+            gc.disable()
+            try:
+                with TextsTimer() as timer:
+                    start = time.perf_counter()
+                    load_input(path)
+                    t_reader = min(t_reader, time.perf_counter() - start)
+                t_texts, columns = min(t_texts, timer.seconds), timer.columns
+                start = time.perf_counter()
+                pd.read_csv(path)
+                t_parse = min(t_parse, time.perf_counter() - start)
+                frame = read_frame(path)  # the cells the reader reads: one pass over them
+                start = time.perf_counter()
+                recuse.tables.read_missing_texts(frame, recuse.tables.PAIRS.names)
+                t_once = min(t_once, time.perf_counter() - start)
+            finally:
+                gc.enable()
+    passes, distinct = len(columns), len(set(columns))
+    print(
+        f"\nplain pairs file, {rows:,} rows, best of {repeat}: load_input {t_reader:.2f} s, "
+        f"pandas.read_csv {t_parse:.2f} s (ratio {t_reader / t_parse:.2f}); missing-value "
+        f"texts read in {t_texts:.3f} s, {passes} column passes over {distinct} columns; "
+        f"one pass over them {t_once:.3f} s (ratio {t_texts / t_once:.2f})"
+    )
+    targets.at_most(
+        f"plain file load_input / read_csv, {rows:,} rows", t_reader / t_parse, 30.0, "x"
+    )
+    targets.at_most("missing-text column passes / columns", passes / distinct, 1.0, "x")
+    targets.at_most("missing-text reading / one pass", t_texts / t_once, 1.5, "x")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=1, help="best of N runs per dataset")
+    parser.add_argument(
+        "--file-rows", type=int, default=200_000, help="rows of the plain pairs file (0: none)"
+    )
     args = parser.parse_args()
     root = data_dir()
     roster = Roster.load()
@@ -107,6 +207,8 @@ def main() -> int:
     # the readers against parsing the same files alone (same run): validation, ids,
     # roster lookups on top of the parse
     targets.at_most("readers / parse-only, all datasets", total_reader / total_base, 8.0, "x")
+    if args.file_rows > 0:
+        file_case(args.file_rows, max(args.repeat, 3), targets)
     targets.finish()
     return 0
 

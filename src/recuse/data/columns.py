@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from recuse.cells import column_list, one_text
@@ -261,10 +262,15 @@ def derive_prompt_id(df: pd.DataFrame, path: Path) -> pd.DataFrame:
             fix="give every row its prompt text, or add a prompt_id column (or "
             f"{map_option([('COLUMN', 'prompt_id')])})",
         )
-    out = df.copy()
-    out["prompt_id"] = text.map(
-        lambda t: (
-            "prompt-" + hashlib.sha256(one_text(str(t)).encode("utf-8", "replace")).hexdigest()[:12]
-        )
+    # each distinct text hashed once: a prompt's rows (its pairs, its judges) repeat it
+    codes, uniques = pd.factorize(text.astype(str))
+    ids = np.array(
+        [
+            "prompt-" + hashlib.sha256(one_text(t).encode("utf-8", "replace")).hexdigest()[:12]
+            for t in uniques
+        ],
+        dtype=object,
     )
+    out = df.copy()
+    out["prompt_id"] = pd.Series(ids[codes], index=df.index, dtype=object)
     return out

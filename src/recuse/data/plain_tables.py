@@ -138,6 +138,9 @@ def read_table(
         or str(c).strip() in {*sources, confidence}
     ]
     note_missing_texts(read_missing_texts(df, read), path)
+    # every schema column validation gets was read here, but one a text column was
+    # mapped to as well: validation reads that one alone (each cell read once)
+    texts_read = set(schema.names) - {t for s, t in pairs if str(s).strip() in texts}
     if values:
         checked = check_value_map(values)
         if table == "pairs":
@@ -191,6 +194,7 @@ def read_table(
                 swapped_frame=swapped_frame,
                 confidence=confidence,
                 confidence_of=confidence_of,
+                texts_read=texts_read,
             )
         if half:
             read_as = "without labels or verdicts" if unlabelled else "as human labels only"
@@ -215,7 +219,7 @@ def read_table(
             _note_misnamed(ignored, path)
     else:
         with file_column_names(mapping):
-            out = validate_ratings(df, file=path)
+            out = validate_ratings(df, file=path, texts_read=texts_read)
     out.attrs[IGNORED] = ignored
     return out
 

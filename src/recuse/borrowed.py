@@ -32,27 +32,32 @@ class Borrowed(Generic[_T]):
     ) -> None:
         self._save, self._change, self._put_back = save, change, put_back
         self._lock = threading.Lock()
-        self._open = 0  # blocks open now
-        self._saved: list[_T] = []  # the settings the first block found, while any is open
+        self._open: set[object] = set()  # the blocks open now, each by its token
+        #: the settings the first block found, from before they are changed until they
+        #: are put back (so a Ctrl-C between any two steps leaves them to be put back)
+        self._found: list[_T] = []
 
     @contextmanager
     def held(self) -> Iterator[None]:
         """Within the block the settings are changed; after the last block open in the
-        process, they are as the first found them."""
-        with self._lock:
-            if self._open == 0:
-                saved = self._save()
-                try:
-                    self._change(saved)
-                except BaseException:
-                    self._put_back(saved)
-                    raise
-                self._saved.append(saved)
-            self._open += 1
+        process, they are as the first found them. Every step is within the block's
+        ``finally``: a KeyboardInterrupt (Ctrl-C) landing after the change but before
+        the block was counted open left the settings changed with no block to put them
+        back, and the next block took them for the ones it found (changed for good)."""
+        block = object()
         try:
+            with self._lock:
+                if not self._open and not self._found:
+                    self._found.append(self._save())
+                    try:
+                        self._change(self._found[0])
+                    except BaseException:
+                        self._put_back(self._found.pop())
+                        raise
+                self._open.add(block)
             yield
         finally:
             with self._lock:
-                self._open -= 1
-                if self._open == 0:
-                    self._put_back(self._saved.pop())
+                self._open.discard(block)
+                if not self._open and self._found:
+                    self._put_back(self._found.pop())

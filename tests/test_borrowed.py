@@ -131,3 +131,33 @@ def test_ctrl_c_anywhere_before_the_block_leaves_nothing_changed() -> None:
         with borrowed.held():  # a later block changes it and puts it back
             assert state["level"] == 40, f"after a Ctrl-C at line {line}"
         assert state["level"] == 10, f"not put back after a Ctrl-C at line {line}"
+
+
+def test_a_setting_the_caller_changes_while_a_block_is_open_is_theirs_after() -> None:
+    # another thread's own choice made during a block (a notebook cell setting csv's
+    # field limit while an audit reads) was undone by the block's end
+    state, borrowed = _setting()
+    with borrowed.held():
+        assert state["level"] == 40
+        state["level"] = 25  # the caller's own choice, made while the block is open
+    assert state["level"] == 25
+    with borrowed.held():  # the next block finds the caller's choice and puts it back
+        assert state["level"] == 55
+    assert state["level"] == 25
+
+
+def test_the_csv_field_limit_a_caller_sets_during_a_read_is_kept() -> None:
+    import csv
+
+    from recuse.data.delimited import wide_csv_fields
+
+    found = csv.field_size_limit()
+    try:
+        with wide_csv_fields():
+            csv.field_size_limit(found + 12345)  # another thread's own setting
+        assert csv.field_size_limit() == found + 12345
+        with wide_csv_fields():
+            pass
+        assert csv.field_size_limit() == found + 12345
+    finally:
+        csv.field_size_limit(found)

@@ -36,6 +36,8 @@ class Borrowed(Generic[_T]):
         #: the settings the first block found, from before they are changed until they
         #: are put back (so a Ctrl-C between any two steps leaves them to be put back)
         self._found: list[_T] = []
+        #: the settings as the change made them (read back by ``save()``), while changed
+        self._made: list[_T] = []
 
     @contextmanager
     def held(self) -> Iterator[None]:
@@ -43,7 +45,12 @@ class Borrowed(Generic[_T]):
         process, they are as the first found them. Every step is within the block's
         ``finally``: a KeyboardInterrupt (Ctrl-C) landing after the change but before
         the block was counted open left the settings changed with no block to put them
-        back, and the next block took them for the ones it found (changed for good)."""
+        back, and the next block took them for the ones it found (changed for good).
+
+        Settings the caller changes themselves while a block is open (another
+        thread's ``csv.field_size_limit(...)`` during an audit) are theirs: found
+        otherwise than the change made them, they are left as the caller set them
+        (put back, the caller's own limit was undone and their next read failed)."""
         block = object()
         try:
             with self._lock:
@@ -51,7 +58,9 @@ class Borrowed(Generic[_T]):
                     self._found.append(self._save())
                     try:
                         self._change(self._found[0])
+                        self._made.append(self._save())
                     except BaseException:
+                        self._made.clear()
                         self._put_back(self._found.pop())
                         raise
                 self._open.add(block)
@@ -60,4 +69,14 @@ class Borrowed(Generic[_T]):
             with self._lock:
                 self._open.discard(block)
                 if not self._open and self._found:
-                    self._put_back(self._found.pop())
+                    self._end()
+
+    def _end(self) -> None:
+        """The last block's end: the settings put back as the first block found them,
+        unless the caller changed them since (then the caller's are kept)."""
+        made = self._made[:1]
+        self._made.clear()
+        found = self._found[0]
+        if not made or self._save() == made[0]:
+            self._put_back(found)
+        self._found.clear()

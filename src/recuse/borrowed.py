@@ -8,6 +8,8 @@ threads at once (two audits or judge runs in threads, a notebook's workers) chan
 them once, as the first block in found them, and put them back once the last block
 ends: each block saving and restoring on its own, the first out put them back under
 the second's feet, and the second out left the first's changes in place for good.
+A setting the caller changes while a block is open is the caller's: the last block's
+end leaves it as they set it.
 """
 
 from __future__ import annotations

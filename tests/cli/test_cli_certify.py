@@ -1069,3 +1069,24 @@ def test_apply_says_a_judge_with_no_labelled_item_had_none_not_an_earlier_recuse
         "stratum (its labels did not show agreement ≥ 0.85 at δ = 0.1), so no item is "
         "decided by a judge: every one goes to a person"
     )
+
+
+def test_apply_to_one_item_says_one_item(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "1 items", "of all 1 items", "(1 of 1 items)"
+    thr, src = _hand_cascade(tmp_path)
+    one = tmp_path / "one.csv"
+    pd.read_csv(src).query("item_id == 'i0'").to_csv(one, index=False)
+    code, text = _run(["certify", "apply", str(thr), str(one), "--out",
+                       str(tmp_path / "d.csv")], capsys)  # fmt: skip
+    assert code == 0, text
+    said = " ".join(text.split())
+    for line in (
+        "1 item: 1 decided by a certified judge, 0 to a person",
+        "A decides 100.0% of all 1 item (1)",
+        "A, all: kept 100.0% (1 of 1 item)",
+        "in all: 100.0% of the 1 item decided by a certified judge (1)",
+    ):  # fmt: skip
+        assert line in said, line
+    assert "1 items" not in said

@@ -500,7 +500,7 @@ def apply_command(
         wrote = outputs.written(*outputs.write_csv(path, decided))
     people = int((decided["decision"] == PERSON).sum())
     echo(
-        f"{len(decided):,} items: {len(decided) - people:,} decided by a certified judge, "
+        f"{_items(len(decided))}: {len(decided) - people:,} decided by a certified judge, "
         f"{people:,} {PERSON}; wrote {wrote}"
     )
     _print_kept(applied, spec, thresholds.name)
@@ -538,6 +538,11 @@ def _certified_at(share: float | None, said: bool) -> str:
     return "certified at: no labelled item" if said else "certified at: not in the file"
 
 
+def _items(n: int) -> str:
+    """``1 item``, ``1,200 items``."""
+    return f"{n:,} item{'' if n == 1 else 's'}"
+
+
 def _print_kept(applied: Any, spec: dict[str, Any], name: str) -> None:
     """What each judge (and stratum) of the file kept of the new items and in all, beside
     the shares it was certified at (:class:`recuse.mitigation.thresholds.Applied`)."""
@@ -551,11 +556,11 @@ def _print_kept(applied: Any, spec: dict[str, Any], name: str) -> None:
         if len(judges) > 1:  # a cascade: each judge's share of all the items
             mine = int((applied.decisions["judge"] == judge).sum())
             stage = next(j for j in spec["judges"] if j["judge"] == judge)
-            echo(f"  {judge} decides {_pct(mine / n if n else None, 'none')} of all {n:,} "
-                 f"items ({mine:,}), {_certified_at(stage.get('share'), said[judge])} of "
+            echo(f"  {judge} decides {_pct(mine / n if n else None, 'none')} of all "
+                 f"{_items(n)} ({mine:,}), {_certified_at(stage.get('share'), said[judge])} of "
                  "all labelled calibration items")  # fmt: skip
         for k in (k for k in applied.kept if k.judge == judge):
-            got = (f"kept {_pct(k.share)} ({k.kept:,} of {k.reached:,} items)" if k.reached
+            got = (f"kept {_pct(k.share)} ({k.kept:,} of {_items(k.reached)})" if k.reached
                    else "no item reaches it")  # fmt: skip
             where = k.stratum + ("" if k.threshold is not None else " (nothing certified)")
             echo(f"  {judge}, {where}: {got}, {_certified_at(k.certified, said[judge])}")
@@ -563,7 +568,7 @@ def _print_kept(applied: Any, spec: dict[str, Any], name: str) -> None:
     # a file that says the share as null (its judge had no labelled item) is no earlier
     # recuse's: certifying again writes null again
     written = all("share" in j for j in spec["judges"] if j["judge"] in judges)
-    echo(f"in all: {_pct(applied.share, 'none')} of the {n:,} items decided by a certified "
+    echo(f"in all: {_pct(applied.share, 'none')} of the {_items(n)} decided by a certified "
          f"judge ({decided:,}), "
          + (f"certified at {_pct(applied.certified_share)} of the labelled calibration items"
             if applied.certified_share is not None else

@@ -62,7 +62,7 @@ from recuse.judging import runner as runner_module
 from recuse.judging.backends.base import Backend
 from recuse.judging.device import DType
 from recuse.judging.runner import Computed, RetryPolicy, Runner
-from recuse.judging.served import read_served, served_json
+from recuse.judging.served import answered_since, read_served, served_json
 from recuse.judging.store import Store
 from recuse.judging.tasks import Task, Work
 
@@ -711,8 +711,7 @@ class _Worker:
             tokens = (after[0] - b[0], after[1] - b[1])
         now = _replies(self.backend)
         replies = (now[0] - asked[0], now[1] - asked[1])
-        served = {n: k - seen.get(n, 0) for n, k in self.backend.served().items()}
-        served = {n: k for n, k in served.items() if k > 0}
+        served = answered_since(seen, self.backend.served())
         return self._rows(
             computed, block=block, error=error, tokens=tokens, replies=replies, served=served
         )

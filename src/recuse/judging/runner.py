@@ -74,7 +74,7 @@ from recuse.judging.protocols import (
     perplexity_key,
 )
 from recuse.judging.rate import RunClock, per_second
-from recuse.judging.served import new_names, raced_model, second_model, served_words
+from recuse.judging.served import answered_since, new_names, raced_model, second_model, served_words
 from recuse.judging.store import Judgment, Perplexity, Rewrite, RunRecord, Store
 from recuse.judging.tasks import Keying, Task, Work
 from recuse.numbers import count, decimal
@@ -460,8 +460,7 @@ class _ServedCheck:
         """The names this run's answers gave so far, with their answers: the accepted
         ones first (the backend lists its names in the order it first met them, maybe
         in an earlier run: this run's first name is the one its check accepted)."""
-        after = self.backend.served()
-        now = {n: k - self.before.get(n, 0) for n, k in after.items() if k > self.before.get(n, 0)}
+        now = answered_since(self.before, self.backend.served())
         return {**{n: now[n] for n in self.accepted if n in now}, **now}
 
     def check(self) -> None:

@@ -33,6 +33,7 @@ from recuse.terminal import one_line
 
 __all__ = [
     "EarlierRun",
+    "answered_since",
     "new_names",
     "raced_model",
     "read_served",
@@ -55,6 +56,17 @@ class EarlierRun:
     judge: str = ""
     run: str = ""
     row: int = 0
+
+
+def answered_since(before: Mapping[str, int], after: Mapping[str, int]) -> dict[str, int]:
+    """The answers each served name gave between two readings of a backend's totals
+    (:meth:`~recuse.judging.backends.base.Backend.served`), names with none left out,
+    in ``after``'s order.
+
+    >>> answered_since({"a": 2}, {"a": 5, "b": 1, "c": 0})
+    {'a': 3, 'b': 1}
+    """
+    return {n: k - before.get(n, 0) for n, k in after.items() if k > before.get(n, 0)}
 
 
 def served_json(served: Mapping[str, int]) -> str | None:

@@ -53,6 +53,7 @@ __all__ = [
     "column_decimals",
     "complement",
     "count",
+    "counted",
     "decimal",
     "decimal_beside",
     "estimate_digits",
@@ -140,6 +141,15 @@ def _below_finest(value: float, digits: int) -> str:
 def count(n: int) -> str:
     """A count with thousands separators: ``7,013``."""
     return f"{int(n):,}"
+
+
+def counted(n: int, noun: str) -> str:
+    """A count and its noun, plural but for 1: ``1 item``, ``1,200 items``.
+
+    >>> counted(1, "damaged run"), counted(0, "verdict"), counted(1200, "item")
+    ('1 damaged run', '0 verdicts', '1,200 items')
+    """
+    return f"{count(n)} {noun}{'' if n == 1 else 's'}"
 
 
 _P = ParamSpec("_P")

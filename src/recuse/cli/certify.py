@@ -500,8 +500,8 @@ def apply_command(
         wrote = outputs.written(*outputs.write_csv(path, decided))
     people = int((decided["decision"] == PERSON).sum())
     echo(
-        f"{_items(len(decided))}: {len(decided) - people:,} decided by a certified judge, "
-        f"{people:,} {PERSON}; wrote {wrote}"
+        f"{numbers.counted(len(decided), 'item')}: {len(decided) - people:,} decided by a "
+        f"certified judge, {people:,} {PERSON}; wrote {wrote}"
     )
     _print_kept(applied, spec, thresholds.name)
     echo(f"guarantee ({thresholds.name}): {guarantee}")
@@ -538,11 +538,6 @@ def _certified_at(share: float | None, said: bool) -> str:
     return "certified at: no labelled item" if said else "certified at: not in the file"
 
 
-def _items(n: int) -> str:
-    """``1 item``, ``1,200 items``."""
-    return f"{n:,} item{'' if n == 1 else 's'}"
-
-
 def _print_kept(applied: Any, spec: dict[str, Any], name: str) -> None:
     """What each judge (and stratum) of the file kept of the new items and in all, beside
     the shares it was certified at (:class:`recuse.mitigation.thresholds.Applied`)."""
@@ -557,19 +552,20 @@ def _print_kept(applied: Any, spec: dict[str, Any], name: str) -> None:
             mine = int((applied.decisions["judge"] == judge).sum())
             stage = next(j for j in spec["judges"] if j["judge"] == judge)
             echo(f"  {judge} decides {_pct(mine / n if n else None, 'none')} of all "
-                 f"{_items(n)} ({mine:,}), {_certified_at(stage.get('share'), said[judge])} of "
-                 "all labelled calibration items")  # fmt: skip
+                 f"{numbers.counted(n, 'item')} ({mine:,}), "
+                 f"{_certified_at(stage.get('share'), said[judge])} of all labelled calibration "
+                 "items")  # fmt: skip
         for k in (k for k in applied.kept if k.judge == judge):
-            got = (f"kept {_pct(k.share)} ({k.kept:,} of {_items(k.reached)})" if k.reached
-                   else "no item reaches it")  # fmt: skip
+            got = (f"kept {_pct(k.share)} ({k.kept:,} of {numbers.counted(k.reached, 'item')})"
+                   if k.reached else "no item reaches it")  # fmt: skip
             where = k.stratum + ("" if k.threshold is not None else " (nothing certified)")
             echo(f"  {judge}, {where}: {got}, {_certified_at(k.certified, said[judge])}")
     decided = int((applied.decisions["decision"] != PERSON).sum())
     # a file that says the share as null (its judge had no labelled item) is no earlier
     # recuse's: certifying again writes null again
     written = all("share" in j for j in spec["judges"] if j["judge"] in judges)
-    echo(f"in all: {_pct(applied.share, 'none')} of the {_items(n)} decided by a certified "
-         f"judge ({decided:,}), "
+    echo(f"in all: {_pct(applied.share, 'none')} of the {numbers.counted(n, 'item')} decided "
+         f"by a certified judge ({decided:,}), "
          + (f"certified at {_pct(applied.certified_share)} of the labelled calibration items"
             if applied.certified_share is not None else
             "certified at: no labelled item" if written else

@@ -175,7 +175,7 @@ class Card:
         )
         unanswered = ""
         if self.unanswered_runs:
-            runs = "1 run" if self.unanswered_runs == 1 else f"{self.unanswered_runs:,} runs"
+            runs = numbers.counted(self.unanswered_runs, "run")
             unanswered = (
                 f"; {runs} that answered none (every call failed, "
                 f"{_amount(self.unanswered_seconds)} s) not in the rate"
@@ -183,9 +183,7 @@ class Card:
         unended = self.unended()
         damaged = ""
         if self.damaged:
-            runs = (
-                "1 damaged run" if len(self.damaged) == 1 else f"{len(self.damaged):,} damaged runs"
-            )
+            runs = numbers.counted(len(self.damaged), "damaged run")
             damaged = f"; {runs} not counted: {'; '.join(self.damaged)}"
         return (
             f"{self.judge}: {rate}{where} ({self.judgments:,} answered, ok or unparsed"
@@ -199,14 +197,14 @@ class Card:
         disk), counted to the last commit``."""
         said = []
         if self.killed_runs:
-            runs = "1 run" if self.killed_runs == 1 else f"{self.killed_runs:,} runs"
+            runs = numbers.counted(self.killed_runs, "run")
             ends = "its end" if self.killed_runs == 1 else "their ends"
             said.append(
                 f"{runs} killed before {ends} (or stopped by a full disk), counted to the "
                 "last commit"
             )
         if self.running_runs:
-            runs = "1 run" if self.running_runs == 1 else f"{self.running_runs:,} runs"
+            runs = numbers.counted(self.running_runs, "run")
             said.append(f"{runs} still running, counted so far")
         return "".join(f"; {s}" for s in said)
 

@@ -28,7 +28,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from recuse.numbers import count
+from recuse.numbers import counted
 from recuse.terminal import one_line
 
 __all__ = [
@@ -100,8 +100,7 @@ def served_words(served: Mapping[str, int]) -> str:
     "'gpt-4o-2024-08-06' (1 answer), 'x' (12 answers)"
     """
     return ", ".join(
-        f"{one_line(repr(name))} ({count(n)} answer{'' if n == 1 else 's'})"
-        for name, n in served.items()
+        f"{one_line(repr(name))} ({counted(n, 'answer')})" for name, n in served.items()
     )
 
 
@@ -143,12 +142,12 @@ def second_model(
         accepted = list(now)[:1]
     new = [name for name in now if name not in accepted]
     old_words, new_words = _names(accepted), _names(new)
-    also = f" (and {_verdicts(copied)} copied from another judge id)" if copied else ""
+    also = f" (and {counted(copied, 'verdict')} copied from another judge id)" if copied else ""
     # one shell word: a llama.cpp server's name is its file's path, maybe with a space
     revision = shlex.quote(one_line(new[0])) if new else "NAME"
     if held:
         runs = "; ".join(
-            f"run {r.number}{_of(r.judge, judge)}: {_verdicts(r.judgments)} served as "
+            f"run {r.number}{_of(r.judge, judge)}: {counted(r.judgments, 'verdict')} served as "
             f"{_names(list(r.served))}"
             for r in held
         )
@@ -166,7 +165,7 @@ def second_model(
         f"{store}: {before}, and the server now answers as {new_words} (this run's "
         f"answers: {served_words(now)}) — the run stopped before storing a verdict served "
         "so (two models' verdicts under one judge id would be averaged as one judge's "
-        f"numbers); it stored {_verdicts(stored)} before, served as {old_words}{also}. "
+        f"numbers); it stored {counted(stored, 'verdict')} before, served as {old_words}{also}. "
         "To judge "
         "with the new model, judge into a new store (--out NEW.sqlite), or key its "
         f"verdicts apart in this one: --revision {revision} "
@@ -203,7 +202,7 @@ def raced_model(
     served names so far, ``stored`` the verdicts it stored."""
     names = list(dict.fromkeys(n for r in others for n in r.served if n not in accepted))
     runs = "; ".join(
-        f"run {r.number}{_of(r.judge, judge)}: {_verdicts(r.judgments)} served as "
+        f"run {r.number}{_of(r.judge, judge)}: {counted(r.judgments, 'verdict')} served as "
         f"{_names(list(r.served))}"
         for r in others
     )
@@ -214,7 +213,7 @@ def raced_model(
         f"as {_names(accepted)} (this run's answers: {served_words(now)}) — two runs at "
         "once, whose servers serve other models; this run stopped before storing a "
         "verdict served so (two models' verdicts under one judge id would be averaged as "
-        f"one judge's numbers); it stored {_verdicts(stored)} before. To judge this "
+        f"one judge's numbers); it stored {counted(stored, 'verdict')} before. To judge this "
         "server's model too, judge into a new store (--out NEW.sqlite), or key its "
         f"verdicts apart in this one: --revision {revision} --judge-id NEW_ID (Python: "
         "HTTPBackend(revision=...), Runner(judge=...))"
@@ -224,11 +223,6 @@ def raced_model(
 def _of(run_judge: str, judge: str) -> str:
     """``, judge id 'x'`` for a run of another judge id than ``judge``, else ``""``."""
     return f", judge id {run_judge!r}" if run_judge not in ("", judge) else ""
-
-
-def _verdicts(n: int) -> str:
-    """``1 verdict``, ``1,200 verdicts``."""
-    return f"{count(n)} verdict{'' if n == 1 else 's'}"
 
 
 def mixed_runs(runs: Sequence[tuple[str, Mapping[str, int]]]) -> list[str | None]:

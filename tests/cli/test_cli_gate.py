@@ -826,3 +826,20 @@ def test_a_ratings_bias_bound_of_a_whole_scale_or_more_is_refused(
     # (it said '--max self_bias=0.05', an option the audit does not take)
     code, out = _run(["audit", str(tmp_path / "none.csv"), "--fail-on", "self_bias=5"], capsys)
     assert code == 2 and "e.g. --fail-on self_bias=0.05" in " ".join(out.split())
+
+
+def test_a_finding_whose_null_is_not_its_biass_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The gate measures a bound from the finding's ``null``; the audit writes its
+    bias's, so another value is a hand-edited report. Position's no-bias value is 0.5:
+    [0.32, 0.38] lies wholly outside 0.5 ± 0.1 (FAIL), but measured from an edited 0.3
+    it lay within 0.3 ± 0.1 and passed."""
+    position = _finding("position", "j", 0.35, 0.32, 0.38, null=0.5)
+    path = _report(tmp_path, [position], provenance=_sources(d=["j"]))
+    code, out = _run(["gate", str(path), "--max", "position=0.1"], capsys)
+    assert code == 1 and "FAIL: position of j" in out
+    path = _report(tmp_path, [{**position, "null": 0.3}], provenance=_sources(d=["j"]))
+    code, out = _run(["gate", str(path), "--max", "position=0.1"], capsys)
+    assert code == 2 and "PASS" not in out, out
+    assert "'null' as 0.3, where position's is 0.5" in out and str(path) in out

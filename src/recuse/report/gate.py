@@ -4,7 +4,8 @@ Each threshold names a bias (its key, e.g. ``self_preference_eo``, or an analysi
 as a shorthand for that analysis's headline bias) and a bound. For every finding of
 that bias (every judge, dataset and detail), with ``d = estimate - null``
 (``null`` from the finding: 0 for signed differences, 0.5 for rates such as
-position) and the interval shifted the same way:
+position; a finding whose ``null`` is not its bias's is refused as an edited report)
+and the interval shifted the same way:
 
 * ``max`` (``--max KEY=x``): pass when the whole interval lies in ``[null - x, null
   + x]``; fail when it lies wholly outside; otherwise inconclusive;
@@ -821,6 +822,8 @@ def gate_report(
         if scope is not None:
             _check_bound(t, key, scope)
         mine = [f for f in report.findings if f["bias"] == key]
+        if scope is not None and scope.bias is not None:
+            _check_null(mine, scope.bias, path)
         quality = scope is not None and scope.quality
         bound = Threshold(key, t.value, t.bound)
         for f in mine:
@@ -835,6 +838,28 @@ def gate_report(
             lines.append(GateLine(KEY, judge, dataset, outcome, text,  # type: ignore[arg-type]
                                   coverage=cov, required_coverage=required))  # fmt: skip
     return GateResult(tuple(lines), skip_unmeasured)
+
+
+def _check_null(
+    findings: Sequence[Mapping[str, Any]], bias: Bias, path: str | Path | GatedReport
+) -> None:
+    """Refuse a finding whose no-bias value is not its bias's: the audit writes the
+    registry's ``null`` (:attr:`recuse.report.bias.Bias.null`) into every finding, so
+    another value is a report edited by hand or written for another bias, and every
+    bound would be measured from the wrong point (``null`` 0.3 for a bias whose no-bias
+    value is 0.5 passed ``--max KEY=0.1`` for the interval [0.32, 0.38], which lies
+    wholly outside the allowed [0.4, 0.6])."""
+    for f in findings:
+        if float(f["null"]) != bias.null:
+            where = "the report" if isinstance(path, GatedReport) else str(path)
+            raise InputError(
+                f"a finding of {bias.key} (judge {_shown(f.get('judge'))}, dataset "
+                f"{_shown(f.get('dataset'))}) gives its no-bias value 'null' as "
+                f"{_shown(f['null'])}, where {bias.key}'s is {bias.null:g}: the gate would "
+                "measure every bound from the wrong point",
+                file=where,
+                fix=_FIX,
+            )
 
 
 def counted(report: GatedReport, finding: Mapping[str, Any], scope: Scope | None) -> str:

@@ -141,7 +141,14 @@ def _render(
         fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
         data = base64.b64encode(buf.getvalue()).decode("ascii")
     else:
-        fig.savefig(buf, format="svg", metadata={"Date": None})
+        import matplotlib
+
+        # the SVG's element ids (clip paths, glyphs) are hashed with a salt: matplotlib's
+        # default is random per process, so the same report differed from run to run;
+        # the figure's id is fixed and unique on its page, so two inline SVGs of one
+        # page still never share an element id
+        with matplotlib.rc_context({"svg.hashsalt": f"recuse-{id}"}):
+            fig.savefig(buf, format="svg", metadata={"Date": None})
         data = buf.getvalue().decode("utf-8")
     return Figure(id=id, title=title, format=format, data=data, alt=alt, caption=caption)
 

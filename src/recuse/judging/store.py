@@ -638,6 +638,19 @@ class Store:
             if status == "ok" and isinstance(m, (int, float))
         ]
 
+    def verdict_reasons(self, judge: str) -> list[str | None]:
+        """The stored reason of each ok pairwise verdict of ``judge`` (None for most:
+        an ok verdict has one where its p_a is bounded, not exact, as
+        :func:`recuse.judging.handlers.pairwise.bounded` says), of the verdicts
+        :meth:`verdict_masses` reads (the newest of each item and order)."""
+        rows = self._rows(
+            "SELECT item_id, slot, status, reason FROM judgments WHERE judge = ? AND "
+            "kind = 'pairwise' ORDER BY created_at, rowid",
+            (judge,),
+        )
+        newest = {(item, slot): (status, why) for item, slot, status, why in rows}
+        return [why for status, why in newest.values() if status == "ok"]
+
     def judge_prompts(self) -> dict[str, tuple[str, str, str]]:
         """``{judge: (name, format, sha256)}`` of the judge prompt each judge's pairwise
         verdicts were made with (:meth:`claim_prompt`). A store from before formats and

@@ -74,7 +74,14 @@ from recuse.judging.protocols import (
     perplexity_key,
 )
 from recuse.judging.rate import RunClock, per_second
-from recuse.judging.served import answered_since, new_names, raced_model, second_model, served_words
+from recuse.judging.served import (
+    Served,
+    answered_since,
+    new_names,
+    raced_model,
+    second_model,
+    served_words,
+)
 from recuse.judging.store import Judgment, Perplexity, Rewrite, RunRecord, Store
 from recuse.judging.tasks import Keying, Task, Work
 from recuse.numbers import count, decimal
@@ -656,17 +663,20 @@ class Runner:
         tasks: dict[str, Task] = {}
         for k, p, r in zip(keys, prompts, responses, strict=True):
             tasks.setdefault(k, Task(k, "perplexity", k, "", p, continuation=r))
+        served = self._served("perplexities")
+
         kind: _Kind[Perplexity] = _Kind(
             verb="perplexity",
             handler=PerplexityHandler(self.backend),
-            save=lambda rows: self.store.put_perplexities(model, revision, rows),
+            save=lambda rows: self.store.put_perplexities(model, revision, rows, served=served),
             finish=lambda row, _attempts: row,
             batch_size=batch_size or self.backend.batch_size,
             work=Work("perplexity"),
             what="perplexities",
+            check=served.check,
         )
         done, summary = self._by_content(
-            tasks, self.store.stored_perplexities, kind, "perplexities"
+            tasks, self.store.stored_perplexities, kind, "perplexities", served
         )
         return keys, done, summary
 
@@ -694,16 +704,36 @@ class Runner:
             keys.append(t.key)
             tasks.setdefault(t.key, t)
         model, revision = self.backend.model_id, self.backend.revision
+        served = self._served("rewrites")
+
         kind: _Kind[Rewrite] = _Kind(
             verb="rewriting",
             handler=RewriteHandler(self.backend, max_new_tokens),
-            save=lambda rows: self.store.put_rewrites(model, revision, rows),
+            save=lambda rows: self.store.put_rewrites(model, revision, rows, served=served),
             finish=lambda row, _attempts: row,
             batch_size=self.backend.batch_size,
             what="rewrites",
+            check=served.check,
         )
-        done, summary = self._by_content(tasks, self.store.stored_rewrites, kind, "rewrites")
+        done, summary = self._by_content(
+            tasks, self.store.stored_rewrites, kind, "rewrites", served
+        )
         return keys, done, summary
+
+    def _served(self, what: Literal["perplexities", "rewrites"]) -> Served:
+        """The served-model check of a run of ``what`` (:class:`Served`): the names the
+        backend's answers (a Ray run: its workers') give, held to those the store
+        recorded for them at the backend's model id and revision."""
+        meter: Backend | Executor = self.backend if self.executor is None else self.executor
+        model, revision = self.backend.model_id, self.backend.revision
+        return Served(
+            meter.served,
+            what=what,
+            model=model,
+            revision=revision,
+            recorded=self.store.served_names(what, model, revision),
+            store=str(self.store.path),
+        )
 
     # --- tasks -------------------------------------------------------------------
 
@@ -713,6 +743,7 @@ class Runner:
         stored: Callable[[Iterable[str]], dict[str, Outcome]],
         kind: _Kind[Outcome],
         what: Literal["perplexities", "rewrites"],
+        served: Served,
     ) -> tuple[dict[str, Outcome], RunSummary]:
         """Perplexities or rewrites, stored by content key (``tasks`` by key): the
         final rows ``stored`` reads (``ok``; a rewrite's ``unparsed`` too) are reused,
@@ -720,13 +751,15 @@ class Runner:
         Those another live run holds are left to it; what it stored by the end of this
         run is read and counted as stored, the others are not in the rows returned and
         the summary counts them as left. Returns every key's row found or computed and
-        the run's summary."""
+        the run's summary, with the served model names its answers gave (``served``:
+        the run's check of them, :class:`Served`)."""
         done = stored(tasks)
         with self._leased([t for k, t in tasks.items() if k not in done]) as (held, theirs, leased):
             done.update(stored(t.key for t in held))  # stored by another run meanwhile
             todo = [t for t in held if t.key not in done]
             clock = RunClock()
-            counts, failures, computed = self._execute(todo, kind, clock)
+            counts = served.counts = {"ok": 0, "unparsed": 0, "failed": 0}
+            counts, failures, computed = self._execute(todo, kind, clock, counts)
         done.update({r.key: r for r in computed})
         done.update(stored(t.key for t in theirs))  # what the runs holding them stored
         left = sum(t.key not in done for t in theirs)
@@ -735,6 +768,7 @@ class Runner:
             unparsed=counts["unparsed"], failed=counts["failed"], seconds=clock.seconds,
             failures=failures, what=what, left=left,
             holders=tuple(h.words() for h in leased.holders) if left else (),
+            served=served.now(),
         )  # fmt: skip
 
     def _keying(self, params: Mapping[str, object]) -> Keying:

@@ -49,7 +49,14 @@ from recuse.errors import ConfigError, InputError, OutputError, RecuseError
 from recuse.files import is_file
 from recuse.judging.leases import Holder, Leased, LeaseId
 from recuse.judging.protocols import content_key, json_text, perplexity_key, response_prompt
-from recuse.judging.served import EarlierRun, mixed_runs, read_served, served_json, served_words
+from recuse.judging.served import (
+    EarlierRun,
+    Served,
+    mixed_runs,
+    read_served,
+    served_json,
+    served_words,
+)
 from recuse.tables import validate_pairs, validate_ratings
 
 __all__ = [
@@ -129,6 +136,15 @@ CREATE TABLE IF NOT EXISTS runs (
     run TEXT,
     ended INTEGER,
     served TEXT
+);
+CREATE TABLE IF NOT EXISTS served_models (
+    what TEXT NOT NULL,
+    model TEXT NOT NULL,
+    revision TEXT NOT NULL,
+    name TEXT NOT NULL,
+    answers INTEGER NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (what, model, revision, name)
 );
 CREATE TABLE IF NOT EXISTS judge_models (
     judge TEXT PRIMARY KEY,
@@ -978,8 +994,17 @@ class Store:
 
     # --- perplexities -------------------------------------------------------------
 
-    def put_perplexities(self, model_id: str, revision: str, rows: Iterable[Perplexity]) -> None:
-        """Insert or replace perplexity rows of model ``model_id`` in one transaction."""
+    def put_perplexities(
+        self,
+        model_id: str,
+        revision: str,
+        rows: Iterable[Perplexity],
+        *,
+        served: Served | None = None,
+    ) -> None:
+        """Insert or replace perplexity rows of model ``model_id`` in one transaction,
+        with ``served`` (the served model names of a server's answers, :class:`Served`)
+        checked and recorded in it."""
         now = time.time()
         values = [
             (
@@ -999,6 +1024,7 @@ class Store:
             "(key, model, revision, status, n_tokens, sum_logprob, reason, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             values,
+            then=None if served is None else lambda: self._put_served(served),
         )
 
     def stored_perplexities(self, keys: Iterable[str]) -> dict[str, Perplexity]:
@@ -1021,13 +1047,51 @@ class Store:
 
     # --- rewrites -------------------------------------------------------------------
 
-    def put_rewrites(self, model_id: str, revision: str, rows: Iterable[Rewrite]) -> None:
-        """Insert or replace rewrite rows of model ``model_id`` in one transaction."""
+    def put_rewrites(
+        self,
+        model_id: str,
+        revision: str,
+        rows: Iterable[Rewrite],
+        *,
+        served: Served | None = None,
+    ) -> None:
+        """Insert or replace rewrite rows of model ``model_id`` in one transaction, with
+        ``served`` checked and recorded in it (as :meth:`put_perplexities`)."""
         now = time.time()
         self._write(
             "INSERT OR REPLACE INTO rewrites (key, model, revision, status, text, reason, "
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(r.key, model_id, revision, r.status, r.text, r.reason, now) for r in rows],
+            then=None if served is None else lambda: self._put_served(served),
+        )
+
+    # --- served model names of perplexities and rewrites ---------------------------
+
+    def served_names(self, what: str, model_id: str, revision: str) -> dict[str, int]:
+        """``{served model name: answers}`` recorded for the ``what`` (``perplexities``
+        or ``rewrites``) of ``model_id`` at ``revision`` (:mod:`recuse.judging.served`),
+        first recorded first; empty where none was (a store from before the record, or
+        a backend that is no server)."""
+        if "served_models" not in self._tables:
+            return {}
+        rows = self._rows(
+            "SELECT name, answers FROM served_models WHERE what = ? AND model = ? AND "
+            "revision = ? ORDER BY created_at, rowid",
+            (what, model_id, revision),
+        )
+        return {str(name): int(n) for name, n in rows}
+
+    def _put_served(self, served: Served) -> None:
+        """In a write's transaction: ``served.guard`` (what it raises rolls the write
+        back), then the answers each name gave since the last record added to it."""
+        served.guard(self.served_names(served.what, served.model, served.revision))
+        fresh = served.unrecorded()
+        now = time.time()
+        self.conn.executemany(
+            "INSERT INTO served_models (what, model, revision, name, answers, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (what, model, revision, name) DO UPDATE "
+            "SET answers = answers + excluded.answers",
+            [(served.what, served.model, served.revision, n, k, now) for n, k in fresh.items()],
         )
 
     def stored_rewrites(self, keys: Iterable[str]) -> dict[str, Rewrite]:

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from judging.helpers import fake_pairs
+from recuse.cli import main
 from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, RunSummary, Store
 from recuse.judging.backends.http import HTTPBackend, render_chatml, retry_after_seconds
 from recuse.judging.protocols import Pair, score_distribution, to_ab
@@ -291,20 +292,43 @@ def test_a_judge_with_little_probability_on_a_or_b_is_told_so(
     ) in " ".join(said.split())
 
 
-def test_the_first_line_says_who_writes_a_servers_prompts() -> None:
+def test_the_chatml_caveat_is_said_once_per_store_and_judge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """/v1/completions gets recuse's ChatML text whatever the model: a Llama 3 or
-    Mistral server reads its marks as plain text, and its verdicts are those of a
-    prompt it was not trained on. The run's first line says so, and names the fix;
-    before, it named the served model only."""
+    Mistral server reads its marks as plain text. The run's first line said so on every
+    run; now the caveat is a note on the first run of a judge in a store (the one that
+    records it), the runs record who wrote the prompts and the card says it each run.
+    A chat-endpoint judge's first line still says the server writes its prompts."""
     from recuse.judging.setup import describe
 
     url = "http://127.0.0.1:9/v1"
-    line = describe(HTTPBackend(url, model="m"), "m")
-    assert line == (
-        "judge m: served model m; its prompts written by recuse in ChatML "
-        "(<|im_start|>…<|im_end|>) for /v1/completions: a model with another chat "
-        "template reads those marks as plain text (--endpoint chat has the server write "
-        "its own)"
-    )
+    assert describe(HTTPBackend(url, model="m"), "m") == "judge m: served model m"
     chat = describe(HTTPBackend(url, model="m", endpoint="chat"), "m")
     assert chat.endswith("; its prompts written by the server in the model's own chat template")
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(2)).to_json(src, orient="records", lines=True)
+    store = tmp_path / "s.db"
+    note = (
+        "note: this judge's prompts are written by recuse in ChatML (<|im_start|>…<|im_end|>) "
+        "for /v1/completions: a ChatML model (Qwen, SmolLM2) reads them as its own turns, a "
+        "model with another chat template (Llama 3, Mistral, Gemma) reads those marks as "
+        "plain text; --endpoint chat --mode explain has the server write its own (said "
+        "once per store and judge; the evaluator card says which each judge's runs used)"
+    )
+    said = []
+    for n in (2, 3, 3):  # judged, resumed with one pair more, everything stored
+        pd.DataFrame(fake_pairs(n)).to_json(src, orient="records", lines=True)
+        with StandIn() as server:
+            args = ["judge", "--model", "m", "--base-url", server.base_url, "--data", str(src)]
+            assert main([*args, "--out", str(store), "--no-progress"]) == 0
+        said.append(" ".join(capsys.readouterr().out.split()))
+    assert [note in s for s in said] == [True, False, False]
+    assert all("prompts written in recuse's ChatML over /v1/completions" in s for s in said)
+    # another judge id in the same store is told once too
+    with StandIn() as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--data", str(src)]
+        assert main([*args, "--judge-id", "m2", "--out", str(store), "--no-progress"]) == 0
+    assert note in " ".join(capsys.readouterr().out.split())
+    with Store(store) as s:
+        assert s.runs()["rendering"].tolist() == ["recuse's ChatML over /v1/completions"] * 3

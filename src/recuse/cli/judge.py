@@ -346,6 +346,8 @@ def _run(job: _Job, out: Path, *, perplexity: bool) -> list[RunSummary]:
 
     backend, jid, pool = job.backend, job.jid, job.pool
     with Store(out) as store, pool or contextlib.nullcontext():
+        if note := setup.chatml_note(backend, store.runs(), jid):
+            echo(f"note: {note}")
         runner = Runner(backend, store, judge=jid, retry=job.retry, progress=job.progress,
                         executor=pool)  # fmt: skip
         if job.protocol == "pairwise":

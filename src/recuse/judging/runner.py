@@ -914,6 +914,7 @@ class Runner:
                 block_params=self.backend.block_parameters,
                 ended=ended,
                 served=served.kept,
+                rendering=self.backend.rendering,
             )
 
         def save(judgments: Sequence[Judgment]) -> None:
@@ -963,7 +964,7 @@ class Runner:
             self.store.put_run(
                 r.judge, judgments=r.judgments, seconds=r.seconds, tokens=r.tokens,
                 hardware=r.hardware, device=r.device, block_params=r.block_params, run=r.run,
-                served=r.served,
+                served=r.served, rendering=r.rendering,
             )  # fmt: skip
 
         def record_stopped() -> None:

@@ -135,7 +135,8 @@ CREATE TABLE IF NOT EXISTS runs (
     clock TEXT,
     run TEXT,
     ended INTEGER,
-    served TEXT
+    served TEXT,
+    rendering TEXT
 );
 CREATE TABLE IF NOT EXISTS served_models (
     what TEXT NOT NULL,
@@ -245,6 +246,9 @@ class RunRecord:
     block_params: int | None = None
     ended: bool = False
     served: Mapping[str, int] = field(default_factory=dict)
+    #: who wrote the prompt text a server's model read
+    #: (:attr:`~recuse.judging.backends.base.Backend.rendering`); empty for a local model
+    rendering: str = ""
 
 
 @dataclass(frozen=True)
@@ -809,6 +813,7 @@ class Store:
         block_params: int | None = None,
         run: str = "",
         served: Mapping[str, int] | None = None,
+        rendering: str = "",
     ) -> None:
         """What one run computed, recorded at its end: judgments the backend answered
         (ok or unparsed; not copies, not failed ones), the run's wall time from its first
@@ -819,10 +824,11 @@ class Store:
         unknown): the card's model FLOP utilisation. ``run``: the run's id, whose record
         its commits wrote as it went (:meth:`put`): that record is the one ended.
         ``served``: the served model names its server's answers gave, with how many
-        answers named each (:mod:`recuse.judging.served`)."""
+        answers named each (:mod:`recuse.judging.served`). ``rendering``: who wrote
+        the prompt text a server's model read (empty for a local model)."""
         record = RunRecord(
             judge, run, judgments, seconds, tokens, hardware, device, block_params,
-            ended=True, served=served or {},
+            ended=True, served=served or {}, rendering=rendering,
         )  # fmt: skip
         self._write("", [], then=lambda: self._record_run(record))
 
@@ -833,21 +839,21 @@ class Store:
         figures = (
             record.judgments, record.seconds, tin, tout, record.hardware or None,
             record.device or None, record.block_params, RUN_CLOCK, int(record.ended),
-            served_json(record.served),
+            served_json(record.served), record.rendering or None,
         )  # fmt: skip
         if record.run and (
             self.conn.execute(
                 "UPDATE runs SET judgments = ?, seconds = ?, tokens_in = ?, tokens_out = ?, "
                 "hardware = ?, device = ?, block_params = ?, clock = ?, ended = ?, "
-                "served = ? WHERE run = ?",
+                "served = ?, rendering = ? WHERE run = ?",
                 (*figures, record.run),
             ).rowcount
         ):
             return
         self.conn.execute(
             "INSERT INTO runs (judgments, seconds, tokens_in, tokens_out, hardware, device, "
-            "block_params, clock, ended, served, judge, run, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "block_params, clock, ended, served, rendering, judge, run, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*figures, record.judge, record.run or None, time.time()),
         )
 
@@ -868,7 +874,9 @@ class Store:
         recuse recorded); ``served_note`` says, of a run whose judge's verdicts now come
         from a second served model, which (:func:`recuse.judging.served.mixed_runs`),
         else None; ``served_names`` the served names alone (a tuple, empty where none),
-        which the evaluator card says.
+        which the evaluator card says. ``rendering`` says who wrote the prompt text a
+        server's model read (``recuse's ChatML over /v1/completions``; None for a local
+        model and a run an earlier recuse recorded).
 
         A column ``damaged`` says, of a run no real run could have recorded (a hand-edited
         or damaged store: :func:`run_damage`), what is wrong with it, naming the store and
@@ -883,17 +891,19 @@ class Store:
         ]  # fmt: skip
         self.conn  # noqa: B018 - opens the store, which lists its tables
         if "runs" not in self._tables:
-            return pd.DataFrame(columns=[*cols, "state", "served", "served_note", "served_names"])
+            return pd.DataFrame(
+                columns=[*cols, "state", "served", "served_note", "served_names", "rendering"]
+            )
         have = {r[1] for r in self._rows("PRAGMA table_info(runs)")}
-        wanted = (*cols, "run", "ended", "served")
+        wanted = (*cols, "run", "ended", "served", "rendering")
         picked = [c if c in have else f"NULL AS {c}" for c in wanted]
         rows = self._rows(f"SELECT {', '.join(picked)} FROM runs ORDER BY created_at, rowid")
         now = time.time()
         live = self._live_runs(now)
         damaged, states = [], []
-        served = [(str(row[0]), read_served(row[-1])) for row in rows]
+        served = [(str(row[0]), read_served(row[-2])) for row in rows]
         for k, row in enumerate(rows, 1):
-            judge, judgments, seconds, tin, tout, _, _, blocks, _, run, ended, _ = row
+            judge, judgments, seconds, tin, tout, _, _, blocks, _, run, ended, _, _ = row
             what = run_damage(judgments, seconds, (tin, tout), blocks, ended, now=now)
             damaged.append(
                 f"{self.path}: run {k} of judge {judge!r} in the runs table {what}"
@@ -913,6 +923,11 @@ class Store:
             [tuple(names) for _, names in served], index=out.index, dtype=object
         )
         out["damaged"] = pd.Series(damaged, index=out.index, dtype=object)
+        out["rendering"] = pd.Series(
+            [r[-1] if isinstance(r[-1], str) and r[-1] else None for r in rows],
+            index=out.index,
+            dtype=object,
+        )
         return out
 
     def served_runs(self, *judges: str) -> list[EarlierRun]:
@@ -1360,13 +1375,14 @@ def _add_run_hardware(conn: sqlite3.Connection) -> None:
     """Stores written before runs recorded their device and dtype, accelerator and
     block parameters, what their seconds time (``clock``), their id and whether they
     recorded their end (``run``, ``ended``: a run's record is written as it goes), or
-    the model names their server's answers gave (``served``), get the columns; their
-    runs have none in them (a run recorded at its end alone; served by nothing said)."""
+    the model names their server's answers gave (``served``), or who wrote the prompt
+    text a server's model read (``rendering``), get the columns; their runs have none in
+    them (a run recorded at its end alone; served by nothing said)."""
     cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)").fetchall()}
     added = False
     for name, kind in (
         ("hardware", "TEXT"), ("device", "TEXT"), ("block_params", "INTEGER"), ("clock", "TEXT"),
-        ("run", "TEXT"), ("ended", "INTEGER"), ("served", "TEXT"),
+        ("run", "TEXT"), ("ended", "INTEGER"), ("served", "TEXT"), ("rendering", "TEXT"),
     ):  # fmt: skip
         if name not in cols:
             conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")

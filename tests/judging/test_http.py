@@ -16,6 +16,7 @@ import pytest
 
 from judging.helpers import fake_pairs
 from recuse.cli import main
+from recuse.errors import InputError
 from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, RunSummary, Store
 from recuse.judging.backends.http import HTTPBackend, render_chatml, retry_after_seconds
 from recuse.judging.protocols import Pair, score_distribution, to_ab
@@ -160,6 +161,46 @@ def test_a_judge_asked_again_over_the_chat_endpoint_is_not_served_the_completion
         assert (chat.cached, chat.ok) == (0, 6) and server.requests == asked + 6
         assert run("completions").cached == 6 and run("chat").cached == 6
         assert HTTPBackend(server.base_url, model="m").key_params == {}
+
+
+def test_a_store_judged_over_chat_before_the_endpoint_was_keyed_is_refused_to_completions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store judged in explain mode over --endpoint chat by a recuse whose keys held
+    no endpoint (before 0e83ab82: key_params empty, as completions' still is) holds
+    whole replies ('Fine. [[C]]', label C) under the completions keys. Before, a run
+    over /v1/completions found all 6 'already stored' and sent nothing: chat verdicts
+    served as its own. Now it is refused before a request, naming the store and the fix;
+    a chat run goes on (its own keys), and a store judged over completions resumes."""
+    pairs = pd.DataFrame(fake_pairs(3))
+    explain = PairwiseProtocol(mode="explain")
+    old = tmp_path / "old.db"
+    with StandIn(seed=3) as server:
+        with monkeypatch.context() as m, Store(old) as store:
+            m.setattr(HTTPBackend, "key_params", property(lambda self: {}))
+            chat = HTTPBackend(server.base_url, model="m", endpoint="chat")
+            assert Runner(chat, store, progress=False).pairwise(pairs, explain).ok == 6
+            rows = store.judgments()
+        assert rows["label"].notna().all() and rows["text"].str.endswith("]]").all()
+        asked = server.requests
+        with Store(old) as store, pytest.raises(InputError) as caught:
+            Runner(HTTPBackend(server.base_url, model="m"), store, progress=False).pairwise(
+                pairs, explain
+            )
+        assert server.requests == asked
+        said = str(caught.value)
+        assert str(old) in said
+        assert "6 stored verdicts under this run's content keys (judge id 'm') were read " in said
+        assert "judge over /v1/completions into a new store (--out NEW.sqlite)" in said
+        with Store(old) as store:  # over chat: its own keys, judged again
+            chat = HTTPBackend(server.base_url, model="m", endpoint="chat")
+            assert Runner(chat, store, progress=False).pairwise(pairs, explain).ok == 6
+        with Store(tmp_path / "new.db") as store:  # completions rows resume as before
+            ours = HTTPBackend(server.base_url, model="m")
+            assert Runner(ours, store, progress=False).pairwise(pairs, explain).ok == 6
+            again = Runner(ours, store, progress=False).pairwise(pairs, explain)
+            assert again.cached == 6
+            assert store.judgments()["label"].isna().all()
 
 
 def test_api_key_is_sent_but_never_stored_logged_or_exported(

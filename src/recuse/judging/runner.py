@@ -61,7 +61,12 @@ from recuse.judging.handlers import (
 )
 from recuse.judging.handlers.base import reusable, usable
 from recuse.judging.handlers.likert import reference_value
-from recuse.judging.handlers.pairwise import check_template, copy_judgment, pairs_to_judge
+from recuse.judging.handlers.pairwise import (
+    check_template,
+    copy_judgment,
+    pairs_to_judge,
+    read_whole,
+)
 from recuse.judging.leases import Holder, Leased, LeaseId, left_line
 from recuse.judging.protocols import (
     ORDERS,
@@ -84,7 +89,7 @@ from recuse.judging.served import (
 )
 from recuse.judging.store import Judgment, Perplexity, Rewrite, RunRecord, Store
 from recuse.judging.tasks import Keying, Task, Work
-from recuse.numbers import count, decimal
+from recuse.numbers import count, counted, decimal
 from recuse.terminal import one_line
 
 Outcome = TypeVar("Outcome", Judgment, Perplexity, Rewrite)
@@ -831,13 +836,17 @@ class Runner:
         finally:
             leases.end(run)
 
-    def _resume(self, tasks: Sequence[Task]) -> _Resume:
-        """What of ``tasks`` the store holds (:class:`_Resume`), read now."""
+    def _resume(self, tasks: Sequence[Task], work: Work | None = None) -> _Resume:
+        """What of ``tasks`` the store holds (:class:`_Resume`), read now; refused where
+        it holds, under their keys, verdicts this backend could not have written
+        (:meth:`_refuse_read_whole`)."""
         # a store that holds nothing reads no key (Store.lookup): each task's is then
         # computed when its outcome is stored, beside the device's passes
         stored = self.store.lookup(t.key for t in tasks)
         if not stored:
             return _Resume(list(tasks))
+        if work is not None:
+            self._refuse_read_whole(stored, work)
         mine = {(j.key, j.item_id, j.slot): j for j in stored if j.judge == self.judge}
         final_by_key = {j.key: j for j in stored if reusable(j)}
         out = _Resume([])
@@ -854,6 +863,33 @@ class Runner:
                 out.todo.append(t)
         return out
 
+    def _refuse_read_whole(self, stored: Sequence[Judgment], work: Work) -> None:
+        """Refuse a run of a backend that continues a prefix, keyed as recuse's ChatML
+        over /v1/completions (no :attr:`~Backend.key_params`), that would reuse explain
+        verdicts read from whole replies (:func:`read_whole`): a store judged over
+        ``--endpoint chat`` before the endpoint entered the content keys. Re-judging
+        them would replace the chat verdicts under their keys; the user chooses."""
+        if not self.backend.supports_prefix or self.backend.key_params:
+            return
+        if work.kind != "pairwise" or not isinstance(work.protocol, PairwiseProtocol):
+            return
+        found = read_whole(stored, work.protocol)
+        if found:
+            judges = ", ".join(repr(j) for j in dict.fromkeys(j.judge for j in found))
+            raise InputError(
+                f"{counted(len(found), 'stored verdict')} under this run's content keys "
+                f"(judge id {judges}) were read from whole replies, as over --endpoint chat "
+                f"(their text holds the verdict mark, {(found[0].text or '')[-40:]!r}, and its "
+                "label), where a run over /v1/completions scores the verdict after the "
+                "opener: a store judged over the chat endpoint before the endpoint entered "
+                "the content keys (recuse before 0e83ab82); this run would reuse them as "
+                "its own",
+                file=self.store.path,
+                fix="judge over /v1/completions into a new store (--out NEW.sqlite); to go "
+                "on over the chat endpoint in this one, give --endpoint chat (its verdicts "
+                "are judged again under the chat endpoint's own keys)",
+            )
+
     def _judge_claimed(
         self, tasks: list[Task], work: Work, keep_items: Callable[[], None]
     ) -> RunSummary:
@@ -861,9 +897,9 @@ class Runner:
         (:meth:`_leased`), read those this run then holds again (another run may have
         stored them meanwhile) and judge what is still missing; those leased by another
         run are left to it."""
-        before_lease = self._resume(tasks)
+        before_lease = self._resume(tasks, work)
         with self._leased(before_lease.todo) as (held, theirs, leased):
-            plan = before_lease.then(self._resume(held))
+            plan = before_lease.then(self._resume(held, work))
             return self._judge_rest(tasks, plan, work, keep_items, len(theirs), leased)
 
     def _judge_rest(

@@ -515,6 +515,36 @@ def check_template(protocol: PairwiseProtocol, items: Sequence[Pair], backend: B
             )
 
 
+def read_whole(rows: Sequence[Judgment], protocol: PairwiseProtocol) -> list[Judgment]:
+    """The ``rows`` of an explain-mode ``protocol`` that a backend continuing a prefix
+    (recuse's ChatML over /v1/completions, a local model) never writes: such a backend
+    stops its reply at the format's opener (``[[``) and scores the verdict token there,
+    so its row's text ends with the opener and it has no label; a reply read whole
+    (``--endpoint chat``) holds the verdict mark (``Fine. [[A]]``) and its label. A store
+    judged over the chat endpoint before the endpoint entered the content keys
+    (recuse before 0e83ab82) holds such rows under the completions keys. Rows of a
+    reply with no mark (unparsed) cannot be told apart, nor rows of a format without an
+    opener (the reply is the label either way): none are listed.
+
+    >>> from recuse.judging.protocols import PairwiseProtocol
+    >>> chat = Judgment("k", "pairwise", "j", "i", "first", "ok", label="A", text="Fine. [[A]]")
+    >>> ours = Judgment("k", "pairwise", "j", "i", "first", "ok", text="Fine. [[")
+    >>> [j.text for j in read_whole([chat, ours], PairwiseProtocol(mode="explain"))]
+    ['Fine. [[A]]']
+    """
+    opener = protocol.reads.opener
+    if protocol.mode != "explain" or not opener:
+        return []
+    return [
+        j
+        for j in rows
+        if j.kind == "pairwise"
+        and j.label is not None
+        and j.text is not None
+        and not j.text.endswith(opener)
+    ]
+
+
 def copy_judgment(src: Judgment, t: Task, judge: str) -> Judgment:
     """A stored judgment reused for task ``t`` with the same content key.
 

@@ -672,4 +672,12 @@ def test_the_card_says_which_model_served_the_verdicts(tmp_path: Path) -> None:
     assert " served as 'gpt-4o-2024-08-06' (6 answered" in gpt.line()
     assert "served as" not in local.line()
     assert gpt.record()["served as (the answers' model field)"] == "gpt-4o-2024-08-06"
+    # who wrote the prompts the server's model read, recorded with each run (the run's
+    # first line no longer says it every time: setup.chatml_note)
+    assert gpt.rendering == ("recuse's ChatML over /v1/completions",)
+    assert gpt.line().endswith(
+        "; no price given; prompts written in recuse's ChatML over /v1/completions"
+    )
+    assert gpt.record()["prompts written in"] == "recuse's ChatML over /v1/completions"
+    assert "prompts written in" not in local.line() and local.record()["prompts written in"] is None
     assert local.record()["served as (the answers' model field)"] is None

@@ -15,6 +15,8 @@ import pandas as pd
 import pytest
 
 from judging.helpers import fake_pairs
+from recuse.cli import main
+from recuse.errors import InputError
 from recuse.judging import PairwiseProtocol, RetryPolicy, Runner, RunSummary, Store
 from recuse.judging.backends.http import HTTPBackend, render_chatml, retry_after_seconds
 from recuse.judging.protocols import Pair, score_distribution, to_ab
@@ -161,6 +163,46 @@ def test_a_judge_asked_again_over_the_chat_endpoint_is_not_served_the_completion
         assert HTTPBackend(server.base_url, model="m").key_params == {}
 
 
+def test_a_store_judged_over_chat_before_the_endpoint_was_keyed_is_refused_to_completions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store judged in explain mode over --endpoint chat by a recuse whose keys held
+    no endpoint (before 0e83ab82: key_params empty, as completions' still is) holds
+    whole replies ('Fine. [[C]]', label C) under the completions keys. Before, a run
+    over /v1/completions found all 6 'already stored' and sent nothing: chat verdicts
+    served as its own. Now it is refused before a request, naming the store and the fix;
+    a chat run goes on (its own keys), and a store judged over completions resumes."""
+    pairs = pd.DataFrame(fake_pairs(3))
+    explain = PairwiseProtocol(mode="explain")
+    old = tmp_path / "old.db"
+    with StandIn(seed=3) as server:
+        with monkeypatch.context() as m, Store(old) as store:
+            m.setattr(HTTPBackend, "key_params", property(lambda self: {}))
+            chat = HTTPBackend(server.base_url, model="m", endpoint="chat")
+            assert Runner(chat, store, progress=False).pairwise(pairs, explain).ok == 6
+            rows = store.judgments()
+        assert rows["label"].notna().all() and rows["text"].str.endswith("]]").all()
+        asked = server.requests
+        with Store(old) as store, pytest.raises(InputError) as caught:
+            Runner(HTTPBackend(server.base_url, model="m"), store, progress=False).pairwise(
+                pairs, explain
+            )
+        assert server.requests == asked
+        said = str(caught.value)
+        assert str(old) in said
+        assert "6 stored verdicts under this run's content keys (judge id 'm') were read " in said
+        assert "judge over /v1/completions into a new store (--out NEW.sqlite)" in said
+        with Store(old) as store:  # over chat: its own keys, judged again
+            chat = HTTPBackend(server.base_url, model="m", endpoint="chat")
+            assert Runner(chat, store, progress=False).pairwise(pairs, explain).ok == 6
+        with Store(tmp_path / "new.db") as store:  # completions rows resume as before
+            ours = HTTPBackend(server.base_url, model="m")
+            assert Runner(ours, store, progress=False).pairwise(pairs, explain).ok == 6
+            again = Runner(ours, store, progress=False).pairwise(pairs, explain)
+            assert again.cached == 6
+            assert store.judgments()["label"].isna().all()
+
+
 def test_api_key_is_sent_but_never_stored_logged_or_exported(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -291,20 +333,43 @@ def test_a_judge_with_little_probability_on_a_or_b_is_told_so(
     ) in " ".join(said.split())
 
 
-def test_the_first_line_says_who_writes_a_servers_prompts() -> None:
+def test_the_chatml_caveat_is_said_once_per_store_and_judge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """/v1/completions gets recuse's ChatML text whatever the model: a Llama 3 or
-    Mistral server reads its marks as plain text, and its verdicts are those of a
-    prompt it was not trained on. The run's first line says so, and names the fix;
-    before, it named the served model only."""
+    Mistral server reads its marks as plain text. The run's first line said so on every
+    run; now the caveat is a note on the first run of a judge in a store (the one that
+    records it), the runs record who wrote the prompts and the card says it each run.
+    A chat-endpoint judge's first line still says the server writes its prompts."""
     from recuse.judging.setup import describe
 
     url = "http://127.0.0.1:9/v1"
-    line = describe(HTTPBackend(url, model="m"), "m")
-    assert line == (
-        "judge m: served model m; its prompts written by recuse in ChatML "
-        "(<|im_start|>…<|im_end|>) for /v1/completions: a model with another chat "
-        "template reads those marks as plain text (--endpoint chat has the server write "
-        "its own)"
-    )
+    assert describe(HTTPBackend(url, model="m"), "m") == "judge m: served model m"
     chat = describe(HTTPBackend(url, model="m", endpoint="chat"), "m")
     assert chat.endswith("; its prompts written by the server in the model's own chat template")
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(2)).to_json(src, orient="records", lines=True)
+    store = tmp_path / "s.db"
+    note = (
+        "note: this judge's prompts are written by recuse in ChatML (<|im_start|>…<|im_end|>) "
+        "for /v1/completions: a ChatML model (Qwen, SmolLM2) reads them as its own turns, a "
+        "model with another chat template (Llama 3, Mistral, Gemma) reads those marks as "
+        "plain text; --endpoint chat --mode explain has the server write its own (said "
+        "once per store and judge; the evaluator card says which each judge's runs used)"
+    )
+    said = []
+    for n in (2, 3, 3):  # judged, resumed with one pair more, everything stored
+        pd.DataFrame(fake_pairs(n)).to_json(src, orient="records", lines=True)
+        with StandIn() as server:
+            args = ["judge", "--model", "m", "--base-url", server.base_url, "--data", str(src)]
+            assert main([*args, "--out", str(store), "--no-progress"]) == 0
+        said.append(" ".join(capsys.readouterr().out.split()))
+    assert [note in s for s in said] == [True, False, False]
+    assert all("prompts written in recuse's ChatML over /v1/completions" in s for s in said)
+    # another judge id in the same store is told once too
+    with StandIn() as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--data", str(src)]
+        assert main([*args, "--judge-id", "m2", "--out", str(store), "--no-progress"]) == 0
+    assert note in " ".join(capsys.readouterr().out.split())
+    with Store(store) as s:
+        assert s.runs()["rendering"].tolist() == ["recuse's ChatML over /v1/completions"] * 3

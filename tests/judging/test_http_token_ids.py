@@ -116,6 +116,37 @@ def test_a_top_k_that_holds_every_verdict_is_not_taken_for_an_exact_answer(
     assert first["value"].to_numpy() == pytest.approx([EXACT_FIRST] * 3, abs=1e-12)
 
 
+def test_a_top_k_that_lists_a_spelling_without_its_twin_bounds_p_a(tmp_path: Path) -> None:
+    # top 22: A, 19 fillers, " A" (0.02) and B (0.01, the smallest listed); " B" (0.004)
+    # is not listed though its twin " A" is. Before, " B" read as 0 and p_a = 0.32 / 0.33
+    # stood as exact, with nothing said. Its probability is at most 0.01 (the smallest
+    # listed), so p_a lies in [0.32 / (0.33 + 0.01), 0.32 / 0.33] = [0.941, 0.970],
+    # which holds the exact 0.32 / 0.334 = 0.958 (planted)
+    with StandIn(token_ids="ignored", planted=PLANTED) as server:
+        rows, _ = _judge(server, tmp_path, PairwiseProtocol(top_k=22))
+    read = 0.32 / 0.33
+    low = 0.32 / 0.34
+    assert low < EXACT_FIRST < read
+    assert set(rows["status"]) == {"ok"}  # either end of it prefers A: firm enough
+    first = rows[rows["slot"] == "first"]
+    assert first["p_slot_a"].to_numpy() == pytest.approx([read] * 3, abs=1e-12)  # as before
+    assert (f"{low:.3f}", f"{read:.3f}") == ("0.941", "0.970")
+    assert set(rows["reason"]) == {
+        "verdict spelling outside top-k: ' B' not among the server's top 22 while its twin "
+        "is, so its probability is unknown (at most 0.01, the smallest listed): p_a lies "
+        "between 0.941 and 0.970; read with it at 0: 0.970"
+    }
+
+
+def test_a_top_k_that_holds_both_twins_reads_as_before(tmp_path: Path) -> None:
+    # top 24 lists A, " A", B and " B": no bound, no reason (the common case, unchanged)
+    with StandIn(token_ids="ignored", planted=PLANTED) as server:
+        rows, _ = _judge(server, tmp_path, PairwiseProtocol(top_k=24))
+    assert set(rows["status"]) == {"ok"} and rows["reason"].isna().all()
+    first = rows[rows["slot"] == "first"]
+    assert first["p_slot_a"].to_numpy() == pytest.approx([EXACT_FIRST] * 3, abs=1e-12)
+
+
 def test_a_server_naming_tokens_by_id_is_read_exactly(tmp_path: Path) -> None:
     # vLLM started with --return-tokens-as-token-ids names every token token_id:N;
     # before, no requested text matched those names and every row fell to top-k
@@ -177,6 +208,7 @@ def test_cli_judge_reads_exact_log_probs(
     said, table = cli_judge(tmp_path, capsys, mode)
     if mode == "ignored":
         assert "4 unparsed" in said
+        assert "spelling of A or B without its twin" not in said
         assert (
             "verdict log-probs: the server's top 20 only (the server ignored "
             "logprob_token_ids (top-k only)); a row whose A or B is not among them is unparsed"
@@ -339,3 +371,28 @@ def test_the_token_id_lookups_go_out_together(tmp_path: Path) -> None:
     assert server.most == 4
     assert set(rows["status"]) == {"ok"}
     assert backend.exact_ids is True and _asked(server) == [IDS] * 4
+
+
+def test_cli_judge_counts_verdicts_whose_p_a_is_bounded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 17 fillers, not 19: the top 20 lists A, " A" and B, not " B" (as top 22 above)
+    planted = {t: lp for t, lp in PLANTED.items() if t not in ("f17", "f18")}
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(2)).to_json(src, orient="records", lines=True)
+    store, out = tmp_path / "s.db", tmp_path / "p.csv"
+    with StandIn(token_ids="ignored", planted=planted) as server:
+        args = ["judge", "--model", "m", "--base-url", server.base_url, "--data", str(src)]
+        assert main([*args, "--out", str(store), "--no-progress"]) == 0
+    said = capsys.readouterr().out
+    assert "4 ok" in said
+    assert (
+        "verdicts read from a server's top-k that lists a spelling of A or B without its "
+        "twin (' A' without ' B'): 4 of 4 verdicts; the absent twin's probability is "
+        "unknown and read as 0, so each of their p_a is an interval's end, not exact (the "
+        "interval is in the verdict's stored reason; one whose interval holds 0.5 is "
+        "unparsed instead)"
+    ) in said.splitlines()
+    assert main(["judge", "export", str(store), "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert table["p_a_first"].to_numpy() == pytest.approx([0.32 / 0.33] * 2, abs=1e-9)

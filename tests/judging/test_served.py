@@ -7,17 +7,21 @@ import hashlib
 import shlex
 import shutil
 import sqlite3
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from judging.helpers import fake_pairs
+from judging.helpers import FakeBackend, fake_pairs
 from recuse.cli import main
 from recuse.errors import JudgeError
 from recuse.judging import Runner, RunSummary, Store
 from recuse.judging.backends.http import HTTPBackend
-from recuse.judging.served import mixed_runs, new_names, read_served, served_words
+from recuse.judging.protocols import Message, Prompt
+from recuse.judging.served import Served, mixed_runs, new_names, read_served, served_words
+from recuse.judging.tasks import Task
 from recuse.testing.standin import StandIn
 
 #: a store written by recuse at main before runs recorded served names (3abdc2e8):
@@ -390,3 +394,160 @@ def test_a_ten_megabyte_name_is_recorded_by_its_length_and_digest(tmp_path: Path
     assert summary.served == {name: 2}
     assert runs["served"].tolist() == [f"'{name}' (2 answers)"]
     assert max(scrubbed, default=0) <= 200
+
+
+# --- perplexities and rewrites ------------------------------------------------------
+
+
+def _prompts(n: int) -> list[Prompt]:
+    return [Prompt((Message("user", f"rewrite answer {i}"),), "") for i in range(n)]
+
+
+def _rewrite(server: StandIn, store: Store, n: int) -> RunSummary:
+    backend = HTTPBackend(server.base_url, model="gpt-4o", concurrency=1)
+    _, _, summary = Runner(backend, store, progress=False).rewrite(
+        _prompts(n), max_new_tokens=8, version="v1"
+    )
+    return summary
+
+
+def test_rewrites_record_their_served_model_and_a_resume_served_by_another_stops(
+    tmp_path: Path,
+) -> None:
+    """Rewrites made in May (3), resumed in August over 5: the first August answer
+    stops the run before its rewrite is stored (before, the 3 May rewrites were reused
+    and 2 August ones added under one model id, nothing said). The May model back, the
+    run resumes."""
+    path = tmp_path / "s.db"
+    with StandIn(served_as=MAY) as server, Store(path) as store:
+        summary = _rewrite(server, store, 3)
+        assert store.served_names("rewrites", "gpt-4o", "") == {MAY: 3}
+    assert summary.ok == 3 and dict(summary.served) == {MAY: 3}
+    with StandIn(served_as=AUGUST) as server, Store(path) as store:
+        with pytest.raises(JudgeError) as caught:
+            _rewrite(server, store, 5)
+        assert server.requests == 1
+        assert len(store.stored_rewrites(_rewrite_keys(store, 5))) == 3  # nothing added
+        assert store.served_names("rewrites", "gpt-4o", "") == {MAY: 3}
+    said = str(caught.value)
+    assert (
+        f"model 'gpt-4o' at revision (none): the rewrites of it stored here were served as "
+        f"'{MAY}', and the server now answers as '{AUGUST}' (this run's answers: '{AUGUST}' "
+        "(1 answer)) — the run stopped before storing a row served so"
+    ) in said
+    assert "it stored 0 rows before" in said
+    assert f"HTTPBackend(revision='{AUGUST}')" in said
+    with StandIn(served_as=MAY) as server, Store(path) as store:
+        summary = _rewrite(server, store, 5)
+        assert server.requests == 2 and store.served_names("rewrites", "gpt-4o", "") == {MAY: 5}
+    assert (summary.cached, summary.ok) == (3, 2)
+
+
+def _rewrite_keys(store: Store, n: int) -> list[str]:
+    """The content keys of :func:`_rewrite`'s first ``n`` prompts."""
+    backend = HTTPBackend("http://127.0.0.1:9/v1", model="gpt-4o")
+    runner = Runner(backend, store, progress=False)
+    keying = runner._keying({"protocol": "v1", "max_new_tokens": 8, "decoding": "greedy"})
+    return [Task(keying, "rewrite", "", "", p).key for p in _prompts(n)]
+
+
+def test_rewrites_whose_alias_flips_mid_run_stop_at_the_flip(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with StandIn(served_as=lambda n: MAY if n <= 2 else AUGUST) as server, Store(path) as store:
+        with pytest.raises(JudgeError) as caught:
+            _rewrite(server, store, 4)
+        assert server.requests == 3
+        assert store.served_names("rewrites", "gpt-4o", "") == {MAY: 2}
+        held = store.stored_rewrites(_rewrite_keys(store, 4))
+    assert len(held) == 2
+    said = str(caught.value)
+    assert f"this run's answers were served as '{MAY}' first" in said
+    assert f"'{MAY}' (2 answers), '{AUGUST}' (1 answer)" in said
+    assert "it stored 2 rows before" in said
+
+
+class _Continuations(FakeBackend):
+    """Continuation log-probs (-1 per character) from a 'server' whose answers name
+    ``names(n)`` for its nth answer, as :meth:`HTTPBackend.served` counts them."""
+
+    def __init__(self, names: Callable[[int], str]) -> None:
+        super().__init__(batch_size=1)
+        self.names, self.answers, self.model_id, self.revision = names, 0, "gpt-4o", ""
+        self.totals: dict[str, int] = {}
+
+    async def continuation_logprobs(  # type: ignore[override]
+        self, prompts: Sequence[Prompt], continuations: Sequence[str]
+    ) -> list[np.ndarray]:
+        out = []
+        for text in continuations:
+            self.answers += 1
+            name = self.names(self.answers)
+            self.totals[name] = self.totals.get(name, 0) + 1
+            out.append(np.full(len(text), -1.0))
+        return out
+
+    def served(self) -> dict[str, int]:
+        return dict(self.totals)
+
+
+def test_perplexities_are_held_to_one_served_model(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    prompts = _prompts(4)
+    texts = ["one", "two", "three", "four"]
+    with Store(path) as store:
+        runner = Runner(_Continuations(lambda n: MAY), store, progress=False)
+        _, rows, summary = runner.perplexity(prompts[:2], texts[:2])
+        assert store.served_names("perplexities", "gpt-4o", "") == {MAY: 2}
+        assert store.served_names("rewrites", "gpt-4o", "") == {}
+    assert [r.sum_logprob for r in rows.values()] == [-3.0, -3.0]
+    assert dict(summary.served) == {MAY: 2}
+    with Store(path) as store:
+        august = _Continuations(lambda n: AUGUST)
+        with pytest.raises(JudgeError) as caught:
+            Runner(august, store, progress=False).perplexity(prompts, texts)
+        assert august.answers == 1
+        assert len(store.stored_perplexities(list(rows))) == 2
+        kept = store._rows("SELECT COUNT(*) FROM perplexities")[0][0]
+    assert kept == 2
+    said = str(caught.value)
+    assert f"the perplexities of it stored here were served as '{MAY}'" in said
+    assert f"--revision {AUGUST} (recuse judge --perplexity" in said
+    # another revision keys them apart: computed, and recorded under it
+    with Store(path) as store:
+        august = _Continuations(lambda n: AUGUST)
+        august.revision = AUGUST
+        _, rows, summary = Runner(august, store, progress=False).perplexity(prompts, texts)
+        assert store.served_names("perplexities", "gpt-4o", AUGUST) == {AUGUST: 4}
+    assert summary.ok == 4
+
+
+def test_perplexities_stored_by_another_run_meanwhile_stop_this_ones_commit(
+    tmp_path: Path,
+) -> None:
+    """Two runs at once, each finding nothing recorded as it began: the other
+    (another connection, its server serving May) records May while this one computes
+    with August; this run's commit finds it in its transaction and rolls back."""
+    path = tmp_path / "s.db"
+
+    def august(n: int) -> str:
+        if n == 1:
+            with Store(path) as other:
+                record = Served(lambda: {MAY: 1}, what="perplexities", model="gpt-4o",
+                                revision="", recorded={}, store=str(path))  # fmt: skip
+                record.before = {}
+                record.check()  # its answer: May, accepted
+                other.put_perplexities("gpt-4o", "", [], served=record)
+        return AUGUST
+
+    with Store(path) as store:
+        with pytest.raises(JudgeError) as caught:
+            Runner(_Continuations(august), store, progress=False).perplexity(
+                _prompts(2), ["one", "two"]
+            )
+        assert store._rows("SELECT COUNT(*) FROM perplexities")[0][0] == 0
+        assert store.served_names("perplexities", "gpt-4o", "") == {MAY: 1}
+    said = str(caught.value)
+    assert (
+        f"another run, started while this one ran, stored perplexities of it served as "
+        f"'{MAY}', and this run's answers were served as '{AUGUST}'"
+    ) in said

@@ -229,8 +229,13 @@ _TRICKY = [
 #: their ``run`` id (random, left out here); every other byte is as it was (eae2373a...).
 #: Since runs record the model names their server's answers gave, the runs table has a
 #: ``served`` column, empty (NULL) in each of these runs (no server); every other byte
-#: is as it was (a7bff956...: the text diffed against main's, only the runs rows differ)
-ROWS_SHA256 = "d0bd269585f141b8a468d704778fb2d4d702fd86c915bd242fe5aec8006c7a03"
+#: is as it was (a7bff956...: the text diffed against main's, only the runs rows differ).
+#: Since perplexities and rewrites record their served model names, the store has a
+#: ``served_models`` table, empty here; the text differs from d0bd2695... by its header
+#: line alone (diffed). Since runs record who wrote the prompt text a server's model read,
+#: the runs table has a ``rendering`` column, empty (NULL) in each of these runs (no
+#: server); the text differs from b2257a7b... in the runs rows' last field alone (diffed)
+ROWS_SHA256 = "5a4087205fa62d07ec6a301de432fd2e043c0c4e4c629606c85e52bce1ab2f24"
 
 #: what changes run to run (a run's clocks; its random id)
 _CLOCKS = {"created_at", "seconds", "started", "heartbeat", "run"}

@@ -795,6 +795,42 @@ def test_a_chat_reply_whose_top_k_lacks_a_verdict_is_unparsed_not_its_text() -> 
     assert s.status == "ok" and s.p_slot_a == pytest.approx(0.875) and why is None
 
 
+def test_a_top_k_without_a_spellings_twin_whose_bound_straddles_a_half_is_unparsed() -> None:
+    """Planted truth: A 0.30, B 0.35, " A" 0.10, " B" 0.08, so the judge prefers B
+    (p_a = 0.40 / 0.83 = 0.482). Its top 3 (A, B, " A") leave " B" out: read as 0, p_a
+    was 0.40 / 0.75 = 0.533, a firm preference for A. " B" is at most 0.10 (the
+    smallest listed), so p_a lies in [0.40 / 0.85, 0.533] = [0.471, 0.533], both sides
+    of 0.5: unparsed, on the chat route and on completions alike."""
+    from recuse.judging.backends.base import TopK
+    from recuse.judging.handlers.pairwise import bounded, read_generated
+    from recuse.judging.protocols import score_distribution
+    from recuse.verdict_parsing import BRACKETS
+
+    truth = {"A": 0.30, "B": 0.35, " A": 0.10, " B": 0.08}
+    full = {t: math.log(p) for t, p in truth.items()}
+    assert score_distribution(full).p_slot_a == pytest.approx(0.40 / 0.83)
+    top = TopK({t: lp for t, lp in full.items() if t != " B"})
+    toks = ("Fine.", " [[", "A", "]]")
+    score, _, why = read_generated(Generation("Fine. [[A]]", toks, (top,) * 4), BRACKETS)
+    assert score.status == "unparsed" and math.isnan(score.p_slot_a)
+    assert score.mass == pytest.approx(0.75)
+    assert why is not None and why.endswith(
+        "p_a lies between 0.471 and 0.533, on both sides of 0.5: which answer the judge "
+        "prefers cannot be read"
+    )
+    assert (f"{0.40 / 0.85:.3f}", f"{0.40 / 0.75:.3f}") == ("0.471", "0.533")
+    # the same top 3 as a whole distribution (a local model's): read as it is
+    s, _, why = read_generated(Generation("Fine. [[A]]", toks, (dict(top),) * 4), BRACKETS)
+    assert s.p_slot_a == pytest.approx(0.40 / 0.75) and why is None
+    # A's twin absent instead (" B" listed, " A" not): the bound is on A's side
+    mirror = TopK({"A": full["A"], "B": full["B"], " B": full[" B"]})
+    s, why = bounded(mirror, BRACKETS, score_distribution(mirror))
+    # p_a in [0.30 / 0.73, (0.30 + 0.08) / (0.38 + 0.43)] = [0.411, 0.469]: below 0.5
+    assert s.status == "ok" and s.p_slot_a == pytest.approx(0.30 / 0.73)
+    assert why is not None and "between 0.411 and 0.469;" in why
+    assert (f"{0.30 / 0.73:.3f}", f"{0.38 / 0.81:.3f}") == ("0.411", "0.469")
+
+
 def test_bad_yaml_template_is_one_clean_line(tmp_path: Path) -> None:
     """The YAML parser's message spans lines (an indented snippet of the file): the
     error reads it as one line with single spaces, as it did before an error's

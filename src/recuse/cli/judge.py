@@ -342,10 +342,12 @@ def _run(job: _Job, out: Path, *, perplexity: bool) -> list[RunSummary]:
     """Judge ``job`` into the store ``out`` (and the perplexities), printing each run's
     lines; the runs' summaries."""
     from recuse.judging import Runner, Store
-    from recuse.judging.handlers.pairwise import mass_line
+    from recuse.judging.handlers.pairwise import mass_line, spelling_line
 
     backend, jid, pool = job.backend, job.jid, job.pool
     with Store(out) as store, pool or contextlib.nullcontext():
+        if note := setup.chatml_note(backend, store.runs(), jid):
+            echo(f"note: {note}")
         runner = Runner(backend, store, judge=jid, retry=job.retry, progress=job.progress,
                         executor=pool)  # fmt: skip
         if job.protocol == "pairwise":
@@ -365,6 +367,8 @@ def _run(job: _Job, out: Path, *, perplexity: bool) -> list[RunSummary]:
                 echo(said)
         if job.protocol == "pairwise" and (mass := mass_line(store.verdict_masses(jid))):
             echo(mass)
+        if job.protocol == "pairwise" and (said := spelling_line(store.verdict_reasons(jid))):
+            echo(said)
         if pool is not None and pool.pool is not None:
             actors, gpu = pool.pool
             echo(

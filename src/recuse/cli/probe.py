@@ -173,6 +173,8 @@ def probe(
     rewrite: RunnerRewriter | None = None
     retry = RetryPolicy(max_attempts=max_attempts)
     with Store(out) as store:
+        if note := setup.chatml_note(backend, store.runs(), jid):
+            echo(f"note: {note}")
         if edits:
             if any(p in REWRITES for p in edits):
                 writer, wid = setup.judge_backend(

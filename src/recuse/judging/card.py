@@ -114,6 +114,10 @@ class Card:
     #: field: a dated snapshot behind an alias), in the order first recorded; empty for
     #: a local model, a server that names none, runs an earlier recuse recorded
     served: tuple[str, ...] = ()
+    #: who wrote the prompt text a server's model read (``recuse's ChatML over
+    #: /v1/completions``: read as its own turns by a ChatML model only), in the order
+    #: first recorded; empty for a local model and runs an earlier recuse recorded
+    rendering: tuple[str, ...] = ()
 
     def utilisation(self) -> str:
         """The MFU as the card says it ("" off a GPU)."""
@@ -152,6 +156,8 @@ class Card:
             name, kind, sha = self.prompt
             said = ", ".join(x for x in (kind, f"sha256 {sha[:12]}" if sha else "") if x)
             prompt = f"; judge prompt {name!r}" + (f" ({said})" if said else "")
+        if self.rendering:
+            prompt += f"; prompts written in {' and '.join(self.rendering)}"
         took = (
             ""
             if self.seconds is None
@@ -248,6 +254,7 @@ class Card:
             "USD per 1,000 judgments": self.usd_per_1000_judgments,
             "device and dtype": self.hardware,
             "served as (the answers' model field)": " / ".join(self.served) or None,
+            "prompts written in": " / ".join(self.rendering) or None,
             "judge prompt": self.prompt[0] if self.prompt else None,
             "judge prompt format": (self.prompt[1] or None) if self.prompt else None,
             "judge prompt sha256": (self.prompt[2] or None) if self.prompt else None,
@@ -297,6 +304,8 @@ def cards(
         prompt = (prompts or {}).get(str(judge))
         named = every["served_names"] if "served_names" in every.columns else ()
         served = tuple(dict.fromkeys(n for names in named if names for n in names))
+        written = every["rendering"].dropna() if "rendering" in every.columns else ()
+        rendering = tuple(dict.fromkeys(str(r) for r in written if r))
         accelerator, mfu, peak = _utilisation(g)
         per = math.nan if rate is None else rate
         state = every["state"] if "state" in every.columns else pd.Series("ended", every.index)
@@ -304,7 +313,7 @@ def cards(
             Card(str(judge), n, per, tin, tout, cost, hardware, prompt, accelerator, mfu, peak,
                  seconds, whole, int(none.sum()), float(every.loc[none, "seconds"].sum()),
                  damaged, int((state == "killed").sum()), int((state == "running").sum()),
-                 served)
+                 served, rendering)
         )  # fmt: skip
     return out
 

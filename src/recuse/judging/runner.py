@@ -61,7 +61,12 @@ from recuse.judging.handlers import (
 )
 from recuse.judging.handlers.base import reusable, usable
 from recuse.judging.handlers.likert import reference_value
-from recuse.judging.handlers.pairwise import check_template, copy_judgment, pairs_to_judge
+from recuse.judging.handlers.pairwise import (
+    check_template,
+    copy_judgment,
+    pairs_to_judge,
+    read_whole,
+)
 from recuse.judging.leases import Holder, Leased, LeaseId, left_line
 from recuse.judging.protocols import (
     ORDERS,
@@ -74,10 +79,17 @@ from recuse.judging.protocols import (
     perplexity_key,
 )
 from recuse.judging.rate import RunClock, per_second
-from recuse.judging.served import answered_since, new_names, raced_model, second_model, served_words
+from recuse.judging.served import (
+    Served,
+    answered_since,
+    new_names,
+    raced_model,
+    second_model,
+    served_words,
+)
 from recuse.judging.store import Judgment, Perplexity, Rewrite, RunRecord, Store
 from recuse.judging.tasks import Keying, Task, Work
-from recuse.numbers import count, decimal
+from recuse.numbers import count, counted, decimal
 from recuse.terminal import one_line
 
 Outcome = TypeVar("Outcome", Judgment, Perplexity, Rewrite)
@@ -656,17 +668,20 @@ class Runner:
         tasks: dict[str, Task] = {}
         for k, p, r in zip(keys, prompts, responses, strict=True):
             tasks.setdefault(k, Task(k, "perplexity", k, "", p, continuation=r))
+        served = self._served("perplexities")
+
         kind: _Kind[Perplexity] = _Kind(
             verb="perplexity",
             handler=PerplexityHandler(self.backend),
-            save=lambda rows: self.store.put_perplexities(model, revision, rows),
+            save=lambda rows: self.store.put_perplexities(model, revision, rows, served=served),
             finish=lambda row, _attempts: row,
             batch_size=batch_size or self.backend.batch_size,
             work=Work("perplexity"),
             what="perplexities",
+            check=served.check,
         )
         done, summary = self._by_content(
-            tasks, self.store.stored_perplexities, kind, "perplexities"
+            tasks, self.store.stored_perplexities, kind, "perplexities", served
         )
         return keys, done, summary
 
@@ -694,16 +709,36 @@ class Runner:
             keys.append(t.key)
             tasks.setdefault(t.key, t)
         model, revision = self.backend.model_id, self.backend.revision
+        served = self._served("rewrites")
+
         kind: _Kind[Rewrite] = _Kind(
             verb="rewriting",
             handler=RewriteHandler(self.backend, max_new_tokens),
-            save=lambda rows: self.store.put_rewrites(model, revision, rows),
+            save=lambda rows: self.store.put_rewrites(model, revision, rows, served=served),
             finish=lambda row, _attempts: row,
             batch_size=self.backend.batch_size,
             what="rewrites",
+            check=served.check,
         )
-        done, summary = self._by_content(tasks, self.store.stored_rewrites, kind, "rewrites")
+        done, summary = self._by_content(
+            tasks, self.store.stored_rewrites, kind, "rewrites", served
+        )
         return keys, done, summary
+
+    def _served(self, what: Literal["perplexities", "rewrites"]) -> Served:
+        """The served-model check of a run of ``what`` (:class:`Served`): the names the
+        backend's answers (a Ray run: its workers') give, held to those the store
+        recorded for them at the backend's model id and revision."""
+        meter: Backend | Executor = self.backend if self.executor is None else self.executor
+        model, revision = self.backend.model_id, self.backend.revision
+        return Served(
+            meter.served,
+            what=what,
+            model=model,
+            revision=revision,
+            recorded=self.store.served_names(what, model, revision),
+            store=str(self.store.path),
+        )
 
     # --- tasks -------------------------------------------------------------------
 
@@ -713,6 +748,7 @@ class Runner:
         stored: Callable[[Iterable[str]], dict[str, Outcome]],
         kind: _Kind[Outcome],
         what: Literal["perplexities", "rewrites"],
+        served: Served,
     ) -> tuple[dict[str, Outcome], RunSummary]:
         """Perplexities or rewrites, stored by content key (``tasks`` by key): the
         final rows ``stored`` reads (``ok``; a rewrite's ``unparsed`` too) are reused,
@@ -720,13 +756,15 @@ class Runner:
         Those another live run holds are left to it; what it stored by the end of this
         run is read and counted as stored, the others are not in the rows returned and
         the summary counts them as left. Returns every key's row found or computed and
-        the run's summary."""
+        the run's summary, with the served model names its answers gave (``served``:
+        the run's check of them, :class:`Served`)."""
         done = stored(tasks)
         with self._leased([t for k, t in tasks.items() if k not in done]) as (held, theirs, leased):
             done.update(stored(t.key for t in held))  # stored by another run meanwhile
             todo = [t for t in held if t.key not in done]
             clock = RunClock()
-            counts, failures, computed = self._execute(todo, kind, clock)
+            counts = served.counts = {"ok": 0, "unparsed": 0, "failed": 0}
+            counts, failures, computed = self._execute(todo, kind, clock, counts)
         done.update({r.key: r for r in computed})
         done.update(stored(t.key for t in theirs))  # what the runs holding them stored
         left = sum(t.key not in done for t in theirs)
@@ -735,6 +773,7 @@ class Runner:
             unparsed=counts["unparsed"], failed=counts["failed"], seconds=clock.seconds,
             failures=failures, what=what, left=left,
             holders=tuple(h.words() for h in leased.holders) if left else (),
+            served=served.now(),
         )  # fmt: skip
 
     def _keying(self, params: Mapping[str, object]) -> Keying:
@@ -797,13 +836,17 @@ class Runner:
         finally:
             leases.end(run)
 
-    def _resume(self, tasks: Sequence[Task]) -> _Resume:
-        """What of ``tasks`` the store holds (:class:`_Resume`), read now."""
+    def _resume(self, tasks: Sequence[Task], work: Work | None = None) -> _Resume:
+        """What of ``tasks`` the store holds (:class:`_Resume`), read now; refused where
+        it holds, under their keys, verdicts this backend could not have written
+        (:meth:`_refuse_read_whole`)."""
         # a store that holds nothing reads no key (Store.lookup): each task's is then
         # computed when its outcome is stored, beside the device's passes
         stored = self.store.lookup(t.key for t in tasks)
         if not stored:
             return _Resume(list(tasks))
+        if work is not None:
+            self._refuse_read_whole(stored, work)
         mine = {(j.key, j.item_id, j.slot): j for j in stored if j.judge == self.judge}
         final_by_key = {j.key: j for j in stored if reusable(j)}
         out = _Resume([])
@@ -820,6 +863,33 @@ class Runner:
                 out.todo.append(t)
         return out
 
+    def _refuse_read_whole(self, stored: Sequence[Judgment], work: Work) -> None:
+        """Refuse a run of a backend that continues a prefix, keyed as recuse's ChatML
+        over /v1/completions (no :attr:`~Backend.key_params`), that would reuse explain
+        verdicts read from whole replies (:func:`read_whole`): a store judged over
+        ``--endpoint chat`` before the endpoint entered the content keys. Re-judging
+        them would replace the chat verdicts under their keys; the user chooses."""
+        if not self.backend.supports_prefix or self.backend.key_params:
+            return
+        if work.kind != "pairwise" or not isinstance(work.protocol, PairwiseProtocol):
+            return
+        found = read_whole(stored, work.protocol)
+        if found:
+            judges = ", ".join(repr(j) for j in dict.fromkeys(j.judge for j in found))
+            raise InputError(
+                f"{counted(len(found), 'stored verdict')} under this run's content keys "
+                f"(judge id {judges}) were read from whole replies, as over --endpoint chat "
+                f"(their text holds the verdict mark, {(found[0].text or '')[-40:]!r}, and its "
+                "label), where a run over /v1/completions scores the verdict after the "
+                "opener: a store judged over the chat endpoint before the endpoint entered "
+                "the content keys (recuse before 0e83ab82); this run would reuse them as "
+                "its own",
+                file=self.store.path,
+                fix="judge over /v1/completions into a new store (--out NEW.sqlite); to go "
+                "on over the chat endpoint in this one, give --endpoint chat (its verdicts "
+                "are judged again under the chat endpoint's own keys)",
+            )
+
     def _judge_claimed(
         self, tasks: list[Task], work: Work, keep_items: Callable[[], None]
     ) -> RunSummary:
@@ -827,9 +897,9 @@ class Runner:
         (:meth:`_leased`), read those this run then holds again (another run may have
         stored them meanwhile) and judge what is still missing; those leased by another
         run are left to it."""
-        before_lease = self._resume(tasks)
+        before_lease = self._resume(tasks, work)
         with self._leased(before_lease.todo) as (held, theirs, leased):
-            plan = before_lease.then(self._resume(held))
+            plan = before_lease.then(self._resume(held, work))
             return self._judge_rest(tasks, plan, work, keep_items, len(theirs), leased)
 
     def _judge_rest(
@@ -880,6 +950,7 @@ class Runner:
                 block_params=self.backend.block_parameters,
                 ended=ended,
                 served=served.kept,
+                rendering=self.backend.rendering,
             )
 
         def save(judgments: Sequence[Judgment]) -> None:
@@ -929,7 +1000,7 @@ class Runner:
             self.store.put_run(
                 r.judge, judgments=r.judgments, seconds=r.seconds, tokens=r.tokens,
                 hardware=r.hardware, device=r.device, block_params=r.block_params, run=r.run,
-                served=r.served,
+                served=r.served, rendering=r.rendering,
             )  # fmt: skip
 
         def record_stopped() -> None:

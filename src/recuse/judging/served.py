@@ -19,20 +19,32 @@ each commit checks, in its transaction, the records of runs begun since, and the
 to commit stops with none of its answers stored (:func:`raced_model`).
 Answers that name no model, and runs recorded before the column was, are not counted:
 nothing says who served them.
+
+Perplexities and rewrites have no run record; they are stored by content key under the
+model id and revision, and reused by any later run of them. The names their answers gave
+are recorded per kind, model id and revision (the store's ``served_models`` table:
+:meth:`recuse.judging.store.Store.served_names`), in the transaction that stores them,
+and :class:`Served` holds a run of them to one served model as the judgments' check
+does: a name besides the recorded ones (or, with none recorded, this run's first) stops
+the run before a row served so is stored, and a commit that finds another run recorded
+another name meanwhile stops too (its rows rolled back). Perplexities and rewrites
+stored before the record are not checked: nothing says who served them.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from recuse.errors import JudgeError
 from recuse.numbers import counted
 from recuse.terminal import one_line
 
 __all__ = [
     "EarlierRun",
+    "Served",
     "answered_since",
     "new_names",
     "raced_model",
@@ -258,3 +270,102 @@ def mixed_runs(runs: Sequence[tuple[str, Mapping[str, int]]]) -> list[str | None
 def _names(names: Sequence[str]) -> str:
     """``'a' and 'b'``: names quoted, on one line."""
     return " and ".join(one_line(repr(n)) for n in names)
+
+
+class Served:
+    """One run of perplexities or rewrites (``what``) of ``model`` at ``revision`` held
+    to one served model (module docstring). ``totals`` reads the backend's
+    ``{served name: answers}`` so far (:meth:`~recuse.judging.backends.base.Backend.served`);
+    ``recorded`` is what the store recorded for them when the run began
+    (:meth:`~recuse.judging.store.Store.served_names`). :meth:`check` goes before each
+    batch of rows is counted and stored; the store calls :meth:`guard` and
+    :meth:`unrecorded` in each commit's transaction."""
+
+    def __init__(
+        self,
+        totals: Callable[[], Mapping[str, int]],
+        *,
+        what: str,
+        model: str,
+        revision: str,
+        recorded: Mapping[str, int],
+        store: str,
+    ) -> None:
+        self.totals, self.what, self.model, self.revision = totals, what, model, revision
+        self.store = store
+        #: the run's outcomes by status as they are counted, before their commit (the
+        #: runner's), whose ok and unparsed rows the error says were stored
+        self.counts: Mapping[str, int] = {}
+        self.before = dict(totals())
+        self.accepted = list(recorded)
+        self.recorded = bool(recorded)  # the accepted names are the store's, not this run's
+        self.written: dict[str, int] = {}  # this run's answers recorded so far
+
+    def now(self) -> dict[str, int]:
+        """This run's answers so far, by the name each gave."""
+        return answered_since(self.before, self.totals())
+
+    def check(self) -> None:
+        """Stop the run (:class:`~recuse.errors.JudgeError`) where its answers name a
+        model besides the accepted one, before a row of it is counted or stored."""
+        now = self.now()
+        if not self.accepted:
+            self.accepted = list(now)[:1]  # this run's first name, nothing recorded before
+        if new_names(self.accepted, now):
+            raise JudgeError(self._words(now))
+
+    def guard(self, recorded: Mapping[str, int]) -> None:
+        """In a commit's transaction: ``recorded`` (what the store holds now) naming a
+        model besides this run's stops it, the commit rolled back (another run, begun
+        while this one ran, recorded it first)."""
+        others = [n for n in recorded if n not in self.accepted]
+        if self.accepted and others:
+            raise JudgeError(self._words(self.now(), others=others))
+
+    def unrecorded(self) -> dict[str, int]:
+        """The answers each accepted name gave since the last call (what a commit adds
+        to the record), now taken as recorded; a name :meth:`check` refused is not (the
+        run's last commit, as it stops, stores none of its rows)."""
+        now = {n: k for n, k in self.now().items() if n in self.accepted}
+        fresh = answered_since(self.written, now)
+        self.written = now
+        return fresh
+
+    def _words(self, now: Mapping[str, int], *, others: Sequence[str] = ()) -> str:
+        """The error's words: which names, where the others came from, what to do;
+        ``others``: the names another run recorded while this one ran."""
+        new = [n for n in now if n not in self.accepted]
+        if others:
+            before = (
+                f"another run, started while this one ran, stored {self.what} of it served "
+                f"as {_names(others)}, and this run's answers were served as "
+                f"{_names(self.accepted)}"
+            )
+            new = list(self.accepted)  # this run's model is the one to key apart
+        elif self.recorded:
+            before = (
+                f"the {self.what} of it stored here were served as {_names(self.accepted)}, "
+                f"and the server now answers as {_names(new)}"
+            )
+        else:
+            before = (
+                f"this run's answers were served as {_names(self.accepted)} first, and the "
+                f"server now answers as {_names(new)}"
+            )
+        name = one_line(new[0]) if new else "NAME"
+        apart = (
+            f"--revision {shlex.quote(name)} (recuse judge --perplexity; Python: "
+            "HTTPBackend(revision=...))"
+            if self.what == "perplexities"
+            else f"HTTPBackend(revision={name!r}) in Python (recuse probe's rewriter takes "
+            "no revision)"
+        )
+        stored = self.counts.get("ok", 0) + self.counts.get("unparsed", 0)
+        return (
+            f"{self.store}: model {self.model!r} at revision {self.revision or '(none)'}: "
+            f"{before} (this run's answers: {served_words(now)}) — the run stopped before "
+            f"storing a row served so (two models' {self.what} under one model id and "
+            f"revision would be reused as one model's); it stored "
+            f"{counted(stored, 'row')} before. To compute them with the new model, "
+            f"use a new store (--out NEW.sqlite), or key them apart in this one: {apart}"
+        )

@@ -17,17 +17,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recuse.errors import ConfigError
-from recuse.judging.backends.http import Endpoint, PromptLogprobMode
+from recuse.judging.backends.http import RENDERINGS, Endpoint, PromptLogprobMode
 from recuse.judging.device import DType, DTypeChoice
 from recuse.judging.protocols import PairwiseMode, PairwiseProtocol
 from recuse.roster import Roster
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from recuse.judging.backends.base import Backend
     from recuse.judging.distributed import RayExecutor
 
 __all__ = [
     "LocalJudge",
+    "chatml_note",
     "describe",
     "judge_backend",
     "ray_backend",
@@ -192,21 +195,52 @@ def describe(backend: Backend, jid: str, model: str | None = None) -> str:
 
 
 def _prompt_form(backend: Backend) -> str:
-    """How a server's judge reads its prompts, for the run's first line: the
-    completions endpoint's are written by recuse in ChatML (ChatML models, Qwen and
-    SmolLM2, read them as their own turns; a model with another chat template, Llama 3
-    or Mistral, reads the marks as plain text, its verdicts those of a prompt it was not
-    trained on), the chat endpoint's by the server in the model's own template."""
-    endpoint = getattr(backend, "endpoint", None)
-    if endpoint == "completions" and getattr(backend, "chat_format", "chatml") == "chatml":
-        return (
-            "; its prompts written by recuse in ChatML (<|im_start|>…<|im_end|>) for "
-            "/v1/completions: a model with another chat template reads those marks as "
-            "plain text (--endpoint chat has the server write its own)"
-        )
-    if endpoint == "chat":
+    """How a server's judge reads its prompts, for the run's first line: the chat
+    endpoint's are written by the server in the model's own template. Recuse's own
+    ChatML over /v1/completions is not said here on every run: its caveat is said once
+    per store and judge (:func:`chatml_note`), and every run records it, which the
+    evaluator card says (``prompts written in recuse's ChatML over /v1/completions``)."""
+    if getattr(backend, "endpoint", None) == "chat":
         return "; its prompts written by the server in the model's own chat template"
     return ""
+
+
+#: recuse's ChatML over /v1/completions, as runs record it (:attr:`Backend.rendering`)
+CHATML = RENDERINGS["chatml"]
+
+
+def chatml_note(backend: Backend, runs: pd.DataFrame, judge: str) -> str | None:
+    """The caveat of recuse's ChatML prompts over /v1/completions (a ChatML model, Qwen
+    or SmolLM2, reads them as its own turns; a model with another chat template, Llama 3
+    or Mistral, reads the marks as plain text, its verdicts those of a prompt it was not
+    trained on), said where it matters: on a run of ``judge`` over them when no run of it
+    the store recorded (``runs``, :meth:`~recuse.judging.store.Store.runs`) was, i.e.
+    once per store and judge (a run that judges something records it); None otherwise.
+    Before, the run's first line said it on every run.
+
+    >>> import pandas as pd
+    >>> from recuse.judging.backends.http import HTTPBackend
+    >>> http = HTTPBackend("http://127.0.0.1:9/v1", model="m")
+    >>> chatml_note(http, pd.DataFrame({"judge": [], "rendering": []}), "m")[:40]
+    "this judge's prompts are written by recu"
+    >>> chatml_note(http, pd.DataFrame({"judge": ["m"], "rendering": [CHATML]}), "m") is None
+    True
+    """
+    if backend.rendering != CHATML:
+        return None
+    if (
+        "rendering" in runs.columns
+        and ((runs["judge"] == judge) & (runs["rendering"] == CHATML)).any()
+    ):
+        return None
+    return (
+        "this judge's prompts are written by recuse in ChatML (<|im_start|>…<|im_end|>) "
+        "for /v1/completions: a ChatML model (Qwen, SmolLM2) reads them as its own "
+        "turns, a model with another chat template (Llama 3, Mistral, Gemma) reads those "
+        "marks as plain text; --endpoint chat --mode explain has the server write its "
+        "own (said once per store and judge; the evaluator card says which each judge's "
+        "runs used)"
+    )
 
 
 def whole_labels(protocol: PairwiseProtocol) -> bool:

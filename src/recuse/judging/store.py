@@ -49,7 +49,14 @@ from recuse.errors import ConfigError, InputError, OutputError, RecuseError
 from recuse.files import is_file
 from recuse.judging.leases import Holder, Leased, LeaseId
 from recuse.judging.protocols import content_key, json_text, perplexity_key, response_prompt
-from recuse.judging.served import EarlierRun, mixed_runs, read_served, served_json, served_words
+from recuse.judging.served import (
+    EarlierRun,
+    Served,
+    mixed_runs,
+    read_served,
+    served_json,
+    served_words,
+)
 from recuse.tables import validate_pairs, validate_ratings
 
 __all__ = [
@@ -128,7 +135,17 @@ CREATE TABLE IF NOT EXISTS runs (
     clock TEXT,
     run TEXT,
     ended INTEGER,
-    served TEXT
+    served TEXT,
+    rendering TEXT
+);
+CREATE TABLE IF NOT EXISTS served_models (
+    what TEXT NOT NULL,
+    model TEXT NOT NULL,
+    revision TEXT NOT NULL,
+    name TEXT NOT NULL,
+    answers INTEGER NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (what, model, revision, name)
 );
 CREATE TABLE IF NOT EXISTS judge_models (
     judge TEXT PRIMARY KEY,
@@ -229,6 +246,9 @@ class RunRecord:
     block_params: int | None = None
     ended: bool = False
     served: Mapping[str, int] = field(default_factory=dict)
+    #: who wrote the prompt text a server's model read
+    #: (:attr:`~recuse.judging.backends.base.Backend.rendering`); empty for a local model
+    rendering: str = ""
 
 
 @dataclass(frozen=True)
@@ -638,6 +658,19 @@ class Store:
             if status == "ok" and isinstance(m, (int, float))
         ]
 
+    def verdict_reasons(self, judge: str) -> list[str | None]:
+        """The stored reason of each ok pairwise verdict of ``judge`` (None for most:
+        an ok verdict has one where its p_a is bounded, not exact, as
+        :func:`recuse.judging.handlers.pairwise.bounded` says), of the verdicts
+        :meth:`verdict_masses` reads (the newest of each item and order)."""
+        rows = self._rows(
+            "SELECT item_id, slot, status, reason FROM judgments WHERE judge = ? AND "
+            "kind = 'pairwise' ORDER BY created_at, rowid",
+            (judge,),
+        )
+        newest = {(item, slot): (status, why) for item, slot, status, why in rows}
+        return [why for status, why in newest.values() if status == "ok"]
+
     def judge_prompts(self) -> dict[str, tuple[str, str, str]]:
         """``{judge: (name, format, sha256)}`` of the judge prompt each judge's pairwise
         verdicts were made with (:meth:`claim_prompt`). A store from before formats and
@@ -780,6 +813,7 @@ class Store:
         block_params: int | None = None,
         run: str = "",
         served: Mapping[str, int] | None = None,
+        rendering: str = "",
     ) -> None:
         """What one run computed, recorded at its end: judgments the backend answered
         (ok or unparsed; not copies, not failed ones), the run's wall time from its first
@@ -790,10 +824,11 @@ class Store:
         unknown): the card's model FLOP utilisation. ``run``: the run's id, whose record
         its commits wrote as it went (:meth:`put`): that record is the one ended.
         ``served``: the served model names its server's answers gave, with how many
-        answers named each (:mod:`recuse.judging.served`)."""
+        answers named each (:mod:`recuse.judging.served`). ``rendering``: who wrote
+        the prompt text a server's model read (empty for a local model)."""
         record = RunRecord(
             judge, run, judgments, seconds, tokens, hardware, device, block_params,
-            ended=True, served=served or {},
+            ended=True, served=served or {}, rendering=rendering,
         )  # fmt: skip
         self._write("", [], then=lambda: self._record_run(record))
 
@@ -804,21 +839,21 @@ class Store:
         figures = (
             record.judgments, record.seconds, tin, tout, record.hardware or None,
             record.device or None, record.block_params, RUN_CLOCK, int(record.ended),
-            served_json(record.served),
+            served_json(record.served), record.rendering or None,
         )  # fmt: skip
         if record.run and (
             self.conn.execute(
                 "UPDATE runs SET judgments = ?, seconds = ?, tokens_in = ?, tokens_out = ?, "
                 "hardware = ?, device = ?, block_params = ?, clock = ?, ended = ?, "
-                "served = ? WHERE run = ?",
+                "served = ?, rendering = ? WHERE run = ?",
                 (*figures, record.run),
             ).rowcount
         ):
             return
         self.conn.execute(
             "INSERT INTO runs (judgments, seconds, tokens_in, tokens_out, hardware, device, "
-            "block_params, clock, ended, served, judge, run, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "block_params, clock, ended, served, rendering, judge, run, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*figures, record.judge, record.run or None, time.time()),
         )
 
@@ -839,7 +874,9 @@ class Store:
         recuse recorded); ``served_note`` says, of a run whose judge's verdicts now come
         from a second served model, which (:func:`recuse.judging.served.mixed_runs`),
         else None; ``served_names`` the served names alone (a tuple, empty where none),
-        which the evaluator card says.
+        which the evaluator card says. ``rendering`` says who wrote the prompt text a
+        server's model read (``recuse's ChatML over /v1/completions``; None for a local
+        model and a run an earlier recuse recorded).
 
         A column ``damaged`` says, of a run no real run could have recorded (a hand-edited
         or damaged store: :func:`run_damage`), what is wrong with it, naming the store and
@@ -854,17 +891,19 @@ class Store:
         ]  # fmt: skip
         self.conn  # noqa: B018 - opens the store, which lists its tables
         if "runs" not in self._tables:
-            return pd.DataFrame(columns=[*cols, "state", "served", "served_note", "served_names"])
+            return pd.DataFrame(
+                columns=[*cols, "state", "served", "served_note", "served_names", "rendering"]
+            )
         have = {r[1] for r in self._rows("PRAGMA table_info(runs)")}
-        wanted = (*cols, "run", "ended", "served")
+        wanted = (*cols, "run", "ended", "served", "rendering")
         picked = [c if c in have else f"NULL AS {c}" for c in wanted]
         rows = self._rows(f"SELECT {', '.join(picked)} FROM runs ORDER BY created_at, rowid")
         now = time.time()
         live = self._live_runs(now)
         damaged, states = [], []
-        served = [(str(row[0]), read_served(row[-1])) for row in rows]
+        served = [(str(row[0]), read_served(row[-2])) for row in rows]
         for k, row in enumerate(rows, 1):
-            judge, judgments, seconds, tin, tout, _, _, blocks, _, run, ended, _ = row
+            judge, judgments, seconds, tin, tout, _, _, blocks, _, run, ended, _, _ = row
             what = run_damage(judgments, seconds, (tin, tout), blocks, ended, now=now)
             damaged.append(
                 f"{self.path}: run {k} of judge {judge!r} in the runs table {what}"
@@ -884,6 +923,11 @@ class Store:
             [tuple(names) for _, names in served], index=out.index, dtype=object
         )
         out["damaged"] = pd.Series(damaged, index=out.index, dtype=object)
+        out["rendering"] = pd.Series(
+            [r[-1] if isinstance(r[-1], str) and r[-1] else None for r in rows],
+            index=out.index,
+            dtype=object,
+        )
         return out
 
     def served_runs(self, *judges: str) -> list[EarlierRun]:
@@ -965,8 +1009,17 @@ class Store:
 
     # --- perplexities -------------------------------------------------------------
 
-    def put_perplexities(self, model_id: str, revision: str, rows: Iterable[Perplexity]) -> None:
-        """Insert or replace perplexity rows of model ``model_id`` in one transaction."""
+    def put_perplexities(
+        self,
+        model_id: str,
+        revision: str,
+        rows: Iterable[Perplexity],
+        *,
+        served: Served | None = None,
+    ) -> None:
+        """Insert or replace perplexity rows of model ``model_id`` in one transaction,
+        with ``served`` (the served model names of a server's answers, :class:`Served`)
+        checked and recorded in it."""
         now = time.time()
         values = [
             (
@@ -986,6 +1039,7 @@ class Store:
             "(key, model, revision, status, n_tokens, sum_logprob, reason, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             values,
+            then=None if served is None else lambda: self._put_served(served),
         )
 
     def stored_perplexities(self, keys: Iterable[str]) -> dict[str, Perplexity]:
@@ -1008,13 +1062,51 @@ class Store:
 
     # --- rewrites -------------------------------------------------------------------
 
-    def put_rewrites(self, model_id: str, revision: str, rows: Iterable[Rewrite]) -> None:
-        """Insert or replace rewrite rows of model ``model_id`` in one transaction."""
+    def put_rewrites(
+        self,
+        model_id: str,
+        revision: str,
+        rows: Iterable[Rewrite],
+        *,
+        served: Served | None = None,
+    ) -> None:
+        """Insert or replace rewrite rows of model ``model_id`` in one transaction, with
+        ``served`` checked and recorded in it (as :meth:`put_perplexities`)."""
         now = time.time()
         self._write(
             "INSERT OR REPLACE INTO rewrites (key, model, revision, status, text, reason, "
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(r.key, model_id, revision, r.status, r.text, r.reason, now) for r in rows],
+            then=None if served is None else lambda: self._put_served(served),
+        )
+
+    # --- served model names of perplexities and rewrites ---------------------------
+
+    def served_names(self, what: str, model_id: str, revision: str) -> dict[str, int]:
+        """``{served model name: answers}`` recorded for the ``what`` (``perplexities``
+        or ``rewrites``) of ``model_id`` at ``revision`` (:mod:`recuse.judging.served`),
+        first recorded first; empty where none was (a store from before the record, or
+        a backend that is no server)."""
+        if "served_models" not in self._tables:
+            return {}
+        rows = self._rows(
+            "SELECT name, answers FROM served_models WHERE what = ? AND model = ? AND "
+            "revision = ? ORDER BY created_at, rowid",
+            (what, model_id, revision),
+        )
+        return {str(name): int(n) for name, n in rows}
+
+    def _put_served(self, served: Served) -> None:
+        """In a write's transaction: ``served.guard`` (what it raises rolls the write
+        back), then the answers each name gave since the last record added to it."""
+        served.guard(self.served_names(served.what, served.model, served.revision))
+        fresh = served.unrecorded()
+        now = time.time()
+        self.conn.executemany(
+            "INSERT INTO served_models (what, model, revision, name, answers, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (what, model, revision, name) DO UPDATE "
+            "SET answers = answers + excluded.answers",
+            [(served.what, served.model, served.revision, n, k, now) for n, k in fresh.items()],
         )
 
     def stored_rewrites(self, keys: Iterable[str]) -> dict[str, Rewrite]:
@@ -1283,13 +1375,14 @@ def _add_run_hardware(conn: sqlite3.Connection) -> None:
     """Stores written before runs recorded their device and dtype, accelerator and
     block parameters, what their seconds time (``clock``), their id and whether they
     recorded their end (``run``, ``ended``: a run's record is written as it goes), or
-    the model names their server's answers gave (``served``), get the columns; their
-    runs have none in them (a run recorded at its end alone; served by nothing said)."""
+    the model names their server's answers gave (``served``), or who wrote the prompt
+    text a server's model read (``rendering``), get the columns; their runs have none in
+    them (a run recorded at its end alone; served by nothing said)."""
     cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)").fetchall()}
     added = False
     for name, kind in (
         ("hardware", "TEXT"), ("device", "TEXT"), ("block_params", "INTEGER"), ("clock", "TEXT"),
-        ("run", "TEXT"), ("ended", "INTEGER"), ("served", "TEXT"),
+        ("run", "TEXT"), ("ended", "INTEGER"), ("served", "TEXT"), ("rendering", "TEXT"),
     ):  # fmt: skip
         if name not in cols:
             conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")

@@ -121,6 +121,11 @@ class Backend(abc.ABC):
     #: seconds one request may take before it fails (a server's backend); None where a
     #: call has no such bound (a local model)
     timeout: float | None = None
+    #: who wrote the prompt text a server's model read (``"recuse's ChatML over
+    #: /v1/completions"``, ``"the server's chat template (/v1/chat/completions)"``),
+    #: recorded with each run and said on the evaluator card; empty for a local model
+    #: (its own chat template, from its files)
+    rendering: str = ""
 
     @property
     def key_params(self) -> dict[str, str]:

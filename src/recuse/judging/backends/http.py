@@ -102,6 +102,15 @@ MAX_ANSWER_BYTES = 128 * 1024 * 1024
 KEEPALIVE_EXPIRY = 4.0
 
 
+#: who writes the prompt text the model reads, by endpoint (chat) or by the format
+#: recuse writes for /v1/completions (:attr:`~recuse.judging.backends.base.Backend.rendering`)
+RENDERINGS = {
+    "chatml": "recuse's ChatML over /v1/completions",
+    "plain": "recuse's plain text over /v1/completions",
+    "chat": "the server's chat template (/v1/chat/completions)",
+}
+
+
 def render_chatml(prompt: Prompt) -> str:
     """ChatML text with the assistant turn opened and the prefix appended."""
     parts = [f"<|im_start|>{m.role}\n{m.content}<|im_end|>\n" for m in prompt.messages]
@@ -232,6 +241,7 @@ class HTTPBackend(Backend):
         self.revision = revision
         self.endpoint = endpoint
         self.chat_format = chat_format
+        self.rendering = RENDERINGS["chat" if endpoint == "chat" else chat_format]
         self.api_key_env = api_key_env
         self.batch_size = 1
         self.concurrency = max(1, concurrency)

@@ -40,7 +40,7 @@ from recuse.judging.protocols import (
 )
 from recuse.judging.store import Judgment
 from recuse.judging.tasks import Task
-from recuse.numbers import decimal_beside, significant_beside
+from recuse.numbers import count, counted, decimal_beside, significant_beside
 
 
 @dataclass(frozen=True)
@@ -227,7 +227,8 @@ class PairwiseHandler:
         if reason is not None:  # its log-prob is unknown, not zero: Eq. 3 cannot be read
             score = VerdictScore(math.nan, score.mass, score.p_tie, "unparsed")
             return self._judgment(t, score, label=None, text=text, fmt=fmt, reason=reason)
-        return self._judgment(t, score, label=None, text=text, fmt=fmt)
+        score, reason = bounded(d, fmt, score)
+        return self._judgment(t, score, label=None, text=text, fmt=fmt, reason=reason)
 
 
 def outside_topk(d: dict[str, float], fmt: VerdictFormat) -> str | None:
@@ -243,6 +244,127 @@ def outside_topk(d: dict[str, float], fmt: VerdictFormat) -> str | None:
     return (
         f"verdict token outside top-k: no log-prob for {' or '.join(absent)} "
         f"among the server's top {len(d)}"
+    )
+
+
+#: the beginning of the reason of a verdict read from a server's top-k that lists a
+#: spelling of A or B without its twin (:func:`bounded`); an ``ok`` row carries it too
+SPELLING_OUTSIDE = "verdict spelling outside top-k"
+#: per verdict format, each token text's twins (:func:`twins`), worked out once
+_TWINS: dict[VerdictFormat, dict[str, tuple[str, ...]]] = {}
+
+
+def twins(token: str, fmt: VerdictFormat) -> tuple[str, ...]:
+    """The spellings of the other verdict in the form of ``token``, a token that
+    commits to A alone or to B alone: its label swapped for each label of the other
+    verdict, its leading whitespace and the closer it holds kept (``" A]"`` -> ``" B]"``;
+    exact tokens: the other verdict's labels). Empty for a token that commits to
+    neither, to C, or to a label's beginning only. A tokenizer that holds one holds the
+    other (the labels are letters of the same kind), so a top-k listing one and not
+    the other leaves the other's probability unknown, not zero.
+
+    >>> twins(" A]", BRACKETS), twins("B", BRACKETS), twins("C", BRACKETS), twins("x", BRACKETS)
+    ((' B]',), ('A',), (), ())
+    """
+    seen = _TWINS.setdefault(fmt, {})
+    found = seen.get(token)
+    if found is None:
+        found = seen[token] = _twins(token, fmt)
+    return found
+
+
+def _twins(token: str, fmt: VerdictFormat) -> tuple[str, ...]:
+    """:func:`twins`, worked out."""
+    verdicts = committed(token, fmt)
+    if verdicts not in (("A",), ("B",)):
+        return ()
+    mine, other = verdicts[0], "B" if verdicts[0] == "A" else "A"
+    theirs = [label for label, meaning in fmt.labels if meaning == other]
+    if fmt.tokens == "exact":
+        out = theirs
+    else:
+        body = token.lstrip()
+        space = token[: len(token) - len(body)]
+        out = [
+            space + twin + body[len(label) :]
+            for label, meaning in fmt.labels
+            if meaning == mine and body.startswith(label)
+            for twin in theirs
+        ]
+    return tuple(t for t in dict.fromkeys(out) if committed(t, fmt) == (other,))
+
+
+def bounded(
+    d: dict[str, float], fmt: VerdictFormat, score: VerdictScore
+) -> tuple[VerdictScore, str | None]:
+    """``score`` (Eq. 3 on a server's top-k, :class:`TopK`, that holds A and B) and
+    None where every listed spelling of A or B has its twin (:func:`twins`) listed too,
+    the usual answer: as read. Where a twin is absent (``" A"`` listed, ``" B"`` not),
+    its probability is unknown: at most ``m``, the smallest probability listed (the
+    top-k holds the most likely tokens), and at most ``r = 1 - sum(listed)`` with the
+    other absent ones. With ``p_A``, ``p_B`` the listed sums and ``n_A``, ``n_B`` the
+    absent twins of A and of B::
+
+        u_v = min(n_v * m, r);  p_a in [p_A / (p_A + p_B + u_B), (p_A + u_A) / (p_A + u_A + p_B)]
+
+    Where that interval holds 0.5 on both sides, which answer the judge prefers
+    cannot be read: the row is unparsed. Otherwise ``p_a`` stays as read (the absent
+    twins at 0) and the reason, stored beside it, says the interval, so a firm-looking
+    p_a never hides it (``recuse judge`` counts these rows: :func:`spelling_line`).
+
+    >>> top = TopK({"A": math.log(0.3), "B": math.log(0.35), " A": math.log(0.1)})
+    >>> s, why = bounded(top, BRACKETS, score_distribution(top))
+    >>> s.status, why[why.index("between") : why.index(":", why.index("between"))]
+    ('unparsed', 'between 0.471 and 0.533, on both sides of 0.5')
+    """
+    if not isinstance(d, TopK) or score.status != "ok":
+        return score, None
+    absent: dict[str, list[str]] = {"A": [], "B": []}
+    for token in d:
+        for twin in twins(token, fmt):
+            if twin not in d:
+                absent[committed(twin, fmt)[0]].append(twin)
+    if not absent["A"] and not absent["B"]:
+        return score, None
+    probs = [math.exp(lp) for lp in d.values()]
+    least, rest = min(probs), max(0.0, 1.0 - math.fsum(probs))
+    p_a, p_b = score.p_slot_a * score.mass, score.mass * (1.0 - score.p_slot_a)
+    u_a = min(len(set(absent["A"])) * least, rest)
+    u_b = min(len(set(absent["B"])) * least, rest)
+    if u_a == 0.0 and u_b == 0.0:  # the listed tokens hold all the probability
+        return score, None
+    low, high = p_a / (p_a + p_b + u_b), (p_a + u_a) / (p_a + u_a + p_b)
+    names = ", ".join(repr(t) for t in dict.fromkeys(absent["A"] + absent["B"]))
+    said = (
+        f"{SPELLING_OUTSIDE}: {names} not among the server's top {len(d)} while its twin "
+        f"is, so its probability is unknown (at most {least:.2g}, the smallest listed): "
+        f"p_a lies between {decimal_beside(low, [0.5], 3)} and {decimal_beside(high, [0.5], 3)}"
+    )
+    if low < 0.5 < high:
+        unread = VerdictScore(math.nan, score.mass, score.p_tie, "unparsed")
+        why = f"{said}, on both sides of 0.5: which answer the judge prefers cannot be read"
+        return unread, why
+    return score, f"{said}; read with it at 0: {decimal_beside(score.p_slot_a, [0.5], 3)}"
+
+
+def spelling_line(reasons: Sequence[str | None]) -> str | None:
+    """How many ok verdicts were read from a top-k that lists a spelling of A or B
+    without its twin (their reason begins :data:`SPELLING_OUTSIDE`, :func:`bounded`),
+    for the user; None where none was.
+
+    >>> said = spelling_line([None, SPELLING_OUTSIDE + ": ...", None])
+    >>> said[said.index(":") + 2 : said.index(";")]
+    '1 of 3 verdicts'
+    """
+    n = sum(1 for r in reasons if r is not None and r.startswith(SPELLING_OUTSIDE))
+    if not n:
+        return None
+    return (
+        "verdicts read from a server's top-k that lists a spelling of A or B without its "
+        f"twin (' A' without ' B'): {count(n)} of {counted(len(reasons), 'verdict')}; the "
+        "absent twin's probability is unknown and read as 0, so each of their p_a is an "
+        "interval's end, not exact (the interval is in the verdict's stored reason; one "
+        "whose interval holds 0.5 is unparsed instead)"
     )
 
 
@@ -324,7 +446,8 @@ def read_generated(
             if why is not None:
                 return VerdictScore(math.nan, score.mass, score.p_tie, "unparsed"), label, why
             if score.status == "ok":
-                return score, label, None
+                score, why = bounded(d, fmt, score)
+                return score, label, why
     return verdict_score(verdict), label, None
 
 
@@ -390,6 +513,36 @@ def check_template(protocol: PairwiseProtocol, items: Sequence[Pair], backend: B
                 column="reference",
                 fix="give every pair a reference answer as text (column reference)",
             )
+
+
+def read_whole(rows: Sequence[Judgment], protocol: PairwiseProtocol) -> list[Judgment]:
+    """The ``rows`` of an explain-mode ``protocol`` that a backend continuing a prefix
+    (recuse's ChatML over /v1/completions, a local model) never writes: such a backend
+    stops its reply at the format's opener (``[[``) and scores the verdict token there,
+    so its row's text ends with the opener and it has no label; a reply read whole
+    (``--endpoint chat``) holds the verdict mark (``Fine. [[A]]``) and its label. A store
+    judged over the chat endpoint before the endpoint entered the content keys
+    (recuse before 0e83ab82) holds such rows under the completions keys. Rows of a
+    reply with no mark (unparsed) cannot be told apart, nor rows of a format without an
+    opener (the reply is the label either way): none are listed.
+
+    >>> from recuse.judging.protocols import PairwiseProtocol
+    >>> chat = Judgment("k", "pairwise", "j", "i", "first", "ok", label="A", text="Fine. [[A]]")
+    >>> ours = Judgment("k", "pairwise", "j", "i", "first", "ok", text="Fine. [[")
+    >>> [j.text for j in read_whole([chat, ours], PairwiseProtocol(mode="explain"))]
+    ['Fine. [[A]]']
+    """
+    opener = protocol.reads.opener
+    if protocol.mode != "explain" or not opener:
+        return []
+    return [
+        j
+        for j in rows
+        if j.kind == "pairwise"
+        and j.label is not None
+        and j.text is not None
+        and not j.text.endswith(opener)
+    ]
 
 
 def copy_judgment(src: Judgment, t: Task, judge: str) -> Judgment:

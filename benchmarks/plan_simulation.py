@@ -9,8 +9,8 @@ as ``simulate_pairs(validated=True)`` did for each of them before). Both must gi
 same simulated power, run for run.
 
 Targets (exit status 1 when missed): the same power, and ours at most 0.9x the
-baseline's time (0.76-0.80x measured on the shared 2-core machine at load 2.5-2.7, 40 runs: validation was 5 ms
-of a run's 17-19 ms at 573 pairs).
+baseline's time (0.76-0.80x measured on the shared 2-core machine at load 2.5-2.7, 40
+runs: validation was 5 ms of a run's 17-19 ms at 573 pairs).
 
 Run: python benchmarks/plan_simulation.py [--runs N] [--repeat N]
 """

@@ -20,8 +20,9 @@ one such pass over the parsed file's columns, timed in the same run (target: at 
 the reader had read, measures about 2x). And the file's cells read as text
 (``recuse.data.delimited._read_texts``, every column as ``dtype=str`` gives it) against
 ``pandas.read_csv(dtype=str)`` of the same bytes, as the reader read them before (target:
-at most 0.6x; 0.25-0.55x measured: pandas builds the columns it finds to be text in
-Arrow directly, and those it is told are text through Python strings).
+at most 0.6x; 0.20x measured at 200,000 rows, 0.43-0.47x at 20,000: pandas builds
+the columns it finds to be text in Arrow directly, and those it is told are text
+through Python strings).
 
 Run: python benchmarks/load_all.py [--repeat N] [--file-rows N]
 """

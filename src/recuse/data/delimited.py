@@ -267,11 +267,11 @@ def _parse(body: bytes, sep: str, **options: Any) -> pd.DataFrame:
 
 def _read_texts(body: bytes, sep: str) -> pd.DataFrame:
     """Every column as text, the frame ``_parse(body, sep, dtype=str)`` gives (the same
-    values, dtypes and missing cells), in about a quarter of its time.
+    values, dtypes and missing cells), in a fifth to half of its time (0.14 s against
+    0.70 s on a 200,000-row pairs file with its answers' texts: benchmarks/load_all.py).
 
     pandas builds a column it finds to be text straight into Arrow strings, but one
-    told ``dtype=str`` cell by cell through Python strings (0.5-0.7 s of a 200,000-row
-    file with its answers' texts, against 0.15 s read with its own types). So the
+    told ``dtype=str`` cell by cell through Python strings. So the
     columns of the first :data:`SAMPLE_ROWS` rows that pandas reads as text are left
     to it, and only the others (numbers, true/false, empty) are told ``dtype=str``.
     A column pandas still reads otherwise further down (numbers in a later block of

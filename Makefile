@@ -63,7 +63,8 @@ BENCH_QUICK = \
 	"perplexity.py --answers 8 --chunk 8 --max-chars 600" \
 	"judge_pipeline.py" \
 	"judge_gpu.py --tiny --pairs 48 --repeat 5" \
-	"cli_startup.py --repeat 3"
+	"cli_startup.py --repeat 3" \
+	"plan_simulation.py --runs 30 --repeat 2"
 
 # one thread each (torch, BLAS): on a CPU shared with other work, two threads wait for
 # each other at every operation (docs/benchmarks.md); ours and each baseline alike

@@ -133,6 +133,30 @@ def test_ctrl_c_anywhere_before_the_block_leaves_nothing_changed() -> None:
         assert state["level"] == 10, f"not put back after a Ctrl-C at line {line}"
 
 
+def test_a_ctrl_c_as_the_setting_is_put_back_leaves_the_next_block_changed() -> None:
+    # a Ctrl-C inside put_back (BLAS's threads are put back in steps) ended the last
+    # block with the found setting kept to be put back; the next block, taking it for
+    # one still changed, ran unchanged (BLAS on all its threads within an audit)
+    state = {"level": 10}
+    cut = [True]
+
+    def put_back(found: int) -> None:
+        try:
+            if cut[0]:
+                cut[0] = False
+                raise KeyboardInterrupt
+        finally:
+            state["level"] = found  # the put back's own finally still puts it back
+
+    borrowed = Borrowed(lambda: state["level"], lambda f: state.update(level=f + 30), put_back)
+    with pytest.raises(KeyboardInterrupt), borrowed.held():
+        assert state["level"] == 40
+    assert state["level"] == 10
+    with borrowed.held():
+        assert state["level"] == 40
+    assert state["level"] == 10
+
+
 def test_a_setting_the_caller_changes_while_a_block_is_open_is_theirs_after() -> None:
     # another thread's own choice made during a block (a notebook cell setting csv's
     # field limit while an audit reads) was undone by the block's end

@@ -52,12 +52,17 @@ class Borrowed(Generic[_T]):
         Settings the caller changes themselves while a block is open (another
         thread's ``csv.field_size_limit(...)`` during an audit) are theirs: found
         otherwise than the change made them, they are left as the caller set them
-        (put back, the caller's own limit was undone and their next read failed)."""
+        (put back, the caller's own limit was undone and their next read failed).
+
+        A Ctrl-C as the last block puts them back leaves the settings it found to be
+        put back by the next block's end, and the next block changes them again (it
+        ran unchanged: BLAS on all its threads within the next audit's block)."""
         block = object()
         try:
             with self._lock:
                 if not self._open and not self._found:
                     self._found.append(self._save())
+                if not self._open and not self._made:  # a put back cut short: again
                     try:
                         self._change(self._found[0])
                         self._made.append(self._save())

@@ -105,6 +105,25 @@ def test_the_gates_own_modules_import_no_heavy_module(module: str) -> None:
     assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "[]", "")
 
 
+def test_certify_imports_no_regression(tmp_path: Path) -> None:
+    """``recuse certify`` imports recuse.mitigation.selective, and with it the package,
+    whose debias module imported the favoritism regression at its top: statsmodels and
+    formulaic (0.1-0.2 s of the command's start), which certifying never uses."""
+    from recuse.simulate.pairs import simulate_pairs
+
+    path = tmp_path / "pairs.csv"
+    simulate_pairs(n_prompts=60, seed=1).pairs.to_csv(path, index=False)
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_AND_LIST.format(heavy=("statsmodels", "formulaic",
+         "recuse.regression")), "certify", str(path)],
+        env={**os.environ, "PYTHONPATH": SRC, "RECUSE_ROSTER": ""},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    marks = [ln for ln in done.stderr.splitlines() if ln.startswith("LOADED ")]
+    assert done.returncode == 0 and "certif" in done.stdout, done.stdout + done.stderr
+    assert marks == ["LOADED []"], done.stderr
+
+
 @pytest.mark.parametrize("json_out", [[], ["--json"]], ids=["lines", "json"])
 def test_gate_imports_no_heavy_module(tmp_path: Path, json_out: list[str]) -> None:
     """The gate reads each bias's scope from the analyses' light headings

@@ -89,3 +89,51 @@ def test_files_read_in_two_threads_keep_csvs_field_limit_wide_until_the_last_end
         t.join(4 * wait)
     assert got == {"first": 2, "second": 2}
     assert csv.field_size_limit() == default
+
+
+def _as_pandas_reads_text(path: Path, sep: str = ",") -> pd.DataFrame:
+    """The frame ``read_csv`` gave before it read text columns its faster way."""
+    return pd.read_csv(
+        path, sep=sep, dtype=str, index_col=False, keep_default_na=False, na_values=[""]
+    )
+
+
+def _same_frame(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    assert list(got.columns) == list(want.columns)
+    assert list(got.dtypes) == list(want.dtypes)
+    assert got.equals(want)
+    for k in range(want.shape[1]):  # cell by cell: types and texts, NaN where missing
+        g, w = got.iloc[:, k].tolist(), want.iloc[:, k].tolist()
+        assert [repr(v) for v in g] == [repr(v) for v in w], want.columns[k]
+
+
+def test_columns_of_numbers_true_false_and_empties_are_read_as_the_texts_written(
+    tmp_path: Path,
+) -> None:
+    # pandas would read these as numbers, true/false or all-missing; every cell must be
+    # the text written: ids keep their zeros, '1e5' is not 100000.0, 'True' not True
+    path = tmp_path / "t.csv"
+    rows = [f"{k:03d},{k}.50,1e5,{'True' if k % 2 else 'false'},,text {k}" for k in range(300)]
+    rows.append('" 007 ",-0,inf,TRUE,,"a ""b"", c\nd"')
+    path.write_text("id,p,big,flag,none,\n" + "\n".join(rows) + "\n")
+    got = read_csv(path)
+    _same_frame(got, _as_pandas_reads_text(path))
+    assert got["id"].iloc[0] == "000" and got["big"].iloc[0] == "1e5"
+    assert got["flag"].iloc[1] == "True" and got["none"].isna().all()
+    assert got.iloc[-1, -1] == 'a "b", c\nd'
+
+
+def test_a_column_read_as_text_at_first_and_as_numbers_further_down_stays_text(
+    tmp_path: Path,
+) -> None:
+    # pandas reads a long file in blocks (262,144 rows), each block's numbers as numbers:
+    # a column whose first rows are words and whose later rows are numbers comes out of
+    # pandas' own reading mixed (object: '7' and 7.0); it must be read as text throughout
+    path = tmp_path / "t.csv"
+    n = 300_000
+    head = "id,answer,score\n" + "".join(f"r{k},word {k},x\n" for k in range(200))
+    path.write_text(head + "".join(f"{k:06d},{k},{k}.0\n" for k in range(200, n)))
+    got = read_csv(path)
+    _same_frame(got, _as_pandas_reads_text(path))
+    assert got["answer"].iloc[-1] == f"{n - 1}" and got["score"].iloc[-1] == f"{n - 1}.0"
+    assert got["id"].iloc[-1] == f"{n - 1:06d}"

@@ -123,3 +123,27 @@ def test_text_columns_read_per_distinct_value_as_row_by_row(dtype: object, kind:
     assert [None if pd.isna(v) else v for v in got] == by_row
     assert got.dtype == object
     pd.testing.assert_series_equal(frame["prompt_id"], given)
+
+
+def test_a_reply_tables_judge_column_is_read_for_missing_texts_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table of recorded replies (``recuse judge replay``) reads its judge column's
+    missing-value texts once, and no other column's (its prompt, answers and replies
+    are texts kept as written): 'NA' in the judge of one item's rows is missing, with
+    the note, and the judge is the one name left."""
+    from recuse.data.recorded import read_recording
+    from recuse.verdict_parsing import BRACKETS
+
+    rows = [
+        {"item_id": f"i{i}", "prompt": "p", "response_a": "None", "response_b": "b",
+         "order": order, "text": "[[A]]", "judge": "NA" if i == 0 else "gpt-4"}
+        for i in range(3) for order in ("first", "second")
+    ]  # fmt: skip
+    path = tmp_path / "replies.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    seen = _counting(monkeypatch)
+    with pytest.warns(ReaderNote, match=r"'NA' in judge \(2 rows, first data row 1\)"):
+        recording = read_recording(path, source="table", verdict=BRACKETS)
+    assert dict(seen) == {"judge": 1}
+    assert recording.judge == "gpt-4" and recording.pairs["response_a"].iloc[0] == "None"

@@ -100,6 +100,79 @@ def build_tiny_model(
     return folder
 
 
+def _byte_level_alphabet() -> list[str]:
+    """GPT-2's 256 byte-level characters, in byte order (the tokens a byte-level BPE's
+    vocabulary starts from, SmolLM2's among them)."""
+    shown = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
+    shown += range(ord("®"), ord("ÿ") + 1)
+    out, extra = {b: chr(b) for b in shown}, 0
+    for b in range(256):
+        if b not in out:
+            out[b], extra = chr(256 + extra), extra + 1
+    return [out[b] for b in range(256)]
+
+
+def build_tiny_gguf(path: Path, *, seed: int = 0) -> Path:
+    """A 1-layer random Llama in a GGUF file as llama.cpp writes one (SmolLM2's layout:
+    byte-level BPE vocabulary and merges, ChatML template, Q8_0 embeddings, Q4_1
+    projections, F32 norms), 20 KB: transformers converts it in a second where the
+    embedded 135M judge's file takes 15-40 s, through the same reader, de-quantizing
+    and the same three progress bars."""
+    import gguf
+    import numpy as np
+    from gguf.quants import quantize
+
+    kind = gguf.GGMLQuantizationType
+    tokens = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *_byte_level_alphabet(), "Ġt", "he"]
+    dim, ffn, heads, kv = 32, 64, 2, 1
+    out = gguf.GGUFWriter(str(path), "llama")
+    out.add_block_count(1)
+    out.add_context_length(256)
+    out.add_embedding_length(dim)
+    out.add_feed_forward_length(ffn)
+    out.add_head_count(heads)
+    out.add_head_count_kv(kv)
+    out.add_rope_freq_base(10000.0)
+    out.add_layer_norm_rms_eps(1e-5)
+    out.add_vocab_size(len(tokens))
+    out.add_rope_dimension_count(dim // heads)
+    out.add_tokenizer_model("gpt2")
+    out.add_tokenizer_pre("smollm")
+    out.add_token_list(tokens)
+    out.add_token_types([3, 3, 3] + [1] * (len(tokens) - 3))  # control, then normal
+    out.add_token_merges(["Ġ t", "h e"])
+    out.add_bos_token_id(1)
+    out.add_eos_token_id(2)
+    out.add_unk_token_id(0)
+    out.add_pad_token_id(2)
+    out.add_chat_template(CHATML)
+    rng = np.random.default_rng(seed)
+    shapes = {
+        "token_embd.weight": ((len(tokens), dim), kind.Q8_0),
+        "blk.0.attn_norm.weight": ((dim,), kind.F32),
+        "blk.0.ffn_norm.weight": ((dim,), kind.F32),
+        "blk.0.attn_q.weight": ((dim, dim), kind.Q4_1),
+        "blk.0.attn_k.weight": ((dim // heads * kv, dim), kind.Q4_1),
+        "blk.0.attn_v.weight": ((dim // heads * kv, dim), kind.Q4_1),
+        "blk.0.attn_output.weight": ((dim, dim), kind.Q4_1),
+        "blk.0.ffn_gate.weight": ((ffn, dim), kind.Q4_1),
+        "blk.0.ffn_up.weight": ((ffn, dim), kind.Q4_1),
+        "blk.0.ffn_down.weight": ((dim, ffn), kind.Q4_1),
+        "output_norm.weight": ((dim,), kind.F32),
+    }
+    for name, (shape, quant) in shapes.items():
+        values = rng.normal(0.0, 0.3, size=shape).astype(np.float32)
+        if quant == kind.F32:
+            out.add_tensor(name, values)
+        else:
+            out.add_tensor(name, quantize(values, quant), raw_dtype=quant)
+    out.write_header_to_file()
+    out.write_kv_data_to_file()
+    out.write_tensors_to_file()
+    out.close()
+    return path
+
+
 def read_mt_bench_pairs(data: Path, model_a: str, model_b: str, n: int) -> list[dict[str, str]]:
     """Turn-1 MT-Bench question with two models' answers (tiny local reader for tests)."""
     folder = data / "mt_bench"

@@ -915,3 +915,29 @@ def test_the_sigmoid_is_exact_and_quiet_far_out() -> None:
         got = _sigmoid(x)
     np.testing.assert_allclose(got, want, rtol=4.5e-16, atol=0)
     assert got[0] == 0.0 and got[-1] == 1.0 and got[4] == 0.5
+
+
+def test_a_fit_whose_centring_does_not_settle_is_refused_at_that_rule(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Systems that win or lose instructions together, 1.5-2% of the verdicts the other
+    way (τ of 12): at 48 nodes each centring cut the nodes' move by only a quarter,
+    through all 30 rounds, and the doublings went on to 96 and 192 nodes (their
+    Hessians cost the most), which disagreed: None after 2.4 to 3 s. A rule finer than
+    the first whose centring does not settle now ends the fit there, None as before,
+    with no Hessian at 96 or 192 nodes. (The first rule's may cycle where finer ones
+    settle: it goes on, test_a_rule_whose_centring_cycles_stops_centring.)"""
+    from recuse.metrics.length_controlled import _converged_fit, _Likelihood
+
+    hessians: list[int] = []
+    hessian = _Likelihood._hessian
+
+    def counted(self: _Likelihood, p: np.ndarray) -> np.ndarray:
+        hessians.append(len(self.x))
+        return hessian(self, p)
+
+    monkeypatch.setattr(_Likelihood, "_hessian", counted)
+    for k, n, flips, seed in ((16, 300, 0.02, 0), (16, 300, 0.015, 1)):
+        hessians.clear()
+        assert _converged_fit(*_together(k, n, flips, seed), level=0.9) is None
+        assert set(hessians) == {24, 48}, (k, n, flips, seed)

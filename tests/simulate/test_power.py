@@ -616,3 +616,38 @@ def test_the_plan_says_its_runs_resample_less_than_the_audit() -> None:
     assert "seed 0; first guess" in same.sentence() and "resamples" not in same.sentence()
     q = plan("position", 0.2, runs=20, boot=Resampling(n_boot=150, seed=0))
     assert q.to_dict()["n_boot"] == 150 and "from 150 resamples" in q.sentence()
+
+
+@pytest.mark.parametrize("bias", ["self_preference", "verbosity"])
+def test_the_tables_a_plan_simulates_are_as_the_readers_read_them(bias: str) -> None:
+    """A plan analyses hundreds of simulated tables and reads each as validation would
+    (:func:`recuse.simulate.power.as_read`), without validating it: validation gives
+    the same frame (values, dtypes, columns, index), and says nothing (no note), for
+    the tables a plan makes: its judge, models and human labels, a few sizes, pairs per
+    prompt and seeds."""
+    import warnings
+
+    from recuse.simulate.pairs import PlantedBias, simulate_pairs
+    from recuse.simulate.power import HUMAN_LONGER, HUMAN_TIE_RATE, MODELS, as_read
+    from recuse.tables import validate_pairs
+
+    for seed, (prompts, k, accuracy, effect) in enumerate(
+        [(2, 1, 0.7, 0.1), (40, 3, 0.7, 0.1), (191, 2, 0.8, 0.2), (333, 5, 0.6, 0.05)]
+    ):
+        raw = simulate_pairs(
+            judges={"gpt-4": PlantedBias(accuracy=accuracy, **{bias: effect})},
+            models=MODELS,
+            n_prompts=prompts,
+            pairs_per_prompt=k,
+            seed=seed,
+            human_tie_rate=HUMAN_TIE_RATE,
+            human_length_preference=HUMAN_LONGER,
+            validated=False,
+        ).pairs
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a note would be a difference
+            read = validate_pairs(raw)
+        mine = as_read(raw)
+        pd.testing.assert_frame_equal(mine, read, check_exact=True)
+        assert mine.attrs == read.attrs
+        assert mine["p_a"].notna().all() and raw["p_a"].isna().all()  # filled, not given

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import threading
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -72,6 +71,7 @@ from recuse.bootstrap_rules import (
     check_seed,
     named_settings,
 )
+from recuse.borrowed import Borrowed
 from recuse.errors import ConfigError
 
 __all__ = [
@@ -124,56 +124,36 @@ _EXACT_FLOAT32 = 2.0**22
 _USE_FLOAT32 = True
 
 
-class _OneBlasThread:
-    """BLAS on one thread while any caller is inside (:func:`one_blas_thread`), the
-    setting found by the first to enter put back when the last leaves.
+def _blas_threads() -> tuple[tuple[str, int], ...]:
+    """Each loaded BLAS library (its file) and its threads now."""
+    return tuple(
+        (str(lib.filepath), int(lib.num_threads))
+        for lib in ThreadpoolController().select(user_api="blas").lib_controllers
+    )
 
-    One count for the process, where each caller had its own
-    ``threadpool_limits`` (which saves the threads it finds and puts them back as
-    it leaves): two audits run in threads, the second entering while the first ran
-    (1 thread) and leaving after it, saved 1 and put it back, so every BLAS call of
-    the process ran on one thread from then on.
-    """
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._inside = 0
-        self._limiter: Any = None  # threadpoolctl's limiter, which names no type
+def _blas_on_one_thread(_found: object) -> None:
+    _release_openblas()
+    try:
+        ThreadpoolController().limit(limits=1, user_api="blas")
+    finally:
+        _release_openblas()
 
-    def enter(self) -> None:
-        with self._lock:
-            if self._inside == 0:  # the libraries loaded now, their threads saved
-                try:
-                    _release_openblas()
-                    self._limiter = ThreadpoolController().limit(limits=1, user_api="blas")
-                    _release_openblas()
-                except BaseException:  # a Ctrl-C as it sets them: no block holds them
-                    self._put_back()
-                    raise
-            self._inside += 1
 
-    def leave(self) -> None:
-        with self._lock:
-            self._inside -= 1
-            if self._inside == 0:
-                self._put_back()
-
-    def _put_back(self) -> None:
-        """The threads saved by the first to enter, put back whatever is raised on the
-        way (a Ctrl-C in a notebook: one that landed between setting the limit and
-        counting the caller, or before the threads were put back, left BLAS on one
-        thread for the rest of the process, and the next audit saved that 1 as the
-        threads to put back)."""
-        limiter, self._limiter = self._limiter, None
-        if limiter is None:
-            return
+def _put_back_blas_threads(found: tuple[tuple[str, int], ...]) -> None:
+    """Each library's threads as found, whatever is raised on the way (a Ctrl-C in a
+    notebook as they are put back left BLAS on one thread for the rest of the process,
+    and the next audit saved that 1 as the threads to put back)."""
+    threads = dict(found)
+    try:
+        _release_openblas()  # the last block to end may not be in the first's thread
+    finally:
         try:
-            _release_openblas()  # the last to leave may not be the first to enter
+            for lib in ThreadpoolController().select(user_api="blas").lib_controllers:
+                if str(lib.filepath) in threads:
+                    lib.set_num_threads(threads[str(lib.filepath)])
         finally:
-            try:
-                limiter.restore_original_limits()
-            finally:
-                _release_openblas()
+            _release_openblas()
 
 
 def _release_openblas() -> None:
@@ -181,7 +161,8 @@ def _release_openblas() -> None:
     thread that last set them (until a ``with`` block of its ends) set them again and
     ignores the others, so the first audit's thread would keep them from the last one's,
     and a caller's thread holding a limit would keep an audit in another thread on its
-    threads (held by :class:`_OneBlasThread`'s lock: no other recuse caller sets them)."""
+    threads (called within :data:`_ONE_BLAS_THREAD`'s lock, a
+    :class:`~recuse.borrowed.Borrowed`'s: no other recuse caller sets them)."""
     clear = getattr(
         getattr(threadpoolctl, "OpenBLASController", None), "clear_controlling_thread", None
     )
@@ -189,19 +170,22 @@ def _release_openblas() -> None:
         clear(force=True)
 
 
-_ONE_BLAS_THREAD = _OneBlasThread()
+#: BLAS's threads (the process's), one while any :func:`one_blas_thread` block is open:
+#: one count for the process, where each caller had its own ``threadpool_limits``
+#: (which saves the threads it finds and puts them back as it leaves): two audits run
+#: in threads, the second entering while the first ran (1 thread) and leaving after it,
+#: saved 1 and put it back, so every BLAS call of the process ran on one thread after
+_ONE_BLAS_THREAD = Borrowed(_blas_threads, _blas_on_one_thread, _put_back_blas_threads)
 
 
 @contextlib.contextmanager
 def one_blas_thread() -> Iterator[None]:
     """BLAS limited to one thread inside the block, safe to nest and to enter from
     several threads at once: the threads BLAS had before the first block began are
-    back when the last block ends, whatever the order they end in."""
-    _ONE_BLAS_THREAD.enter()
-    try:
+    back when the last block ends, whatever the order they end in
+    (:class:`~recuse.borrowed.Borrowed`)."""
+    with _ONE_BLAS_THREAD.held():
         yield
-    finally:
-        _ONE_BLAS_THREAD.leave()
 
 
 def _div(num: FloatArray, den: FloatArray) -> FloatArray:

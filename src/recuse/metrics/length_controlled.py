@@ -270,7 +270,9 @@ def _converged_fit(
 ) -> _Joint | None:
     """:func:`_joint_fit` with :data:`_NODES` nodes, doubled (each fit started from
     the last one's maximum) until two fits' rates and interval ends agree within
-    :data:`QUADRATURE_TOL` points: the finer fit. None where a fit is None, or where
+    :data:`QUADRATURE_TOL` points: the finer fit. None where a fit is None (no finite
+    maximum, or a finer rule's nodes whose centring does not settle:
+    :data:`STALLED_ROUNDS`, refused at that rule), or where
     the fits at :data:`MAX_NODES` and half as many still disagree: the instruction
     effect is then too wide for the nodes (τ of 30 logits and more, where every system
     wins or loses an instruction together), and the last fit's intervals were far too
@@ -535,9 +537,20 @@ MAX_COEFFICIENT = 30.0
 CENTRED_TOL, RECENTRES = 1e-6, 30
 #: centrings in a row that do not bring the nodes' move under STALLED_SHRINK times its
 #: least so far, after which a rule's centring is taken as not settling (its rounds
-#: cycle: at τ of 8 to 15, 24 nodes moved by 0.1 to 0.2 on every round of 30, and the
-#: finer rules the doublings went on to gave the fit's result)
+#: cycle: at τ of 8 to 15, 24 nodes moved by 0.1 to 0.2 on every round of 30). A rule
+#: finer than the first whose centring does not settle, so or in RECENTRES rounds,
+#: gives no joint fit: the doublings went on to 192 nodes, 3 to 10 s in all where
+#: systems win or lose instructions together (16 systems on 300 or 805 instructions,
+#: 1.5-2% of the verdicts the other way, τ 10 to 15), to a fit that did not settle
+#: either. Of 180 tables of that kind (3 to 24 systems, 60 to 500 instructions, 0 to
+#: 20% the other way) every one with such a rule was None; the first rule's centring
+#: may cycle where finer ones settle (1 of the 180: 24 nodes cycled, 48 to 192 agreed),
+#: so its last maximum goes on to the doubling. No fit that settles had a rule that did
+#: not (AlpacaEval 1 and 2: at most 4 centrings a rule; the planted benchmark's: 3)
 STALLED_ROUNDS, STALLED_SHRINK = 4, 0.9
+#: the rules (nodes) whose centring may end unsettled and still go on to the doubling: the
+#: first (its last maximum); a finer rule's that does not settle ends the fit (None)
+MAY_CYCLE = _NODES
 
 
 def _ran_off(p: np.ndarray) -> bool:
@@ -559,7 +572,9 @@ def _maximum(
     centring again moves no node by :data:`CENTRED_TOL` (at most :data:`RECENTRES`
     times, and no more once :data:`STALLED_ROUNDS` centrings in a row have not cut the
     least move so far by a tenth): the maximum, scores and Hessian of one quadrature
-    rule."""
+    rule. None where there is no maximum, or where the centring of a rule finer than
+    the first does not settle (:data:`STALLED_ROUNDS`); the first rule's last maximum
+    goes on to the doubling."""
     like.centre(start)
     found, least, since = None, np.inf, 0
     for _ in range(RECENTRES):
@@ -568,12 +583,12 @@ def _maximum(
             return None
         moved = like.centre(found[0])
         if moved < CENTRED_TOL:
-            break
+            return found
         least, since = (moved, 0) if moved < STALLED_SHRINK * least else (least, since + 1)
         if since == STALLED_ROUNDS:
-            break  # not settling: this rule's last maximum, as after RECENTRES rounds
+            break  # not settling
         start = found[0]
-    return found
+    return found if len(like.x) <= MAY_CYCLE else None
 
 
 def _maximum_at(

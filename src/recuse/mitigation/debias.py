@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -23,12 +24,21 @@ from scipy import stats
 
 from recuse.errors import InputError
 from recuse.numbers import decimal
-from recuse.regression.favoritism import Families, FavoritismResult, prepare, without_se
+
+if TYPE_CHECKING:
+    from recuse.regression.favoritism import Families, FavoritismResult
+
+# recuse.regression.favoritism is imported where a correction is computed: this module
+# is imported with the package (recuse.mitigation), which `recuse certify` imports for
+# mitigation.selective, and the regression package brings statsmodels and formulaic
+# (0.1-0.2 s of the command's start) that certifying never uses
 
 
 def debias(ratings: pd.DataFrame, result: FavoritismResult, families: Families) -> pd.DataFrame:
     """Usable rows with ``y`` (normalised rating), ``y_debiased``, ``correction`` and
     ``rating_debiased`` (raw scale). Uses the fit's normalisation."""
+    from recuse.regression.favoritism import prepare
+
     p = prepare(ratings, families, normalize=result.normalize)  # type: ignore[arg-type]
     f = p.frame
     scale_fit = result.scales.set_index("dimension")["scale"]
@@ -72,6 +82,8 @@ def not_subtracted(coefficients: pd.DataFrame) -> str:
     ``coefficients`` (a fit's, or its rows of the judges ``--judge`` chose) the correction
     leaves out (:func:`~recuse.regression.favoritism.without_se`): the words the command's
     and the audit's correction lines end with ("" where it leaves none out)."""
+    from recuse.regression.favoritism import without_se
+
     return "".join(f"; {t} not subtracted (not estimated)" for t in without_se(coefficients))
 
 

@@ -278,21 +278,49 @@ def _simulated(
             )
         else:
             planted = PlantedBias(accuracy=accuracy, **{planted_field: effect})
-            table = simulate_pairs(
-                judges={"gpt-4": planted},
-                models=MODELS,
-                n_prompts=prompts,
-                pairs_per_prompt=k,
-                seed=boot.seed + r,
-                human_tie_rate=HUMAN_TIE_RATE,
-                human_length_preference=HUMAN_LONGER,
-            ).pairs
+            table = as_read(
+                simulate_pairs(
+                    judges={"gpt-4": planted},
+                    models=MODELS,
+                    n_prompts=prompts,
+                    pairs_per_prompt=k,
+                    seed=boot.seed + r,
+                    human_tie_rate=HUMAN_TIE_RATE,
+                    human_length_preference=HUMAN_LONGER,
+                    validated=False,
+                ).pairs
+            )
         res = pairwise_bias(
             table, metrics=[metric], curves=False, boot=replace(boot, seed=boot.seed + r), min_n=2
         )
         hits += any(x.metric == metric and detected(x, null=null) for x in res.results)
         done += 1
     return hits / max(done, 1), done
+
+
+#: the text columns of a simulated pairs table, which the readers hold as Python strings
+_TEXT_COLUMNS = (
+    "item_id", "prompt_id", "model_a", "model_b", "judge", "source", "status_first",
+    "status_second",
+)  # fmt: skip
+
+
+def as_read(table: pd.DataFrame) -> pd.DataFrame:
+    """A table :func:`~recuse.simulate.pairs.simulate_pairs` made (``validated=False``)
+    as :func:`recuse.tables.validate_pairs` reads it: its text columns as Python
+    strings (object), and ``p_a`` the mean of the orders judged,
+
+        p_a = mean(p_a_first, p_a_second) over the orders not missing,
+
+    missing where neither was judged. Validation checks what a table from outside may
+    get wrong (ids, labels, names, items that disagree, verdicts without a judge); a
+    table the simulator made of its own draws gets none of it wrong, and a search runs
+    hundreds (validation was 37% of ``recuse plan``'s time).
+    ``tests/simulate/test_power.py`` checks that validation gives this same frame, and
+    no note, for the tables a plan simulates."""
+    out = table.astype(dict.fromkeys(_TEXT_COLUMNS, object))
+    out["p_a"] = out[["p_a_first", "p_a_second"]].mean(axis=1)
+    return out
 
 
 def detected(result: MetricResult, *, null: float) -> bool:

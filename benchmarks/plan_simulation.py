@@ -1,0 +1,80 @@
+"""Time `recuse plan`'s simulation: the seeded data sets a power search analyses.
+
+Each run of a plan simulates a pairs table (:func:`recuse.simulate.pairs.simulate_pairs`)
+and estimates the bias on it. Ours reads the simulated table as the readers would
+(:func:`recuse.simulate.power.as_read`: text columns as Python strings, ``p_a`` the
+mean of the orders); the baseline, timed in the same run and alternating with ours,
+validates each table through every input check (:func:`recuse.tables.validate_pairs`,
+as ``simulate_pairs(validated=True)`` did for each of them before). Both must give the
+same simulated power, run for run.
+
+Targets (exit status 1 when missed): the same power, and ours at most 0.9x the
+baseline's time (0.76-0.80x measured on the shared 2-core machine at load 2.5-2.7, 40
+runs: validation was 5 ms of a run's 17-19 ms at 573 pairs).
+
+Run: python benchmarks/plan_simulation.py [--runs N] [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+
+from _targets import Targets
+
+from recuse.metrics.bootstrap import Resampling
+from recuse.simulate import power
+from recuse.tables import validate_pairs
+
+
+def simulated(runs: int, prompts: int, k: int) -> tuple[float, float]:
+    """(seconds, power) of one search step: ``runs`` data sets of ``prompts`` x ``k``."""
+    gc.collect()
+    start = time.perf_counter()
+    got, _ = power._simulated(
+        "self-preference",
+        0.1,
+        prompts=prompts,
+        k=k,
+        accuracy=0.7,
+        boot=Resampling(n_boot=power.PLAN_N_BOOT, seed=0),
+        runs=runs,
+    )
+    return time.perf_counter() - start, got
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100, help="simulated data sets a step")
+    parser.add_argument("--prompts", type=int, default=191, help="prompts of each data set")
+    parser.add_argument("--repeat", type=int, default=3, help="best of N of each")
+    args = parser.parse_args()
+    as_read = power.as_read
+    ours = base = float("inf")
+    powers: set[tuple[str, float]] = set()
+    for _ in range(args.repeat):  # alternating: a load spike hits each alike
+        power.as_read = as_read
+        took, got = simulated(args.runs, args.prompts, 3)
+        ours, powers = min(ours, took), powers | {("ours", got)}
+        power.as_read = validate_pairs  # every input check on each table, as before
+        took, got = simulated(args.runs, args.prompts, 3)
+        base, powers = min(base, took), powers | {("validated", got)}
+    power.as_read = as_read
+    pairs = args.prompts * 3
+    print(
+        f"{args.runs} simulated data sets of {pairs:,} pairs, best of {args.repeat}: "
+        f"read as the readers do {ours:.2f} s, validated {base:.2f} s "
+        f"(ratio {ours / base:.2f}); simulated power {sorted(powers)}"
+    )
+    targets = Targets()
+    same = len({p for _, p in powers}) == 1
+    targets.at_least("same simulated power as validated (1 = yes)", float(same), 1.0)
+    targets.at_most("plan simulation / validated", ours / base, 0.9, "x")
+    targets.finish()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

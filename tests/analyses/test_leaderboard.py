@@ -325,3 +325,38 @@ def test_a_leaderboard_of_one_judge_says_why_its_self_terms_are_not_identified(
         "that model's strength (the audit without --judge pools every judge's verdicts)"
     )
     assert "gpt-4, whose family's answers are its family's other models'" in said["bt_family"]
+
+
+def test_the_pooled_length_and_position_terms_say_they_are_not_a_judges_headline(
+    shared_data: Path,
+) -> None:
+    """On llmbar-mtbench the leaderboard's length term, one coefficient for the four
+    judges against the strengths their own verdicts give the systems, reads 'rewards
+    longer answers' (its interval above 0), beside four verbosity headlines that detect
+    no difference from the humans; its first-position term reads 'rewards the answer
+    shown first' beside gpt-4's negligible position headline. The own and family terms
+    said they were no judge's headline; these said nothing, so two answers to 'does this
+    judge prefer longer answers' disagreed with no word why."""
+    from recuse.driver import AuditOptions, load_input, run_audit
+    from recuse.roster import Roster
+
+    roster = Roster.builtin()
+    inp = load_input("llmbar-mtbench", data_dir=shared_data, roster=roster)
+    options = AuditOptions(n_boot=300, only=("leaderboard", "verbosity", "position"))
+    report = run_audit([inp], options=options, roster=roster)
+    by = {(f.bias.key, f.judge): f for f in report.findings}
+    length = by[("bt_length", "gpt-3.5-turbo, gpt-4, llama-2-70b-chat, palm-2")]
+    assert length.ci_low > 0 and length.estimate > 0.3
+    verbosity = [f for (key, _), f in by.items() if key == "verbosity_longer_gap"]
+    assert len(verbosity) == 4 and not any(f.significant for f in verbosity)
+    assert "not any judge's verbosity headline" in length.bias.unit
+    assert "than the humans" in length.bias.unit
+    first = by[("bt_first", "gpt-3.5-turbo, gpt-4, llama-2-70b-chat, palm-2")]
+    assert first.ci_low > 0 and by[("position", "gpt-4")].materiality == "negligible"
+    assert "not any judge's position headline" in first.bias.unit
+    # the words go where the estimate is read: the section's words and report.json
+    from recuse.report.export import to_dict
+
+    section = next(s for s in to_dict(report)["sections"] if s["id"] == ANALYSIS.id)
+    units = {b["bias"]: b["unit"] for b in section["biases"]}
+    assert units["bt_length"] == length.bias.unit and units["bt_first"] == first.bias.unit

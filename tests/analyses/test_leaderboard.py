@@ -360,3 +360,46 @@ def test_the_pooled_length_and_position_terms_say_they_are_not_a_judges_headline
     section = next(s for s in to_dict(report)["sections"] if s["id"] == ANALYSIS.id)
     units = {b["bias"]: b["unit"] for b in section["biases"]}
     assert units["bt_length"] == length.bias.unit and units["bt_first"] == first.bias.unit
+
+
+def test_the_alpaca_eval_tables_define_their_columns_and_name_their_fit() -> None:
+    """The two AlpacaEval tables (the leaderboard and the length-controlled one) held 19
+    columns with no word: win rates in %, log-odds coefficients, intervals of three kinds
+    at a level not given; and the second's title said 'AlpacaEval 2 GLM' above an
+    lc_win_rate that is the joint fit. Planted: a judge that favours the longer answer
+    (the simulation's φ = −1 on tanh(−z), z how much longer the system's answer is), so
+    the length coefficient, on δ = the baseline's length − the system's, reads negative,
+    as its words say it should (AlpacaEval's GPT-4 judges read −0.2 to −4)."""
+    from recuse.analyses.base import AuditOptions
+    from recuse.data.inputs import Input, Source
+    from recuse.driver import run_audit
+    from recuse.metrics.length_controlled import JOINT
+    from recuse.metrics.length_controlled import columns as lc_columns
+    from recuse.roster import Roster
+    from recuse.simulate.length_controlled import JUDGE, simulate_length_controlled
+
+    sim = simulate_length_controlled(rho=0.0, systems=3, n_instructions=300, seed=4,
+                                     longer=1.0, length_effect=-1.0)  # fmt: skip
+    frame = sim.pairs.assign(
+        source="alpaca-eval", human=np.nan, item_id=sim.pairs["prompt_id"] + sim.pairs["model_b"],
+        p_a_first=sim.pairs["p_a"], p_a_second=np.nan,
+    )  # fmt: skip
+    longer = frame["len_b"] > frame["len_a"]  # b: the system; a: the baseline
+    wins = 1 - frame["p_a"]
+    assert wins[longer].mean() > wins[~longer].mean() + 0.1  # it favours the longer answer
+    inp = Input("sim-ae", "pairs", frame, Source("sim-ae", "pairs", len(frame), judges=(JUDGE,)))
+    options = AuditOptions(level=0.8, n_boot=100, only=("leaderboard",))
+    report = run_audit([inp], options=options, roster=Roster.builtin())
+    tables = [t for s in report.sections for t in s.tables
+              if t.name.startswith(("lc-win-rate", "alpaca-eval-leaderboard"))]  # fmt: skip
+    assert len(tables) == 2
+    for table in tables:
+        words = table.to_dict()["columns"]
+        assert set(words) == set(table.frame.columns), table.name
+        assert words == lc_columns(0.8)
+        assert "80% percentile interval" in words["win_rate_low"]
+        assert "in %" in words["win_rate"] and "in %" in words["lc_win_rate"]
+        assert (table.frame["length_coefficient"] < 0).all()
+        assert "negative: the judge favours the longer answer" in words["length_coefficient"]
+        assert (table.frame["lc_method"] == JOINT).all()
+        assert "GLM)" not in table.title

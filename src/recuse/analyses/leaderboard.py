@@ -36,6 +36,7 @@ from recuse.metrics.length_controlled import (
     length_controlled_win_rates,
     tracks_difficulty,
 )
+from recuse.metrics.length_controlled import columns as lc_columns
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.tool_scores import (
     SIGNIFICANT_WEIGHT,
@@ -280,7 +281,8 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> 
         _own_baseline(ctx, inp, "AlpacaEval", judge, found[0], int(lc["n"].sum()))
         part.tables.append(
             Table(slug("alpaca-eval-leaderboard", inp.name, judge),
-                  f"AlpacaEval leaderboard, annotator {judge} — {inp.name}", lc)
+                  f"AlpacaEval leaderboard, annotator {judge} — {inp.name}", lc,
+                  columns=lc_columns(o.level))
         )  # fmt: skip
         for r in lc.itertuples():
             glm_rate = float(cast(float, r.lc_win_rate_glm))
@@ -509,7 +511,8 @@ def _length_controlled(
             continue
         part.tables.append(
             Table(slug("lc-win-rate", inp.name, judge),
-                  f"Length-controlled win rate (AlpacaEval 2 GLM), judge {judge} — {inp.name}", lc)
+                  f"Length-controlled win rate (AlpacaEval 2; lc_method says which fit), "
+                  f"judge {judge} — {inp.name}", lc, columns=lc_columns(ctx.options.level))
         )  # fmt: skip
         part.notes.append(
             f"{inp.name}, {judge}: length-controlled win rate against the fixed baseline "

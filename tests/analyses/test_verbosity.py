@@ -217,3 +217,41 @@ def test_the_agreement_curve_says_which_orders_its_points_are_of() -> None:
             assert f"the {order} order's verdict alone (--orders {order}): 1 = it agrees" in text
     assert "half of the verdicts agree" not in both
     assert "dashed line: 0.5, as much of the win to the other answer as to the " in both
+
+
+def test_the_curve_tables_define_their_columns_and_the_open_last_bin(
+    planted: Planted, tmp_path: Path
+) -> None:
+    """The three curve tables carried no column words in report.json or on the page,
+    and the last bin's bin_high, inf in the CSV, is null in report.json (JSON has no
+    infinity), where it read as a missing value. Every column is now defined, the open
+    last bin among them, and each row's pairs are those from bin_low (in) to bin_high
+    (out), counted again here."""
+    from recuse.metrics.verbosity import curve_columns
+    from recuse.report.export import to_dict
+
+    (section,) = [s for s in planted.report.sections if s.id == ANALYSIS.id]
+    curves = [t for t in section.tables if "curve" in t.name]
+    assert {t.name for t in curves} >= {
+        "alignment-curve-sim-pairs",
+        "human-verbosity-curve-sim-pairs",
+    }
+    words = curve_columns(OPTIONS.level)
+    tables = to_dict(planted.report)["tables"]
+    for table in curves:
+        said = tables[table.name]["columns"]
+        assert set(said) == set(table.frame.columns), table.name
+        assert said == {c: words[c] for c in table.frame.columns}
+        last = table.frame[np.isinf(table.frame["bin_high"])]
+        assert len(last)  # the planted answers reach the open bin
+        assert all(r["bin_high"] is None for r in tables[table.name]["rows"]
+                   if r["bin_low"] == last["bin_low"].iloc[0])  # fmt: skip
+    assert "empty in report.json for the last bin, which is open" in words["bin_high"]
+    assert f"{OPTIONS.level:.0%} interval" in words["ci_low"]
+    items = planted.pairs.drop_duplicates("item_id")
+    items = items[items["human"].notna()]
+    words_a, words_b = (items[f"response_{s}"].str.split().str.len() for s in "ab")
+    x = (words_a - words_b) / words_b
+    human = next(t.frame for t in curves if t.name == "human-verbosity-curve-sim-pairs")
+    top = human[np.isinf(human["bin_high"])].iloc[0]
+    assert int((x >= top["bin_low"]).sum()) == top["n"]  # every pair from bin_low up

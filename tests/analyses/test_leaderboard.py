@@ -253,7 +253,7 @@ def test_a_negative_kendall_tau_reads_with_the_minus_sign(
     report = audit_only(ANALYSIS.id, planted.pairs, planted.roster)
     section = next(s for s in report.sections if s.id == ANALYSIS.id)
     (note,) = [n for n in section.notes if "Kendall" in n]
-    assert "(1 = same order): raw vs adjusted \u22120.31" in note and "-0.3" not in note, note
+    assert "rank interval): raw vs adjusted \u22120.31" in note and "-0.3" not in note, note
 
 
 def test_human_labels_that_give_no_leaderboard_are_said(planted: Planted) -> None:
@@ -403,3 +403,14 @@ def test_the_alpaca_eval_tables_define_their_columns_and_name_their_fit() -> Non
         assert "negative: the judge favours the longer answer" in words["length_coefficient"]
         assert (table.frame["lc_method"] == JOINT).all()
         assert "GLM)" not in table.title
+
+
+def test_the_kendall_tau_note_says_why_it_has_no_interval(planted: Planted) -> None:
+    """Kendall's τ between the raw, adjusted and human orderings is printed with no
+    interval and said nothing of it, where every other number of the section has one:
+    it now says it is of the fitted strengths and where the ranks' uncertainty is."""
+    section = next(s for s in planted.report.sections if s.id == ANALYSIS.id)
+    (note,) = [n for n in section.notes if n.startswith("sim-pairs: Kendall's τ")]
+    assert "with no interval: how far each rank could move is the table's rank interval" in note
+    board = next(t for t in section.tables if t.name == "leaderboard-sim-pairs")
+    assert {"raw rank_low", "raw rank_high"} <= set(board.frame.columns)

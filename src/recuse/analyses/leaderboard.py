@@ -140,7 +140,9 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             f"adjusted vs humans {decimal(lb.tau_adjusted_human, 2)}",
         ]
     part.notes.append(
-        f"{inp.name}: Kendall's τ between the orderings (1 = same order): "
+        f"{inp.name}: Kendall's τ between the orderings (1 = same order; of the fitted "
+        "strengths, with no interval: how far each rank could move is the table's rank "
+        "interval): "
         + "; ".join(taus)
         + f". {len(adj.systems)} systems, {adj.n_pairs:,} judged pairs fitted, "
         + f"{adj.n_clusters:,} prompts"

@@ -301,7 +301,7 @@ def test_the_first_line_says_who_writes_a_servers_prompts() -> None:
     url = "http://127.0.0.1:9/v1"
     line = describe(HTTPBackend(url, model="m"), "m")
     assert line == (
-        "judge m: served model m; its prompts written by recuse in ChatML "
+        "judge m: model m asked of the server; its prompts written by recuse in ChatML "
         "(<|im_start|>…<|im_end|>) for /v1/completions: a model with another chat "
         "template reads those marks as plain text (--endpoint chat has the server write "
         "its own)"

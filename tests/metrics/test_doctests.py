@@ -42,6 +42,7 @@ MODULES = [
     "recuse.interval_rules",
     "recuse.cli.app",
     "recuse.judging.handlers.pairwise",
+    "recuse.analyses.base",
 ]
 
 

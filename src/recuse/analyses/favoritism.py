@@ -212,7 +212,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                     sb["upper"].astype(float).tolist(),
                     id=slug("selfbias", inp.name), title=f"Self-bias γ_j — {inp.name}",
                     xlabel=f"extra {res.scale_note} for own completions ({percent(o.level)} CI)",
-                    caption=red_caption(0.0), format=o.figure_format,
+                    caption=red_caption(0.0, adjusted=o.fdr), format=o.figure_format,
                 )
             )  # fmt: skip
         if len(fb):
@@ -227,7 +227,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                         f"extra {res.scale_note} for the family's other models "
                         f"({percent(o.level)} CI)"
                     ),
-                    caption=red_caption(0.0), format=o.figure_format,
+                    caption=red_caption(0.0, adjusted=o.fdr), format=o.figure_format,
                 )
             )  # fmt: skip
         _score_matrix_figure(ctx, inp, chosen)

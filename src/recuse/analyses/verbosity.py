@@ -199,8 +199,9 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
         (
             "human_verbosity_curve",
             f"Human preference by length difference — {inp.name}: "
-            "per bin of (len a − len b) / len b, the mean human score (+1: the human prefers "
-            "a, −1: b, 0: a tie)",
+            "per bin of (len a − len b) / len b, the mean human score 2·human − 1 (+1: the "
+            "human prefers a, −1: b, 0: a tie; a share of votes in between: 0.75 for a "
+            "reads +0.5)",
         ),
         (
             "judge_verbosity_curve",

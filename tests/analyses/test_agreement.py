@@ -190,3 +190,30 @@ def test_every_estimates_table_says_what_its_numbers_are(planted: Planted, tmp_p
     assert definition("verbosity-sim-pairs", "verbosity_longer_gap").startswith(
         "prefer-longer gap: P(judge picks the longer response) minus P(human picks it)"
     )
+
+
+def test_the_agreement_words_hold_for_a_verdict_of_one_order(shared_data: Path) -> None:
+    """The agreement's unit said the judge's verdict was 'both orders combined': on
+    llmbar-mtbench palm-2's agreement rests on 193 pairs, 1 of them judged in one order
+    (its position rests on 192), and with --orders first every verdict is one order's
+    (the agreement moves: gpt-4 0.81 -> 0.80). The words now say the orders it judged."""
+    from recuse.driver import AuditOptions, load_input, run_audit
+    from recuse.roster import Roster
+
+    roster = Roster.builtin()
+    inp = load_input("llmbar-mtbench", data_dir=shared_data, roster=roster)
+    f = inp.frame
+    palm = f[(f["judge"] == "palm-2") & f["p_a"].notna()]
+    one = palm["p_a_first"].isna() ^ palm["p_a_second"].isna()
+    assert (len(palm), int(one.sum())) == (193, 1)
+    found = {}
+    for orders in ("both", "first"):
+        options = AuditOptions(n_boot=100, only=("agreement",), orders=orders)
+        report = run_audit([inp], options=options, roster=roster)
+        (found[orders],) = [
+            x for x in report.findings if x.bias.key == ACCURACY.key and x.judge == "gpt-4"
+        ]
+    assert found["both"].estimate == 0.81 and found["first"].estimate == 0.795
+    for x in found.values():
+        assert "both orders" not in x.bias.unit
+        assert "the orders it judged combined" in x.bias.unit

@@ -274,7 +274,7 @@ def test_the_curves_columns_are_defined_where_it_is_written(
     ``certified`` with an empty threshold, defined nowhere. The tables now carry their
     columns' words (report.json ``columns``, the page under the table). Here a stratum
     that certified nothing has such a bound, by hand, and the words say whose it is."""
-    from recuse.analyses.certification import CURVE_COLUMNS
+    from recuse.analyses.certification import CURVE_COLUMNS, shown_columns
     from recuse.mitigation.selective import clopper_pearson_lower
 
     path = write_report(report, tmp_path / "out")["json"]
@@ -282,7 +282,8 @@ def test_the_curves_columns_are_defined_where_it_is_written(
     curve = next(t for t in report.sections[0].tables if not t.show)
     assert set(curve.frame.columns) - set(CURVE_COLUMNS) == {"dataset", "judge"}
     for name, table in tables.items():
-        assert table["columns"] == CURVE_COLUMNS, name
+        words = CURVE_COLUMNS if name == curve.name else shown_columns(curve.name)
+        assert table["columns"] == words, name
     unkept = curve.frame[(curve.frame["n_kept"] == 0) & curve.frame["lower_bound"].notna()]
     assert len(unkept) and unkept["agreement"].isna().all()
     assert "first threshold tested" in CURVE_COLUMNS["lower_bound"]
@@ -317,3 +318,29 @@ def test_a_held_out_agreement_in_the_finding_reads_on_its_side_of_the_target() -
 
     assert detail(0.79996).endswith("held out: 50.0% kept, 79.996% agree")
     assert detail(0.8512).endswith("held out: 50.0% kept, 85.1% agree")
+
+
+def test_the_shown_table_says_which_strata_it_holds_and_where_the_others_are(
+    report: AuditReport,
+) -> None:
+    """The table on the page holds the own and pooled rows; its stratum column said
+    "own, family or other ... pooled: their sum", so a pooled row that kept pairs beside
+    an own row that kept none (llmbar-mtbench's gpt-3.5-turbo: 57 and 0) summed rows not
+    there. Its words now say which rows it holds and name the curve table that has the
+    others, whose words stay the curve's."""
+    from recuse.analyses.certification import CURVE_COLUMNS
+
+    (section,) = report.sections
+    (shown,) = [t for t in section.tables if t.show]
+    (curve,) = [t for t in section.tables if not t.show]
+    assert set(shown.frame["stratum"]) == {"own", "pooled"}
+    assert {"family", "other"} <= set(curve.frame["stratum"])
+    words = shown.to_dict()["columns"]["stratum"]
+    assert words.startswith("own or pooled") and curve.name in words
+    assert curve.to_dict()["columns"] == CURVE_COLUMNS
+    # a pooled row is the sum of every stratum's, the rows of the curve table
+    at = curve.frame[(curve.frame["judge"] == JUDGE) & (curve.frame["target"].round(2) == 0.8)]
+    pooled = at[at["stratum"] == "pooled"].iloc[0]
+    parts = at[at["stratum"] != "pooled"]
+    assert pooled["n_kept"] == parts["n_kept"].sum() > 0
+    assert pooled["n_labelled"] == parts["n_labelled"].sum()

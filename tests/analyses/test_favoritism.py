@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from analyses.conftest import Planted
@@ -268,3 +269,44 @@ def test_the_coefficient_and_score_tables_say_their_unit(planted: Planted) -> No
     one = matrix.frame.iloc[0]
     mine = r[(r["judge"] == one["judge"]) & (r["model"] == one["model"])]
     assert int(one["n"]) == len(mine) and "max-normalised" in matrix.columns["mean"]
+
+
+def test_the_section_says_its_standard_errors_are_not_the_papers(shared_data) -> None:  # type: ignore[no-untyped-def]
+    """Play Favorites computed White's robust standard errors (HC0); the audit's default
+    is cluster-robust by prompt, and its section said only 'robust standard errors', so
+    its intervals were read as the paper's. On play-favorites the two differ: gpt-4o's
+    γ reads ±0.0082 (cluster) against ±0.0100 (HC0, as statsmodels gives it from the
+    same design). The words now say which is the default and how to get the paper's."""
+    import numpy as np
+    import statsmodels.api as sm
+    from scipy.stats import norm
+
+    from recuse.data import load
+
+    roster = Roster.builtin()
+    ratings = load("play-favorites", data_dir=shared_data, roster=roster)
+    half = {}
+    for se in ("cluster", "HC0"):
+        gamma = fit_favoritism(ratings, roster, se=se).self_bias().set_index("judge")
+        half[se] = float(gamma.loc["gpt-4o", "upper"] - gamma.loc["gpt-4o", "estimate"])
+    # HC0 by statsmodels on the same design: judge intercepts and slopes, self and
+    # family terms, the second dimension's shift; scores over each dimension's top score
+    r = ratings.copy()
+    top = r.groupby("dimension")[["rating", "reference"]].transform("max").max(axis=1)
+    y, ref = r["rating"] / top, r["reference"] / top
+    fam = r["judge"].map(roster.family)
+    cols = {}
+    for j in sorted(r["judge"].unique()):
+        cols[f"a {j}"] = (r["judge"] == j).astype(float)
+        cols[f"b {j}"] = (r["judge"] == j) * ref
+        cols[f"g {j}"] = ((r["judge"] == j) & (r["model"] == j)).astype(float)
+    for f in sorted(fam.unique()):
+        cols[f"l {f}"] = ((fam == f) & (r["model"].map(roster.family) == f)
+                          & (r["judge"] != r["model"])).astype(float)  # fmt: skip
+    cols["d"] = (r["dimension"] == sorted(r["dimension"].unique())[1]).astype(float)
+    fit = sm.OLS(y.to_numpy(), pd.DataFrame(cols)).fit(cov_type="HC0")
+    assert half["HC0"] == pytest.approx(norm.ppf(0.95) * fit.bse["g gpt-4o"], rel=1e-6)
+    assert half["HC0"] > 1.15 * half["cluster"]  # not the same intervals
+    assert np.isfinite(half["cluster"])
+    assert "cluster-robust by prompt unless --se names another" in ANALYSIS.intro
+    assert "the paper's were White's, --se HC0" in ANALYSIS.intro

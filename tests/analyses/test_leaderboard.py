@@ -253,7 +253,7 @@ def test_a_negative_kendall_tau_reads_with_the_minus_sign(
     report = audit_only(ANALYSIS.id, planted.pairs, planted.roster)
     section = next(s for s in report.sections if s.id == ANALYSIS.id)
     (note,) = [n for n in section.notes if "Kendall" in n]
-    assert "(1 = same order): raw vs adjusted \u22120.31" in note and "-0.3" not in note, note
+    assert "rank interval): raw vs adjusted \u22120.31" in note and "-0.3" not in note, note
 
 
 def test_human_labels_that_give_no_leaderboard_are_said(planted: Planted) -> None:
@@ -325,3 +325,92 @@ def test_a_leaderboard_of_one_judge_says_why_its_self_terms_are_not_identified(
         "that model's strength (the audit without --judge pools every judge's verdicts)"
     )
     assert "gpt-4, whose family's answers are its family's other models'" in said["bt_family"]
+
+
+def test_the_pooled_length_and_position_terms_say_they_are_not_a_judges_headline(
+    shared_data: Path,
+) -> None:
+    """On llmbar-mtbench the leaderboard's length term, one coefficient for the four
+    judges against the strengths their own verdicts give the systems, reads 'rewards
+    longer answers' (its interval above 0), beside four verbosity headlines that detect
+    no difference from the humans; its first-position term reads 'rewards the answer
+    shown first' beside gpt-4's negligible position headline. The own and family terms
+    said they were no judge's headline; these said nothing, so two answers to 'does this
+    judge prefer longer answers' disagreed with no word why."""
+    from recuse.driver import AuditOptions, load_input, run_audit
+    from recuse.roster import Roster
+
+    roster = Roster.builtin()
+    inp = load_input("llmbar-mtbench", data_dir=shared_data, roster=roster)
+    options = AuditOptions(n_boot=300, only=("leaderboard", "verbosity", "position"))
+    report = run_audit([inp], options=options, roster=roster)
+    by = {(f.bias.key, f.judge): f for f in report.findings}
+    length = by[("bt_length", "gpt-3.5-turbo, gpt-4, llama-2-70b-chat, palm-2")]
+    assert length.ci_low > 0 and length.estimate > 0.3
+    verbosity = [f for (key, _), f in by.items() if key == "verbosity_longer_gap"]
+    assert len(verbosity) == 4 and not any(f.significant for f in verbosity)
+    assert "not any judge's verbosity headline" in length.bias.unit
+    assert "than the humans" in length.bias.unit
+    first = by[("bt_first", "gpt-3.5-turbo, gpt-4, llama-2-70b-chat, palm-2")]
+    assert first.ci_low > 0 and by[("position", "gpt-4")].materiality == "negligible"
+    assert "not any judge's position headline" in first.bias.unit
+    # the words go where the estimate is read: the section's words and report.json
+    from recuse.report.export import to_dict
+
+    section = next(s for s in to_dict(report)["sections"] if s["id"] == ANALYSIS.id)
+    units = {b["bias"]: b["unit"] for b in section["biases"]}
+    assert units["bt_length"] == length.bias.unit and units["bt_first"] == first.bias.unit
+
+
+def test_the_alpaca_eval_tables_define_their_columns_and_name_their_fit() -> None:
+    """The two AlpacaEval tables (the leaderboard and the length-controlled one) held 19
+    columns with no word: win rates in %, log-odds coefficients, intervals of three kinds
+    at a level not given; and the second's title said 'AlpacaEval 2 GLM' above an
+    lc_win_rate that is the joint fit. Planted: a judge that favours the longer answer
+    (the simulation's φ = −1 on tanh(−z), z how much longer the system's answer is), so
+    the length coefficient, on δ = the baseline's length − the system's, reads negative,
+    as its words say it should (AlpacaEval's GPT-4 judges read −0.2 to −4)."""
+    from recuse.analyses.base import AuditOptions
+    from recuse.data.inputs import Input, Source
+    from recuse.driver import run_audit
+    from recuse.metrics.length_controlled import JOINT
+    from recuse.metrics.length_controlled import columns as lc_columns
+    from recuse.roster import Roster
+    from recuse.simulate.length_controlled import JUDGE, simulate_length_controlled
+
+    sim = simulate_length_controlled(rho=0.0, systems=3, n_instructions=300, seed=4,
+                                     longer=1.0, length_effect=-1.0)  # fmt: skip
+    frame = sim.pairs.assign(
+        source="alpaca-eval", human=np.nan, item_id=sim.pairs["prompt_id"] + sim.pairs["model_b"],
+        p_a_first=sim.pairs["p_a"], p_a_second=np.nan,
+    )  # fmt: skip
+    longer = frame["len_b"] > frame["len_a"]  # b: the system; a: the baseline
+    wins = 1 - frame["p_a"]
+    assert wins[longer].mean() > wins[~longer].mean() + 0.1  # it favours the longer answer
+    inp = Input("sim-ae", "pairs", frame, Source("sim-ae", "pairs", len(frame), judges=(JUDGE,)))
+    options = AuditOptions(level=0.8, n_boot=100, only=("leaderboard",))
+    report = run_audit([inp], options=options, roster=Roster.builtin())
+    tables = [t for s in report.sections for t in s.tables
+              if t.name.startswith(("lc-win-rate", "alpaca-eval-leaderboard"))]  # fmt: skip
+    assert len(tables) == 2
+    for table in tables:
+        words = table.to_dict()["columns"]
+        assert set(words) == set(table.frame.columns), table.name
+        assert words == lc_columns(0.8)
+        assert "80% percentile interval" in words["win_rate_low"]
+        assert "in %" in words["win_rate"] and "in %" in words["lc_win_rate"]
+        assert (table.frame["length_coefficient"] < 0).all()
+        assert "negative: the judge favours the longer answer" in words["length_coefficient"]
+        assert (table.frame["lc_method"] == JOINT).all()
+        assert "GLM)" not in table.title
+
+
+def test_the_kendall_tau_note_says_why_it_has_no_interval(planted: Planted) -> None:
+    """Kendall's τ between the raw, adjusted and human orderings is printed with no
+    interval and said nothing of it, where every other number of the section has one:
+    it now says it is of the fitted strengths and where the ranks' uncertainty is."""
+    section = next(s for s in planted.report.sections if s.id == ANALYSIS.id)
+    (note,) = [n for n in section.notes if n.startswith("sim-pairs: Kendall's τ")]
+    assert "with no interval: how far each rank could move is the table's rank interval" in note
+    board = next(t for t in section.tables if t.name == "leaderboard-sim-pairs")
+    assert {"raw rank_low", "raw rank_high"} <= set(board.frame.columns)

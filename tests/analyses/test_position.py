@@ -106,7 +106,13 @@ def test_judgebench_reward_models_position_note(shared_data) -> None:  # type: i
         j for j, g in f.groupby("judge")
         if (g["p_a_first"] == g["p_a_second"]).all()
     }  # fmt: skip
-    assert blind == {"internlm2-7b-reward", "internlm2-20b-reward", "grm-gemma-2b-rewardmodel-ft"}
+    assert blind == {
+        "internlm2-7b-reward",
+        "internlm2-20b-reward",
+        "grm-gemma-2b-rewardmodel-ft",
+        "skywork-reward-gemma-2-27b",  # its equal rewards are ties, not flips
+        "skywork-reward-llama-3.1-8b",
+    }
     few = f[f["judge"].isin(["internlm2-7b-reward", "claude-3-haiku-20240307"])]
     report = run_audit(
         [replace(jb, frame=few)], options=AuditOptions(n_boot=100, only=("position",))

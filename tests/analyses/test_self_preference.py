@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -299,3 +300,28 @@ def test_the_section_table_says_what_the_calibrated_n_counts(planted: Planted) -
     assert pd.isna(rows.loc[("gpt-4", "self_preference_eo"), "n_of"])
     position = next(f for name, f in tables.items() if name.startswith("position"))
     assert "n_of" not in position.columns
+
+
+def test_the_dp_words_say_it_is_not_the_papers_eq_4(shared_data: Path) -> None:
+    """Wataoka's Eq. 4 is P(Y'=1|S=1) − P(Y'=1|S=0): for a judge with one own answer per
+    pair on a side at random, 2 · P(it picks its own) − 1, no human term. recuse's DP
+    subtracts the humans' rate instead, and its words called it 'the paper's Eq. 4 as a
+    difference': on llmbar-mtbench GPT-4's DP reads +0.02 where the paper's Eq. 4 of the
+    same picks is +0.73 (its own-pick rate 0.86), a reader of the paper's Table 2 would
+    compare the two. Counted by hand from the table; the words say which is which."""
+    from recuse.data import load
+
+    pairs = load("llmbar-mtbench", data_dir=shared_data)
+    mine = pairs[pairs["judge"] == "gpt-4"]
+    own = mine[(mine["model_a"] == "gpt-4") ^ (mine["model_b"] == "gpt-4")]
+    own = own[own["p_a"].notna() & own["human"].notna()]
+    picks = np.where(own["model_a"] == "gpt-4", own["p_a"], 1 - own["p_a"])
+    humans = np.where(own["model_a"] == "gpt-4", own["human"], 1 - own["human"])
+    result = self_preference(pairs, judge="gpt-4", kind="dp")
+    assert result.estimate == pytest.approx(picks.mean() - humans.mean())
+    assert result.components["judge_prefers_s"] == pytest.approx(picks.mean())
+    eq4 = 2 * picks.mean() - 1
+    assert eq4 == pytest.approx(0.7255, abs=1e-4) and abs(result.estimate) < 0.05
+    assert "not the paper's Eq. 4 itself" in DP.unit
+    assert "2 · P(judge picks its own answer) − 1" in DP.unit
+    assert "judge_prefers_s" in DP.unit

@@ -106,7 +106,9 @@ def test_the_curve_tables_say_what_their_numbers_are(planted: Planted) -> None:
     titles = {t.name: t for t in section.tables}
     human = titles["human-verbosity-curve-sim-pairs"]
     assert "(len a − len b) / len b" in human.title
-    assert "the mean human score (+1: the human prefers a, −1: b, 0: a tie)" in human.title
+    assert "the mean human score 2·human − 1 (+1: the human prefers a, −1: b, 0: a tie" in (
+        human.title
+    )
     # its ci_low / ci_high: the CSV says no level, the title does
     assert {"ci_low", "ci_high"} <= set(human.frame.columns)
     assert human.title.endswith(", with its 90% cluster-bootstrap interval")
@@ -217,3 +219,76 @@ def test_the_agreement_curve_says_which_orders_its_points_are_of() -> None:
             assert f"the {order} order's verdict alone (--orders {order}): 1 = it agrees" in text
     assert "half of the verdicts agree" not in both
     assert "dashed line: 0.5, as much of the win to the other answer as to the " in both
+
+
+def test_the_curve_tables_define_their_columns_and_the_open_last_bin(
+    planted: Planted, tmp_path: Path
+) -> None:
+    """The three curve tables carried no column words in report.json or on the page,
+    and the last bin's bin_high, inf in the CSV, is null in report.json (JSON has no
+    infinity), where it read as a missing value. Every column is now defined, the open
+    last bin among them, and each row's pairs are those from bin_low (in) to bin_high
+    (out), counted again here."""
+    from recuse.metrics.verbosity import curve_columns
+    from recuse.report.export import to_dict
+
+    (section,) = [s for s in planted.report.sections if s.id == ANALYSIS.id]
+    curves = [t for t in section.tables if "curve" in t.name]
+    assert {t.name for t in curves} >= {
+        "alignment-curve-sim-pairs",
+        "human-verbosity-curve-sim-pairs",
+    }
+    words = curve_columns(OPTIONS.level)
+    tables = to_dict(planted.report)["tables"]
+    for table in curves:
+        said = tables[table.name]["columns"]
+        assert set(said) == set(table.frame.columns), table.name
+        assert said == {c: words[c] for c in table.frame.columns}
+        last = table.frame[np.isinf(table.frame["bin_high"])]
+        assert len(last)  # the planted answers reach the open bin
+        assert all(r["bin_high"] is None for r in tables[table.name]["rows"]
+                   if r["bin_low"] == last["bin_low"].iloc[0])  # fmt: skip
+    assert "empty in report.json for the last bin, which is open" in words["bin_high"]
+    assert f"{OPTIONS.level:.0%} interval" in words["ci_low"]
+    items = planted.pairs.drop_duplicates("item_id")
+    items = items[items["human"].notna()]
+    words_a, words_b = (items[f"response_{s}"].str.split().str.len() for s in "ab")
+    x = (words_a - words_b) / words_b
+    human = next(t.frame for t in curves if t.name == "human-verbosity-curve-sim-pairs")
+    top = human[np.isinf(human["bin_high"])].iloc[0]
+    assert int((x >= top["bin_low"]).sum()) == top["n"]  # every pair from bin_low up
+
+
+def test_the_human_curve_of_vote_shares_says_its_score_is_2_human_minus_1(
+    shared_data: Path,
+) -> None:
+    """mt-bench-human's labels are shares of the experts' votes (0.25, 1/3, 0.75 ...):
+    the human curve's mean is of 2·human − 1 (0.75 reads +0.5), where its title said
+    "+1: the human prefers a, −1: b, 0: a tie", a score of three values: a bin's mean
+    of the vote shares is not the mean of who won. A judge that always picks a is
+    added so that the verbosity analysis runs."""
+    from recuse.data.inputs import load_input
+    from recuse.roster import Roster
+
+    inp = load_input("mt-bench-human", data_dir=shared_data)
+    frame = inp.frame.assign(judge="always-a", p_a_first=1.0, p_a_second=1.0, p_a=1.0)
+    report = audit_only(ANALYSIS.id, frame, Roster.builtin())
+    (section,) = [s for s in report.sections if s.id == ANALYSIS.id]
+    (human,) = [t for t in section.tables if t.name.startswith("human-verbosity-curve")]
+    assert "2·human − 1" in human.title and "0.75 for a reads +0.5" in human.title
+    from recuse.metrics.verbosity import response_lengths
+
+    items = frame[frame["human"].notna()]
+    la, lb, _ = response_lengths(items)  # the texts' words, as the audit counts them
+    with np.errstate(divide="ignore"):  # llama-13b's empty answer to question 127: inf
+        x = pd.Series((la - lb) / lb, index=items.index)
+    shares = ~items["human"].isin([0.0, 0.5, 1.0])
+    assert shares.sum() > 100  # vote shares, not three values
+    differ = 0
+    for row in human.frame.itertuples():
+        inside = (x >= row.bin_low) & (x < row.bin_high)  # the open last bin: up to inf
+        inside |= (x >= row.bin_low) & np.isinf(row.bin_high)
+        h = items.loc[inside, "human"]
+        assert row.mean == pytest.approx((2 * h - 1).mean())
+        differ += abs(np.sign(h - 0.5).mean() - row.mean) > 0.01
+    assert differ  # a mean of who won reads otherwise

@@ -86,9 +86,9 @@ def test_verdict_counts_both_orders(jb: pd.DataFrame) -> None:
 
 def test_order_consistency_and_accuracy(jb: pd.DataFrame) -> None:
     """Same verdict in both orders, and first-order accuracy, per judge (recounted raw)."""
-    consistent = {HAIKU: 135, O1: 240, "grm-gemma-2b-rewardmodel-ft": 350,
-                  "skywork-reward-gemma-2-27b": 347, "skywork-reward-llama-3.1-8b": 349,
-                  "internlm2-20b-reward": 350, "internlm2-7b-reward": 350}  # fmt: skip
+    # every reward model scores each answer alone: the same verdict in both orders on
+    # all 350 pairs (Skywork's equal rewards are ties, not upstream's "B>A" flips)
+    consistent = {HAIKU: 135, O1: 240, **dict.fromkeys(REWARD_MODELS, 350)}
     first_correct = {HAIKU: 80, O1: 248, "grm-gemma-2b-rewardmodel-ft": 208,
                      "skywork-reward-gemma-2-27b": 225, "skywork-reward-llama-3.1-8b": 218,
                      "internlm2-20b-reward": 222, "internlm2-7b-reward": 208}  # fmt: skip
@@ -118,6 +118,38 @@ def test_spot_checks(jb: pd.DataFrame) -> None:
     # o1-mini [A>B, A>B]: picks whatever is shown first
     r = _row(jb, "01fb6121-e025-5251-a55f-f903c79e4ec6", O1)
     assert (r["p_a_first"], r["p_a_second"], r["p_a"]) == (1.0, 0.0, 0.5)
+
+
+def test_equal_rewards_are_a_tie_not_a_flip_to_the_second_answer(
+    jb: pd.DataFrame, shared_data: Path
+) -> None:
+    """A reward model's two equal rewards are a tie (0.5) in each order. Upstream wrote
+    them "B>A" (its decision is "A>B" only for a higher first reward), which read as a
+    pick of the second answer in both orders: Skywork-Reward-Gemma-2-27B's position
+    headline was 0.496 [0.490, 0.499], "prefers the answer shown second", from 3 such
+    pairs, Skywork-Reward-Llama-3.1-8B's 0.4986 from 1. Counted from the raw files."""
+    ties: dict[str, set[str]] = {}
+    for file in (shared_data / "judgebench" / "outputs").glob("*judge_name=reward_model*"):
+        judge = Roster.builtin().canonical(file.name.split("judge_model=")[1][: -len(".jsonl")])
+        for line in file.read_text("utf-8").splitlines():
+            rec = json.loads(line)
+            scores = [j["judgment"]["scores"] for j in rec["judgments"]]
+            if any(a == b for a, b in scores):
+                assert [j["decision"] for j in rec["judgments"]] == ["B>A", "B>A"]
+                ties.setdefault(judge, set()).add("judgebench:" + rec["pair_id"])
+    assert {j: len(t) for j, t in ties.items()} == {
+        "skywork-reward-gemma-2-27b": 3,
+        "skywork-reward-llama-3.1-8b": 1,
+    }
+    for judge, items in ties.items():
+        rows = jb[(jb["judge"] == judge) & jb["item_id"].isin(items)]
+        assert len(rows) == len(items)
+        assert (rows[["p_a_first", "p_a_second", "p_a"]] == 0.5).all().all()
+        mine = jb[jb["judge"] == judge]
+        first = (mine["p_a_first"] + 1 - mine["p_a_second"]) / 2
+        assert first.mean() == 0.5  # no position preference: each answer scored alone
+    r = _row(jb, "3ca30a63-18e2-5f42-b7ec-433617b85cd6", "skywork-reward-gemma-2-27b")
+    assert (r["human"], r["status_first"], r["status_second"]) == (1.0, "ok", "ok")
 
 
 def _mini(tmp_path: Path, shared_data: Path, *, lines: int = 5) -> Path:

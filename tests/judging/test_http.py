@@ -344,7 +344,7 @@ def test_the_chatml_caveat_is_said_once_per_store_and_judge(
     from recuse.judging.setup import describe
 
     url = "http://127.0.0.1:9/v1"
-    assert describe(HTTPBackend(url, model="m"), "m") == "judge m: served model m"
+    assert describe(HTTPBackend(url, model="m"), "m") == "judge m: model m asked of the server"
     chat = describe(HTTPBackend(url, model="m", endpoint="chat"), "m")
     assert chat.endswith("; its prompts written by the server in the model's own chat template")
     src = tmp_path / "pairs.jsonl"

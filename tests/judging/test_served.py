@@ -177,7 +177,11 @@ def test_revision_option_keys_a_server_judge(
     assert run("--revision", AUGUST) == (0, 6)
     assert run("--revision", AUGUST) == (0, 0)  # resumed
     cap = capsys.readouterr()
-    assert f"judge gpt-4o: served model gpt-4o at revision {AUGUST}" in cap.out
+    assert f"judge gpt-4o: model gpt-4o asked of the server at revision {AUGUST}" in cap.out
+    # one answer to "which model served": the first line said "served model gpt-4o"
+    # above the last line's names from the answers
+    assert "served model gpt-4o" not in cap.out
+    assert f"the server's answers named the model serving them: '{AUGUST}'" in cap.out
     assert run("--revision", MAY) == (2, 0)
     err = capsys.readouterr().err
     assert f"already holds judgments of model 'gpt-4o' at revision {AUGUST}" in err

@@ -242,7 +242,7 @@ def test_a_placeholder_inside_an_answer_is_said_in_a_note(
                  "--no-progress"])  # fmt: skip
     out = capsys.readouterr().out.splitlines()
     assert code == 1  # nothing answers there: every judgment failed after its retry
-    assert out[0].startswith("judge m: served model m")
+    assert out[0].startswith("judge m: model m asked of the server")
     assert out[1].startswith("note: 2 pair(s) hold a placeholder")
 
 

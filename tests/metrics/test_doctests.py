@@ -33,6 +33,7 @@ MODULES = [
     "recuse.errors",
     "recuse.data.record_lines",
     "recuse.data.reading_notes",
+    "recuse.data.judgebench",
     "recuse.files",
     "recuse.terminal",
     "recuse.judging.served",
@@ -41,6 +42,7 @@ MODULES = [
     "recuse.interval_rules",
     "recuse.cli.app",
     "recuse.judging.handlers.pairwise",
+    "recuse.analyses.base",
 ]
 
 

@@ -879,3 +879,35 @@ def test_a_tiny_delta_is_written_with_a_minus_where_nothing_is_certified() -> No
     assert not c.judges[0].certified
     for text in (c.judges[0].guarantee(), applied_guarantee(c.thresholds())):
         assert "δ = 1e\u221230" in text and "1e-30" not in text, text
+
+
+def test_a_reason_names_the_most_confident_items_it_did_not_test() -> None:
+    """The test begins at the highest threshold keeping at least --min-labels items: 20
+    items at c = 0.99, all agreeing, are too few (30) and the first threshold tested
+    keeps them with 40 at c = 0.6 (20 agreeing). The reason read 'its most confident 60
+    items (c ≥ 0.6) agree 40/60', as though the judge's surest verdicts were right two
+    times in three (llmbar-mtbench: gpt-3.5-turbo's family pairs, 'its most confident 42
+    items (c ≥ 0.5) agree 21/42', where its 24 consistent verdicts agree 21/24). Counted
+    here by hand, and the bound is the first threshold's (40 of 60) by scipy."""
+    sure = table(20, p=0.99)
+    unsure = table(40, p=0.6, agree=20, start=20)
+    found = certify_judges(pd.concat([sure, unsure]), None, Options(target=0.8, delta=0.1))
+    (stratum,) = found.judges[0].strata
+    assert stratum.threshold is None
+    assert "its most confident 60 items" not in stratum.reason
+    assert (
+        "its first threshold tested, c ≥ 0.6, the highest keeping at least 30 items "
+        "(--min-labels), keeps 60 items, which agree 40/60 (its 20 most confident, c ≥ "
+        "0.99, 20 of them agreeing, are too few to test alone)"
+    ) in stratum.reason
+    walk = fixed_sequence(
+        np.r_[np.full(20, 0.99), np.full(40, 0.6)],
+        np.r_[np.ones(20), np.ones(20), np.zeros(20)],
+        target=0.8, delta=0.1, start=30,
+    )  # fmt: skip
+    assert (walk.first, walk.top, walk.start) == ((0.6, 60, 40), (0.99, 20, 20), 30)
+    assert walk.lower_bound == pytest.approx(clopper_pearson_lower(40, 60, 0.1))
+    # where the most confident items are enough, the reason names them as before
+    alone = fixed_sequence(np.full(40, 0.99), np.r_[np.ones(30), np.zeros(10)],
+                           target=0.8, delta=0.1, start=30)  # fmt: skip
+    assert alone.top is None and alone.first == (0.99, 40, 30)

@@ -63,6 +63,14 @@ def test_audit_adjusts_by_default_and_not_with_no_fdr(tmp_path: Path) -> None:
         qs = [f.get("q_value") for r in d["summary"] for f in r["findings"] if f["headline"]]
         assert any(q is not None for q in qs) == adjusted
         assert any("Benjamini" in n for n in d["notes"]) == adjusted
+        # the figures' captions said "before the false-discovery adjustment; the summary's
+        # flags are adjusted" under --no-fdr too, where nothing is adjusted
+        figures = [f for s in d["sections"] for f in s["figures"]]
+        captions = [f["caption"] for f in figures if "Red: the interval" in f["caption"]]
+        assert captions
+        for caption in captions:
+            assert ("false-discovery adjustment" in caption) == adjusted, caption
+            assert ("not adjusted for the number of tests: --no-fdr" in caption) != adjusted
 
 
 def test_a_pooled_estimate_shown_for_several_judges_is_one_test() -> None:

@@ -35,8 +35,8 @@ def test_bias_words_for_correctness_labels_by_hand() -> None:
     acc = _bias("agreement_accuracy").for_reference("correctness")
     assert acc.title == "Agreement with the correctness label"
     assert acc.unit.startswith(
-        "share of pairs with a correctness label on which the judge's verdict (both orders "
-        "combined) picks the correct side"
+        "share of pairs with a correctness label on which the judge's verdict (the orders "
+        "it judged combined) picks the correct side"
     )
     gap = _bias("verbosity_recall_gap").for_reference("correctness")
     assert gap.positive == (

@@ -530,20 +530,30 @@ def truncate(text: Any) -> str:
     return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "…"
 
 
-def red_caption(null: float, *, uninformative: bool = False) -> str:
+def red_caption(null: float, *, uninformative: bool = False, adjusted: bool = True) -> str:
     """What red means in a figure coloured before the summary reads its findings: the
     raw interval, not the summary's flag (adjusted for the number of tests, and never
     for a negligible estimate) — a figure of 7 red self-biases beside a summary that
     flags 2 must say why. ``uninformative``: an interval drawn rules nothing out (fewer
     than ``FEW_CLUSTERS`` prompts, or zero width; :attr:`Finding.informative`), and its
     red is its p-value's (:attr:`Finding.excludes_null`), so a bar crossing the line can
-    be red and one missing it black."""
+    be red and one missing it black. ``adjusted``: the audit's ``fdr``; with
+    ``--no-fdr`` no flag is adjusted, and the caption said they were.
+
+    >>> red_caption(0.5, adjusted=False).split("; ")[0]
+    'Red: the interval excludes 0.5'
+    """
     few = (
         f" An interval from fewer than {FEW_CLUSTERS} prompts or of zero width rules "
         f"nothing out on its own: it is red when its p-value is at most 1 − the level."
         if uninformative
         else ""
     )
+    if not adjusted:
+        return (
+            f"Red: the interval excludes {null:g}; the summary's flags (not adjusted for the "
+            f"number of tests: --no-fdr) leave out negligible estimates.{few}"
+        )
     return (
         f"Red: the interval excludes {null:g}, before the false-discovery adjustment; the "
         f"summary's flags are adjusted and leave out negligible estimates.{few}"
@@ -561,7 +571,8 @@ def coef_figure(findings: Sequence[Finding], dataset: str, what: str, o: AuditOp
         raise ValueError(f"one figure per bias: {sorted({f.bias.key for f in findings})}")
     if bias.flags:
         weak = not all(f.informative for f in findings)
-        caption = f"Dashed line: {bias.null_text}. {red_caption(bias.null, uninformative=weak)}"
+        red = red_caption(bias.null, uninformative=weak, adjusted=o.fdr)
+        caption = f"Dashed line: {bias.null_text}. {red}"
     else:
         why = (
             "not adjusted for what moves it without any bias" if bias.unadjusted else "no bias test"

@@ -95,6 +95,21 @@ CURVE_COLUMNS: dict[str, str] = {
 }
 
 
+def shown_columns(curve: str) -> dict[str, str]:
+    """The words of the table on the page: :data:`CURVE_COLUMNS`, its ``stratum`` saying
+    the page shows the own and pooled rows only and where the others are (the table
+    ``curve``). Its stratum read "own, family or other ... pooled: their sum" above own
+    and pooled rows alone: gpt-3.5-turbo's pooled row kept 57 pairs on llmbar-mtbench
+    beside an own row that kept none, the 57 being its other stratum's, in no row."""
+    return {
+        **CURVE_COLUMNS,
+        "stratum": "own or pooled: the pairs holding the judge's own answer, certified "
+        "apart, or all its labelled pairs (the sum of its own, family and other strata, "
+        f"each certified apart); the family and other rows are in the table {curve} "
+        "(its CSV and report.json)",
+    }
+
+
 def coverage_interval(
     kept: NDArray[np.float64] | Sequence[float],
     n: NDArray[np.float64] | Sequence[float],
@@ -258,9 +273,10 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     # stay shares, as the targets they are read against: 0.85)
     shares = ("coverage", "coverage_low", "coverage_high", "heldout_coverage")
     against = {"agreement": "target", "heldout_agreement": "target"}
+    curve_name = slug(ANALYSIS.id, "curve", inp.name)
     part.tables.append(Table(slug(ANALYSIS.id, inp.name), title, shown, percent=shares,
-                             columns=CURVE_COLUMNS, beside=against))  # fmt: skip
-    part.tables.append(Table(slug(ANALYSIS.id, "curve", inp.name),
+                             columns=shown_columns(curve_name), beside=against))  # fmt: skip
+    part.tables.append(Table(curve_name,
                              f"Certified coverage, every target and stratum — {inp.name}",
                              table, show=False, columns=CURVE_COLUMNS))  # fmt: skip
     kinds = sorted(set(table["confidence"]))

@@ -212,7 +212,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                     sb["upper"].astype(float).tolist(),
                     id=slug("selfbias", inp.name), title=f"Self-bias γ_j — {inp.name}",
                     xlabel=f"extra {res.scale_note} for own completions ({percent(o.level)} CI)",
-                    caption=red_caption(0.0), format=o.figure_format,
+                    caption=red_caption(0.0, adjusted=o.fdr), format=o.figure_format,
                 )
             )  # fmt: skip
         if len(fb):
@@ -227,7 +227,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                         f"extra {res.scale_note} for the family's other models "
                         f"({percent(o.level)} CI)"
                     ),
-                    caption=red_caption(0.0), format=o.figure_format,
+                    caption=red_caption(0.0, adjusted=o.fdr), format=o.figure_format,
                 )
             )  # fmt: skip
         _score_matrix_figure(ctx, inp, chosen)
@@ -477,7 +477,9 @@ ANALYSIS = Analysis(
         "explained by the independent reference score with judge-specific intercepts and "
         "slopes; γ_j is the extra score judge j gives its own completions (self-bias), λ_F "
         "the extra score judges of family F give the family's other models (family bias). "
-        "OLS with robust standard errors, Wald intervals; scores normalised per dimension."
+        "OLS with robust standard errors (cluster-robust by prompt unless --se names "
+        "another; the paper's were White's, --se HC0, which read narrower or wider where "
+        "a prompt's ratings move together), Wald intervals; scores normalised per dimension."
     ),
     requires="ratings with an independent reference score, from judges that also "
     "generated some of the rated answers",

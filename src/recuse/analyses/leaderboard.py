@@ -36,6 +36,7 @@ from recuse.metrics.length_controlled import (
     length_controlled_win_rates,
     tracks_difficulty,
 )
+from recuse.metrics.length_controlled import columns as lc_columns
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.tool_scores import (
     SIGNIFICANT_WEIGHT,
@@ -139,7 +140,9 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             f"adjusted vs humans {decimal(lb.tau_adjusted_human, 2)}",
         ]
     part.notes.append(
-        f"{inp.name}: Kendall's τ between the orderings (1 = same order): "
+        f"{inp.name}: Kendall's τ between the orderings (1 = same order; of the fitted "
+        "strengths, with no interval: how far each rank could move is the table's rank "
+        "interval): "
         + "; ".join(taus)
         + f". {len(adj.systems)} systems, {adj.n_pairs:,} judged pairs fitted, "
         + f"{adj.n_clusters:,} prompts"
@@ -280,7 +283,8 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> 
         _own_baseline(ctx, inp, "AlpacaEval", judge, found[0], int(lc["n"].sum()))
         part.tables.append(
             Table(slug("alpaca-eval-leaderboard", inp.name, judge),
-                  f"AlpacaEval leaderboard, annotator {judge} — {inp.name}", lc)
+                  f"AlpacaEval leaderboard, annotator {judge} — {inp.name}", lc,
+                  columns=lc_columns(o.level))
         )  # fmt: skip
         for r in lc.itertuples():
             glm_rate = float(cast(float, r.lc_win_rate_glm))
@@ -509,7 +513,8 @@ def _length_controlled(
             continue
         part.tables.append(
             Table(slug("lc-win-rate", inp.name, judge),
-                  f"Length-controlled win rate (AlpacaEval 2 GLM), judge {judge} — {inp.name}", lc)
+                  f"Length-controlled win rate (AlpacaEval 2; lc_method says which fit), "
+                  f"judge {judge} — {inp.name}", lc, columns=lc_columns(ctx.options.level))
         )  # fmt: skip
         part.notes.append(
             f"{inp.name}, {judge}: length-controlled win rate against the fixed baseline "

@@ -25,6 +25,7 @@ from recuse.biases.verbosity import LONGER_GAP as LONGER_GAP
 from recuse.biases.verbosity import VERBOSITY as VERBOSITY
 from recuse.data.inputs import Input
 from recuse.metrics.summary import PairwiseBias
+from recuse.metrics.verbosity import curve_columns
 from recuse.numbers import count, general, percent
 from recuse.report import figures as fig
 from recuse.report.model import Table
@@ -130,6 +131,12 @@ def _drop_equal_deviation(ctx: Context) -> None:
         part.tables[i] = replace(t, frame=f[~np.array(same, dtype=bool)].reset_index(drop=True))
 
 
+def _curve_words(frame: pd.DataFrame, o: AuditOptions) -> dict[str, str]:
+    """:func:`~recuse.metrics.verbosity.curve_columns` for the columns ``frame`` has."""
+    words = curve_columns(o.level)
+    return {c: words[c] for c in frame.columns}
+
+
 def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> None:
     o = ctx.options
     part = ctx.part(ANALYSIS)
@@ -185,14 +192,16 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
                 f"Agreement by length difference — {inp.name}: {_align_rows(o)}",
                 align.reset_index(drop=True),
                 show=False,
+                columns=_curve_words(align, o),
             )
         )
     for name, title in (
         (
             "human_verbosity_curve",
             f"Human preference by length difference — {inp.name}: "
-            "per bin of (len a − len b) / len b, the mean human score (+1: the human prefers "
-            "a, −1: b, 0: a tie)",
+            "per bin of (len a − len b) / len b, the mean human score 2·human − 1 (+1: the "
+            "human prefers a, −1: b, 0: a tie; a share of votes in between: 0.75 for a "
+            "reads +0.5)",
         ),
         (
             "judge_verbosity_curve",
@@ -211,6 +220,7 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
                     title,
                     frame.reset_index(drop=True),
                     show=False,
+                    columns=_curve_words(frame, o),
                 )
             )
 

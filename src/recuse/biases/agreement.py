@@ -10,9 +10,11 @@ ACCURACY = Bias(
     key="agreement_accuracy",
     title="Agreement with the human label",
     short="Agreement",
-    unit="share of pairs with a human preference on which the judge's verdict (both orders "
-    "combined) picks the human's side; a judge tie or a flip across orders counts half; "
-    "0.5 = chance. A quality score, not a bias",
+    # "both orders combined" was untrue of a pair judged in one order (palm-2's 1 of 193
+    # on llmbar-mtbench) and of every pair under --orders first / second
+    unit="share of pairs with a human preference on which the judge's verdict (the orders "
+    "it judged combined) picks the human's side; a judge tie or a flip across two orders "
+    "counts half; 0.5 = chance. A quality score, not a bias",
     positive="agrees with the human label more often than chance",
     negative="agrees with the human label less often than chance",
     none="agreement with the human label (a quality score, not a bias)",

@@ -29,12 +29,26 @@ _POOLED = (
     "self- or family preference (see their calibrated headlines); never flagged"
 )
 
+#: the length and first-position covariates: one coefficient pooled over every judge,
+#: against the strengths the judges' own verdicts give the systems, beside each judge's
+#: own headline of that bias, which can read otherwise (llmbar-mtbench: length "rewards
+#: longer answers" +0.56 [0.05, 1.03] beside no judge's verbosity headline detecting any
+#: difference from the humans; first position +0.84 beside gpt-4's 0.51, negligible)
+_BESIDE_HEADLINE = {
+    "length": "; pooled over judges, and against the systems' strengths in the judges' own "
+    "verdicts, not the humans' labels: not any judge's verbosity headline (how much more "
+    "often than the humans it picks the longer answer)",
+    "first": "; pooled over judges: not any judge's position headline (its own share of "
+    "the win given to the answer shown first)",
+}
+
 COVARIATE_BIASES: dict[str, Bias] = {
     name: Bias(
         key=f"bt_{name}",
         title=title,
         unit=f"log-odds of winning per unit of the covariate ({COVARIATES[name]}), all "
-        "systems' strengths held fixed; 0 = no effect" + (_POOLED if name in SELF_TERMS else ""),
+        "systems' strengths held fixed; 0 = no effect"
+        + (_POOLED if name in SELF_TERMS else _BESIDE_HEADLINE.get(name, "")),
         positive=positive,
         negative=negative,
         none="no detectable effect",

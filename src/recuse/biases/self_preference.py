@@ -68,7 +68,9 @@ DP = Bias(
     title="Self-preference (demographic parity)",
     short="Self-preference (DP)",
     unit="P(judge picks its own answer) − P(human prefers it), over the same labelled "
-    "pairs (the paper's Eq. 4 as a difference); caveat: quality not controlled, and a "
+    "pairs (not the paper's Eq. 4 itself, P(Y'=1|S=1) − P(Y'=1|S=0) = 2 · P(judge picks "
+    "its own answer) − 1, which has no human term: its component judge_prefers_s gives "
+    "it); caveat: quality not controlled, and a "
     "noisy judge regresses toward 0.5, so an unbiased judge of a strong model reads "
     f"below 0; 0 = as often as the humans; {UNADJUSTED}",
     positive="picks its own answer more often than the humans prefer it",

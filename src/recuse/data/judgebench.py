@@ -15,6 +15,13 @@ Mapping to ``pairs`` (a = response_A, b = response_B), with
     p_a_first  = v(judgments[0].decision)          (a shown first)
     p_a_second = 1 - v(judgments[1].decision)      (a shown second, back to the a/b frame)
 
+A reward model's element holds its two rewards (``judgment.scores``, in the order shown)
+and upstream's ``decision`` = "A>B" if the first is higher else "B>A": equal rewards,
+a tie, were written "B>A", which read in both orders as a flip towards the answer shown
+second (Skywork-Reward-Gemma-2-27B on 3 pairs, Skywork-Reward-Llama-3.1-8B on 1, each an
+equal bfloat16 reward in both orders: a position preference of 0.496 for a model that
+scores each answer alone). Two equal rewards are read as ``v = 0.5``, a tie.
+
 A null decision gives NaN with ``status_* = "unparsed"``; a null judgment element
 (the judge call itself failed) gives NaN with ``"failed"``. One row per (pair,
 judge); ``item_id = "judgebench:<pair_id>"``, ``prompt_id`` is shared by pairs with
@@ -25,6 +32,7 @@ the same question, ``model_a = model_b = response_model``, ``task = source``,
 from __future__ import annotations
 
 import hashlib
+import math
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +100,22 @@ def _read_pairs(folder: Path, roster: Roster) -> pd.DataFrame:
     return pairs
 
 
+def _equal_rewards(inner: Any) -> bool:
+    """Whether a reward model's judgment holds two equal, finite rewards (``scores``).
+
+    >>> _equal_rewards({"scores": [13.9375, 13.9375]}), _equal_rewards({"scores": [2, 1]})
+    (True, False)
+    >>> _equal_rewards({"response": "[[A>B]]"}), _equal_rewards(None)
+    (False, False)
+    """
+    scores = inner.get("scores") if isinstance(inner, dict) else None
+    if not isinstance(scores, list) or len(scores) != 2:
+        return False
+    a, b = scores
+    numbers = all(isinstance(x, int | float) and not isinstance(x, bool) for x in (a, b))
+    return numbers and math.isfinite(a) and a == b
+
+
 def _decision(judgment: Any, *, file: Path, row: int, order: int) -> tuple[float, str]:
     if judgment is None:
         return np.nan, "failed"
@@ -105,6 +129,8 @@ def _decision(judgment: Any, *, file: Path, row: int, order: int) -> tuple[float
     value = judgment["decision"]
     if value is None:
         return np.nan, "unparsed"
+    if value in ("A>B", "B>A") and _equal_rewards(judgment.get("judgment")):
+        return 0.5, "ok"  # upstream wrote a tie of the rewards as "B>A"
     try:
         return DECISIONS[value], "ok"
     except (KeyError, TypeError):

@@ -182,8 +182,9 @@ class LocalJudge:
 
 def describe(backend: Backend, jid: str, model: str | None = None) -> str:
     """The run's first line: the judge, and where it runs (a local model's device and
-    dtype, and which model: the embedded judge or the folder ``model``) or which
-    servers answer."""
+    dtype, and which model: the embedded judge or the folder ``model``) or the model
+    name asked of the servers (which model served it, the answers say: the run's
+    summary line)."""
     if backend.hardware:
         from recuse.judging.models import local_source
 
@@ -191,7 +192,10 @@ def describe(backend: Backend, jid: str, model: str | None = None) -> str:
         where = f"local model on {backend.hardware} (revision {backend.revision})"
         return f"judge {jid}: {where}{which}"
     at = f" at revision {backend.revision}" if backend.revision else ""
-    return f"judge {jid}: served model {backend.model_id}{at}{_prompt_form(backend)}"
+    # the model asked for: an alias (gpt-4o) may be served by a snapshot, which the
+    # run's last line names from the answers (it read "served model gpt-4o" above
+    # "the server's answers named the model serving them: 'gpt-4o-2024-08-06'")
+    return f"judge {jid}: model {backend.model_id} asked of the server{at}{_prompt_form(backend)}"
 
 
 def _prompt_form(backend: Backend) -> str:

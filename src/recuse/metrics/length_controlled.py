@@ -114,6 +114,7 @@ __all__ = [
     "JOINT",
     "NONE",
     "SEPARATED_LENGTH",
+    "columns",
     "compare_with_upstream",
     "fixed_baseline",
     "length_controlled_win_rates",
@@ -179,6 +180,61 @@ def tracks_difficulty(r: float) -> str:
         f"the length difference moves with instruction difficulty (r = {signed(r, 2)}: this "
         f"system's answers are longer on {side} instructions)"
     )
+
+
+def columns(level: float) -> dict[str, str]:
+    """What each column of :func:`length_controlled_win_rates`' table holds, for a table
+    of intervals at ``level`` (the page's words under it, report.json's ``columns``).
+    The AlpacaEval tables carried 19 columns with no word: a win rate in % beside
+    coefficients in log-odds, a ``length_coefficient`` whose sign says which way length
+    moves the verdict, intervals of three kinds at a level not given.
+
+    >>> c = columns(0.9)
+    >>> c["win_rate_low"]
+    'the low end of its 90% percentile interval (cluster bootstrap over instructions)'
+    >>> c["length_coefficient"].split(";")[1]
+    ' negative: the judge favours the longer answer'
+    """
+    at = f"{level:.0%}"
+    return {
+        "system": "the model whose answers the judge compared with the baseline's",
+        "baseline": "the system on the other side of every comparison",
+        "win_rate": "P(the system's answer beats the baseline's) averaged over its "
+        "annotations, in % (AlpacaEval's win rate); 50 = as good as the baseline",
+        "win_rate_low": f"the low end of its {at} percentile interval (cluster bootstrap "
+        "over instructions)",
+        "win_rate_high": "the high end",
+        "lc_win_rate": "length-controlled win rate, in %: the win rate the judge gives at "
+        "no length difference, averaged over the instructions; the estimate lc_method "
+        "names; 50 = as good as the baseline",
+        "lc_win_rate_low": f"the low end of its {at} interval (joint fit: cluster-robust, "
+        "instructions as clusters, by the delta method on the logit; AlpacaEval GLM: "
+        "percentile, one-step cluster bootstrap over instructions)",
+        "lc_win_rate_high": "the high end",
+        "lc_method": f"which estimate lc_win_rate is: {JOINT} (every system's annotations "
+        f"in one model, an instruction effect shared by them), {GLM} (AlpacaEval's "
+        f"per-system GLM, where no joint fit could be made) or {NONE} (both fits separate)",
+        "lc_win_rate_glm": "AlpacaEval's per-system GLM's length-controlled win rate, in "
+        "%; empty where its fit separates",
+        "lc_win_rate_glm_low": f"the low end of its {at} percentile interval (one-step "
+        "cluster bootstrap over instructions)",
+        "lc_win_rate_glm_high": "the high end",
+        "length_coefficient": "the GLM's length term φ, log-odds per unit of "
+        "tanh(δ / sd(δ)), δ = the baseline's answer length − the system's (characters, "
+        "or the word counts where the table has no texts); negative: the judge favours "
+        "the longer answer",
+        "difficulty_coefficient": "the GLM's ψ on the instruction's difficulty (the other "
+        "systems' mean clipped log-odds on it, centred); 0 where glm_difficulty is false",
+        "glm_difficulty": "whether the GLM has its difficulty term (false: no other system "
+        "answered the system's instructions)",
+        "length_coefficient_joint": "the joint fit's length term for the system, in the "
+        "unit of length_coefficient; empty without a joint fit",
+        "length_difficulty_r": "Pearson's r between the GLM's length and difficulty terms "
+        f"over the system's instructions; from ±{CONFOUNDED_R} the caveat says the GLM "
+        "cannot tell the two apart; empty where either is constant",
+        "n": "the system's annotations against the baseline (one per instruction)",
+        "caveat": "what to know before reading the rate shown or the GLM's beside it",
+    }
 
 
 def _confounding(

@@ -80,6 +80,7 @@ __all__ = [
     "Unit",
     "VerbosityKind",
     "bin_edges",
+    "curve_columns",
     "curve_statistic",
     "curve_table",
     "human_alignment_curve",
@@ -100,6 +101,33 @@ FloatArray = NDArray[np.float64]
 CURVE_COLUMNS = [
     "judge", "bin_low", "bin_high", "n", "n_clusters", "mean", "sd", "ci_low", "ci_high", "note",
 ]  # fmt: skip
+
+
+def curve_columns(level: float) -> dict[str, str]:
+    """What each column of a curve table (:func:`curve_table`) holds, its intervals at
+    ``level``: the words under the table and in report.json's ``columns``. The last bin
+    is open: its ``bin_high`` is ``inf`` in the CSV and null in report.json, which JSON
+    cannot write otherwise, and read as a missing value there with no word.
+
+    >>> curve_columns(0.9)["bin_high"].split(";")[0]
+    "the bin's upper end, not in it (a share, as bin_low)"
+    """
+    return {
+        "judge": "the judge whose verdicts the row is of",
+        "bin_low": "the bin's lower end, in it: a relative length difference, (len one − "
+        "len other) / len other, as the title says which (a share: 0.2 = 20% longer)",
+        "bin_high": "the bin's upper end, not in it (a share, as bin_low); inf in the CSV "
+        "and empty in report.json for the last bin, which is open: every pair from bin_low up",
+        "n": "the pairs in the bin",
+        "n_clusters": "the prompts those pairs come from (the interval resamples them)",
+        "mean": "the mean of the per-pair value the title names, over the bin's pairs",
+        "sd": "the standard deviation of that per-pair value over the bin's pairs "
+        "(empty for one pair)",
+        "ci_low": f"the low end of the mean's {level:.0%} interval (cluster bootstrap over "
+        "prompts); empty with a note where the bin has too few pairs",
+        "ci_high": "the high end",
+        "note": "why the bin has no interval (too few pairs or prompts); empty: it has one",
+    }
 
 
 def response_lengths(

@@ -156,8 +156,9 @@ TIES_LEFT_OUT = (
 #: (null: none kept) but of the items its first test kept — ``recuse certify`` printed
 #: "agreement: none certified" beside "bound 0.599" (26 of its 34 most confident agree)
 UNCERTIFIED_BOUND = (
-    "where nothing is certified, the bound of the first threshold tested, on its most "
-    "confident items"
+    "where nothing is certified, the bound of the first threshold tested, on the items it "
+    "keeps: its most confident, or where they are fewer than --min-labels the fewest more "
+    "that reach it"
 )
 
 #: what each number of a certification's JSON (:meth:`Certification.to_dict`) means, with
@@ -239,6 +240,10 @@ class Walk:
     lower_bound: float  # Clopper–Pearson bound at the threshold (or at the first step)
     p_value: float
     first: tuple[float, int, int] | None  # (λ, n, k) of the first test; None: no test
+    #: (λ, n, k) of the highest threshold, the most confident items, where the test began
+    #: below it (they were fewer than its start: --min-labels); None: it began there
+    top: tuple[float, int, int] | None = None
+    start: int = 1  # the fewest items the first threshold tested keeps
 
 
 def _steps(
@@ -282,9 +287,11 @@ def fixed_sequence(
     (0.9, 30, 30)
     """
     lam, n, k = _steps(np.asarray(conf, float), np.asarray(agree, float), grid)
-    begin = np.flatnonzero(n >= max(start, n_min(target, delta)))
+    need = max(start, n_min(target, delta))
+    begin = np.flatnonzero(n >= need)
     if len(lam) == 0 or len(begin) == 0:
         return Walk(None, 0, 0, math.nan, math.nan, None)
+    top = (float(lam[0]), int(n[0]), int(k[0])) if begin[0] > 0 else None
     lam, n, k = lam[begin[0] :], n[begin[0] :], k[begin[0] :]
     p = binom.sf(k - 1, n, target)
     failed = np.flatnonzero(p > delta)
@@ -292,10 +299,10 @@ def fixed_sequence(
     first = (float(lam[0]), int(n[0]), int(k[0]))
     if stop == 0:
         lb = float(clopper_pearson_lower(k[0], n[0], delta))
-        return Walk(None, 0, 0, lb, float(p[0]), first)
+        return Walk(None, 0, 0, lb, float(p[0]), first, top, need)
     i = stop - 1
     lb = float(clopper_pearson_lower(k[i], n[i], delta))
-    return Walk(float(lam[i]), int(n[i]), int(k[i]), lb, float(p[i]), first)
+    return Walk(float(lam[i]), int(n[i]), int(k[i]), lb, float(p[i]), first, top, need)
 
 
 def naive_threshold(conf: FloatArray, agree: FloatArray, *, target: float) -> float | None:
@@ -808,10 +815,24 @@ def _why_not(w: Walk, o: Options, level: str, best: float | None) -> str:
     if w.first is None:
         return f"calibration set too small for agreement ≥ {target} at {level}; {could}"
     lam, n, k = w.first
+    bound = f"lower bound {numbers.lower_bound(w.lower_bound)} at {level} < {target}; {could}"
+    if w.top is not None:  # its most confident items were too few to be tested alone
+        top_lam, top_n, top_k = w.top
+        why = (
+            "--min-labels"
+            if w.start == o.min_labels
+            else "the fewest whose full agreement could pass"
+        )
+        return (
+            f"never confident enough: its first threshold tested, c ≥ {numbers.exact(lam)}, "
+            f"the highest keeping at least {w.start} items ({why}), keeps {n} "
+            f"items, which agree {k}/{n} (its {top_n} most confident, c ≥ "
+            f"{numbers.exact(top_lam)}, {top_k} of them agreeing, are too few to test "
+            f"alone), {bound}"
+        )
     return (
         f"never confident enough: its most confident {n} items (c ≥ {numbers.exact(lam)}) agree "
-        f"{k}/{n}, lower bound {numbers.lower_bound(w.lower_bound)} at {level} < {target}; "
-        f"{could}"
+        f"{k}/{n}, {bound}"
     )
 
 

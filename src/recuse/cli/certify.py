@@ -304,7 +304,12 @@ def certify_command(
         ),
     ] = "exclude",
     recalibrate: bool = typer.Option(False, "--recalibrate", help="Isotonic, cross-fitted."),
-    min_labels: int = typer.Option(30, "--min-labels", help="Labels a stratum needs."),
+    min_labels: int = typer.Option(
+        30,
+        "--min-labels",
+        help="Labels a stratum needs to be certified at all; the test starts at the most "
+        "confident threshold that keeps this many items.",
+    ),
     self_scope: Annotated[
         SelfScope,
         typer.Option(

@@ -36,6 +36,27 @@ def test_benjamini_hochberg_by_hand() -> None:
     assert "Benjamini–Hochberg" in note and "5 tests" in note
 
 
+def test_a_value_fixed_by_construction_is_not_a_test_of_the_family() -> None:
+    """A reward model's position rate is 0.5 by construction (p = 1): counted as a
+    test it raised the others' q by m / (m − k). The family is the five tests of
+    :func:`test_benjamini_hochberg_by_hand` (same q by hand), the fixed values say so."""
+    ps = [0.01, 0.04, 0.03, 0.2, 0.07]
+    fixed = [
+        replace(_f(f"rm{k}", 1.0, 0.0, 0.0), estimate=0.0, fixed=True, std_error=0.0)
+        for k in range(3)
+    ]
+    tests = tuple(_f(f"j{k}", p) for k, p in enumerate(ps))
+    (out,), note = adjust_sections([Section("s", "S", "i", findings=(*tests, *fixed))], level=0.9)
+    by_hand = {0.01: 0.05, 0.03: 0.0667, 0.04: 0.0667, 0.07: 0.0875, 0.2: 0.2}
+    assert [f.q_value for f in out.findings[:5]] == pytest.approx(
+        [by_hand[p] for p in ps], abs=1e-4
+    )
+    assert all(f.q_value is None and not f.significant for f in out.findings[5:])
+    assert "across the summary's 5 tests" in note
+    assert "Not tests, so not in the family: 3 values fixed by construction (B)" in note
+    assert "Without a p-value" not in note
+
+
 def test_a_finding_without_p_value_keeps_its_interval_flag_and_is_named() -> None:
     section = Section("s", "S", "i", findings=(_f("a", 0.5), _f("b", None)))
     (out,), note = adjust_sections([section], level=0.9)

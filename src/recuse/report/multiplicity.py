@@ -3,10 +3,11 @@
 The summary flags many judge × bias × dataset cells at once; at a 10% level, about one
 cell in ten would be flagged by chance among biases that are absent. The family is
 every headline finding of a bias (quality scores such as agreement are no tests of a
-bias) that carries a p-value; each gets the Benjamini–Hochberg adjusted value
-``q_(i) = min_{k ≥ i} p_(k) · m / k`` (statsmodels' ``fdr_bh``) and is flagged when
-``q ≤ 1 − level``. Raw intervals stay as they are; a finding without a p-value keeps
-its interval-based flag and is named in the note.
+bias, nor is a value fixed by construction) that carries a p-value; each gets the
+Benjamini–Hochberg adjusted value ``q_(i) = min_{k ≥ i} p_(k) · m / k``
+(statsmodels' ``fdr_bh``) and is flagged when ``q ≤ 1 − level``. Raw intervals stay
+as they are; a finding without a p-value keeps its interval-based flag and is named in
+the note.
 
 A pooled estimate (``bias.pooled``: one test shared by a group of judges, e.g. a
 family's λ shown in each member's row) is one test: it enters the family once and its
@@ -27,14 +28,23 @@ from dataclasses import replace
 import numpy as np
 from statsmodels.stats.multitest import multipletests
 
-from recuse.numbers import complement
+from recuse.numbers import complement, counted
 from recuse.report.model import Finding, Section, flag_threshold
 
 __all__ = ["adjust_sections", "in_family"]
 
 
 def in_family(f: Finding) -> bool:
-    return f.headline and f.bias.flags and f.p_value is not None and np.isfinite(f.p_value)
+    """A headline test of a bias with a p-value; a value fixed by construction (a
+    reward model's position rate, 0.5 whatever it scores) is no test, and left out:
+    counted with p = 1 it raised every other test's q (by m / (m − k) for k of them)."""
+    return (
+        f.headline
+        and f.bias.flags
+        and not f.fixed
+        and f.p_value is not None
+        and bool(np.isfinite(f.p_value))
+    )
 
 
 def adjust_sections(
@@ -51,9 +61,9 @@ def adjust_sections(
     whose statistic is undefined is dropped (``MetricResult.n_boot_dropped``), so the
     count kept, the one ``Finding.p_floor`` is ``2/(B+1)`` of, can be below ``n_boot``."""
     members = [f for s in sections for f in s.findings if in_family(f)]
-    outside = [
-        f for s in sections for f in s.findings if f.headline and f.bias.flags and not in_family(f)
-    ]
+    headline = [f for s in sections for f in s.findings if f.headline and f.bias.flags]
+    outside = [f for f in headline if not in_family(f) and not f.fixed]
+    fixed = [f for f in headline if f.fixed]
     if not members:
         return list(sections), ""
     tests: dict[tuple[object, ...], list[Finding]] = {}
@@ -116,6 +126,12 @@ def adjust_sections(
     if outside:
         names = sorted({f.bias.title for f in outside})
         note += f" Without a p-value, flagged by their interval: {', '.join(names)}."
+    if fixed:
+        names = sorted({f.bias.title for f in fixed})
+        note += (
+            f" Not tests, so not in the family: {counted(len(fixed), 'value')} fixed by "
+            f"construction ({', '.join(names)})."
+        )
     return out, note
 
 

@@ -1378,26 +1378,39 @@ def _add_run_hardware(conn: sqlite3.Connection) -> None:
     the model names their server's answers gave (``served``), or who wrote the prompt
     text a server's model read (``rendering``), get the columns; their runs have none in
     them (a run recorded at its end alone; served by nothing said)."""
-    cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)").fetchall()}
-    added = False
-    for name, kind in (
+    _add_columns(conn, "runs", (
         ("hardware", "TEXT"), ("device", "TEXT"), ("block_params", "INTEGER"), ("clock", "TEXT"),
         ("run", "TEXT"), ("ended", "INTEGER"), ("served", "TEXT"), ("rendering", "TEXT"),
-    ):  # fmt: skip
-        if name not in cols:
-            conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
-            added = True
-    if added:
-        conn.commit()
+    ))  # fmt: skip
 
 
 def _add_prompt_record(conn: sqlite3.Connection) -> None:
     """Stores written before the judge prompt's format and content hash were recorded
     get the columns (empty for their prompts until a run claims them again)."""
-    cols = {r[1] for r in conn.execute("PRAGMA table_info(judge_prompts)").fetchall()}
-    for col in ("format", "sha256"):
-        if col not in cols:
-            conn.execute(f"ALTER TABLE judge_prompts ADD COLUMN {col} TEXT")
+    _add_columns(conn, "judge_prompts", (("format", "TEXT"), ("sha256", "TEXT")))
+
+
+def _add_columns(
+    conn: sqlite3.Connection, table: str, columns: Sequence[tuple[str, str]]
+) -> None:
+    """Add the ``(name, type)`` ``columns`` that ``table`` lacks, in one transaction
+    that holds the write lock (``BEGIN IMMEDIATE``) and reads the table's columns again
+    under it: two processes opening one old store at once both find a column missing,
+    and the second's ``ALTER TABLE`` failed ("duplicate column name")."""
+
+    def missing() -> list[tuple[str, str]]:
+        have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})").fetchall()}
+        return [(name, kind) for name, kind in columns if name not in have]
+
+    if not missing():  # the usual case: no lock taken
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for name, kind in missing():
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+    except BaseException:
+        conn.rollback()
+        raise
     conn.commit()
 
 

@@ -1390,9 +1390,7 @@ def _add_prompt_record(conn: sqlite3.Connection) -> None:
     _add_columns(conn, "judge_prompts", (("format", "TEXT"), ("sha256", "TEXT")))
 
 
-def _add_columns(
-    conn: sqlite3.Connection, table: str, columns: Sequence[tuple[str, str]]
-) -> None:
+def _add_columns(conn: sqlite3.Connection, table: str, columns: Sequence[tuple[str, str]]) -> None:
     """Add the ``(name, type)`` ``columns`` that ``table`` lacks, in one transaction
     that holds the write lock (``BEGIN IMMEDIATE``) and reads the table's columns again
     under it: two processes opening one old store at once both find a column missing,

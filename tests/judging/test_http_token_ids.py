@@ -389,9 +389,10 @@ def test_cli_judge_counts_verdicts_whose_p_a_is_bounded(
     assert (
         "verdicts read from a server's top-k that lists a spelling of A or B without its "
         "twin (' A' without ' B'): 4 of 4 verdicts; the absent twin's probability is "
-        "unknown and read as 0, so each of their p_a is an interval's end, not exact (the "
-        "interval is in the verdict's stored reason; one whose interval holds 0.5 is "
-        "unparsed instead)"
+        "unknown and read as 0, so their p_a are not exact: each lies in an interval, at "
+        "its end where only one verdict's spelling lacks its twin (the interval is in the "
+        "verdict's stored reason; one whose interval holds 0.5 is unparsed instead, one "
+        "narrower than 0.0005 is read as exact)"
     ) in said.splitlines()
     assert main(["judge", "export", str(store), "--out", str(out)]) == 0
     table = pd.read_csv(out)

@@ -728,16 +728,27 @@ class Runner:
     def _served(self, what: Literal["perplexities", "rewrites"]) -> Served:
         """The served-model check of a run of ``what`` (:class:`Served`): the names the
         backend's answers (a Ray run: its workers') give, held to those the store
-        recorded for them at the backend's model id and revision."""
+        recorded for them at the backend's model id and revision; where it recorded none
+        of them, to those the runs of the judge ids of that model id and revision
+        recorded for their verdicts (perplexities asked after the verdicts, by
+        ``recuse judge --perplexity`` again, are the same served model's)."""
         meter: Backend | Executor = self.backend if self.executor is None else self.executor
         model, revision = self.backend.model_id, self.backend.revision
+        recorded: Mapping[str, int] = self.store.served_names(what, model, revision)
+        judges: tuple[str, ...] = ()
+        if not recorded:  # none of its kind yet: the verdicts of its judge ids say who
+            kin = [j for j, m in self.store.judge_models().items() if m == (model, revision)]
+            runs = [r for r in self.store.served_runs(*kin) if r.served]
+            recorded = _summed(r.served for r in runs)
+            judges = tuple(dict.fromkeys(r.judge for r in runs))
         return Served(
             meter.served,
             what=what,
             model=model,
             revision=revision,
-            recorded=self.store.served_names(what, model, revision),
+            recorded=recorded,
             store=str(self.store.path),
+            judges=judges,
         )
 
     # --- tasks -------------------------------------------------------------------

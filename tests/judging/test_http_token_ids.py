@@ -397,3 +397,9 @@ def test_cli_judge_counts_verdicts_whose_p_a_is_bounded(
     assert main(["judge", "export", str(store), "--out", str(out)]) == 0
     table = pd.read_csv(out)
     assert table["p_a_first"].to_numpy() == pytest.approx([0.32 / 0.33] * 2, abs=1e-9)
+    # the export's p_a columns look exact: the export says they are not (before, nothing)
+    assert (
+        "note: 4 of the 4 ok verdicts exported were read from a server's top-k that lists "
+        "a spelling of A or B without its twin: their p_a_first / p_a_second is the p_a "
+        "read with the absent twin at 0, one point of an interval, not exact"
+    ) in " ".join(capsys.readouterr().out.split())

@@ -1239,6 +1239,8 @@ class Store:
         each = df.drop_duplicates(["judge", "item_id"])["judge"]  # one row per pair
         df = df[_picked(df["judge"], judges, "--judge", "judge ids", self.path, rows=each)]
         df = _one_per_order(df, notes)
+        if notes is not None:
+            notes.extend(_bounded_note(df))
         wide = df.pivot(index=["item_id", "judge"], columns="slot")
         out = pd.DataFrame(index=wide.index)
         for order in ("first", "second"):
@@ -1440,6 +1442,27 @@ def _json_default(v: object) -> object:
     if isinstance(v, float) and math.isnan(v):
         return None
     raise TypeError(f"cannot store {type(v).__name__} in item metadata")
+
+
+def _bounded_note(df: pd.DataFrame) -> list[str]:
+    """The sentence saying how many of the ok verdicts of ``df`` (the ones exported)
+    carry an interval for p_a in their reason, not a point: read from a server's top-k
+    that lists a spelling of A or B without its twin
+    (:func:`recuse.judging.handlers.pairwise.bounded`); none where none does. The
+    export's p_a columns cannot say it, and the reason is not exported."""
+    from recuse.judging.handlers.pairwise import SPELLING_OUTSIDE
+
+    ok = df[df["status"] == "ok"]
+    n = int(ok["reason"].fillna("").str.startswith(SPELLING_OUTSIDE).sum())
+    if not n:
+        return []
+    return [
+        f"{n:,} of the {len(ok):,} ok verdicts exported were read from a server's top-k "
+        "that lists a spelling of A or B without its twin: their p_a_first / p_a_second "
+        "is the p_a read with the absent twin at 0, one point of an interval, not exact "
+        "(each verdict's interval is in its reason in the store: "
+        "Store(path).judgments()['reason'])"
+    ]
 
 
 def _flag_unusable(df: pd.DataFrame, kind: JudgmentKind) -> pd.DataFrame:

@@ -48,7 +48,13 @@ from recuse.choices import JudgmentKind as JudgmentKind
 from recuse.errors import ConfigError, InputError, OutputError, RecuseError
 from recuse.files import is_file
 from recuse.judging.leases import Holder, Leased, LeaseId
-from recuse.judging.protocols import content_key, json_text, perplexity_key, response_prompt
+from recuse.judging.protocols import (
+    SPELLING_OUTSIDE,
+    content_key,
+    json_text,
+    perplexity_key,
+    response_prompt,
+)
 from recuse.judging.served import (
     EarlierRun,
     Served,
@@ -1450,8 +1456,6 @@ def _bounded_note(df: pd.DataFrame) -> list[str]:
     that lists a spelling of A or B without its twin
     (:func:`recuse.judging.handlers.pairwise.bounded`); none where none does. The
     export's p_a columns cannot say it, and the reason is not exported."""
-    from recuse.judging.handlers.pairwise import SPELLING_OUTSIDE
-
     ok = df[df["status"] == "ok"]
     n = int(ok["reason"].fillna("").str.startswith(SPELLING_OUTSIDE).sum())
     if not n:

@@ -25,6 +25,7 @@ from recuse.judging.backends.base import Backend, Failure, Generation, TopK
 from recuse.judging.handlers.base import failed_judgment
 from recuse.judging.protocols import (
     BRACKETS,
+    SPELLING_OUTSIDE,
     Pair,
     PairwiseProtocol,
     Prompt,
@@ -250,9 +251,6 @@ def outside_topk(d: dict[str, float], fmt: VerdictFormat) -> str | None:
 #: the width of p_a's interval (:func:`bounded`) under which a top-k missing a twin is
 #: read as exact: it moves p_a by less than half its third decimal, as recuse prints it
 NEGLIGIBLE_WIDTH = 0.0005
-#: the beginning of the reason of a verdict read from a server's top-k that lists a
-#: spelling of A or B without its twin (:func:`bounded`); an ``ok`` row carries it too
-SPELLING_OUTSIDE = "verdict spelling outside top-k"
 #: per verdict format, each token text's twins (:func:`twins`), worked out once
 _TWINS: dict[VerdictFormat, dict[str, tuple[str, ...]]] = {}
 

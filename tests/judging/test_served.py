@@ -585,3 +585,29 @@ def test_perplexities_are_held_to_the_served_model_of_the_judges_verdicts(
         assert [r.sum_logprob for r in done.values()] == [-3.0, -3.0]
         assert store.served_names("perplexities", "gpt-4o", "") == {MAY: 2}
     assert summary.ok == 2
+
+
+def test_verdicts_are_held_to_the_served_model_of_their_models_perplexities(
+    tmp_path: Path,
+) -> None:
+    """The other way round: perplexities of gpt-4o computed in May (2), its verdicts
+    judged in August (no run of it recorded a name). Before, the August verdicts were
+    stored beside the May perplexities, nothing said; now the first August answer stops
+    the run with none of its verdicts stored; May back, the verdicts are judged."""
+    path = tmp_path / "s.db"
+    with Store(path) as store:
+        Runner(_Continuations(lambda n: MAY), store, progress=False).perplexity(
+            _prompts(2), ["one", "two"]
+        )
+    with StandIn(served_as=AUGUST) as server, Store(path) as store:
+        with pytest.raises(JudgeError) as caught:
+            _judge(server, store, 2)
+        assert server.requests == 1 and store.judgments().empty
+    said = str(caught.value)
+    assert (
+        f"judge id 'gpt-4o': the perplexities of its model and revision stored here were "
+        f"served as '{MAY}', and the server now answers as '{AUGUST}'"
+    ) in said
+    assert "it stored 0 verdicts before" in said
+    with StandIn(served_as=MAY) as server, Store(path) as store:
+        assert _judge(server, store, 2).ok == 4

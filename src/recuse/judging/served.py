@@ -141,6 +141,7 @@ def second_model(
     stored: int,
     copied: int = 0,
     replicas: int = 1,
+    computed: Mapping[str, Mapping[str, int]] | None = None,
 ) -> str:
     """The words of the error that stops a run of ``judge`` whose answers now name a
     served model besides the one its verdicts came from: which names, how many
@@ -149,9 +150,14 @@ def second_model(
     judge ids of its model and revision) and what to do; where the run asks
     ``replicas`` > 1 servers (``--base-url`` given more than once), what to do if they
     are replicas of one model that name it differently. ``now`` is this run's served
-    names so far, in the order they were first seen."""
+    names so far, in the order they were first seen. ``computed``: where no run recorded
+    names, those the perplexities and rewrites of its model id and revision were
+    recorded served as (by kind), which the verdicts are held to."""
     held = [r for r in earlier if r.served]
     accepted = list(dict.fromkeys(name for r in held for name in r.served))
+    kinds = [] if accepted else [k for k, v in (computed or {}).items() if v]
+    if kinds:
+        accepted = list(dict.fromkeys(n for k in kinds for n in (computed or {})[k]))
     if not accepted:
         accepted = list(now)[:1]
     new = [name for name in now if name not in accepted]
@@ -173,6 +179,11 @@ def second_model(
                 f"judge ids of its model and revision, whose verdicts were served as "
                 f"{old_words} ({runs})"
             )
+    elif kinds:
+        before = (
+            f"judge id {judge!r}: the {' and '.join(kinds)} of its model and revision "
+            f"stored here were served as {old_words}"
+        )
     else:
         before = f"judge id {judge!r}: this run's answers were served as {old_words} first"
     return (

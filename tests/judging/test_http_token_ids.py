@@ -389,10 +389,17 @@ def test_cli_judge_counts_verdicts_whose_p_a_is_bounded(
     assert (
         "verdicts read from a server's top-k that lists a spelling of A or B without its "
         "twin (' A' without ' B'): 4 of 4 verdicts; the absent twin's probability is "
-        "unknown and read as 0, so each of their p_a is an interval's end, not exact (the "
-        "interval is in the verdict's stored reason; one whose interval holds 0.5 is "
-        "unparsed instead)"
+        "unknown and read as 0, so their p_a are not exact: each lies in an interval, at "
+        "its end where only one verdict's spelling lacks its twin (the interval is in the "
+        "verdict's stored reason; one whose interval holds 0.5 is unparsed instead, one "
+        "narrower than 0.0005 is read as exact)"
     ) in said.splitlines()
     assert main(["judge", "export", str(store), "--out", str(out)]) == 0
     table = pd.read_csv(out)
     assert table["p_a_first"].to_numpy() == pytest.approx([0.32 / 0.33] * 2, abs=1e-9)
+    # the export's p_a columns look exact: the export says they are not (before, nothing)
+    assert (
+        "note: 4 of the 4 ok verdicts exported were read from a server's top-k that lists "
+        "a spelling of A or B without its twin: their p_a_first / p_a_second is the p_a "
+        "read with the absent twin at 0, one point of an interval, not exact"
+    ) in " ".join(capsys.readouterr().out.split())

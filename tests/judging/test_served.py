@@ -555,3 +555,63 @@ def test_perplexities_stored_by_another_run_meanwhile_stop_this_ones_commit(
         f"another run, started while this one ran, stored perplexities of it served as "
         f"'{MAY}', and this run's answers were served as '{AUGUST}'"
     ) in said
+
+
+def test_perplexities_are_held_to_the_served_model_of_the_judges_verdicts(
+    tmp_path: Path,
+) -> None:
+    """Verdicts of gpt-4o judged in May (2 pairs, 4 verdicts), its perplexities asked
+    later in August (recuse judge --perplexity again: the verdicts all stored, the
+    perplexities new). Before, the August perplexities were stored beside the May
+    verdicts, nothing said: the perplexity analysis would pair one snapshot's
+    perplexities with another's verdicts. Now the perplexities of a model id and
+    revision none of whose perplexities are recorded are held to the served name of its
+    judge ids' verdicts: the run stops before storing one; May back, they are stored."""
+    path = tmp_path / "s.db"
+    with StandIn(served_as=MAY) as server, Store(path) as store:
+        assert _judge(server, store, 2).ok == 4
+    with Store(path) as store:
+        august = _Continuations(lambda n: AUGUST)
+        with pytest.raises(JudgeError) as caught:
+            Runner(august, store, progress=False).perplexity(_prompts(2), ["one", "two"])
+        assert august.answers == 1
+        assert store._rows("SELECT COUNT(*) FROM perplexities")[0][0] == 0
+        assert store.served_names("perplexities", "gpt-4o", "") == {}
+    said = str(caught.value)
+    assert (
+        f"model 'gpt-4o' at revision (none): the verdicts of judge id 'gpt-4o' stored here "
+        f"were served as '{MAY}', and the server now answers as '{AUGUST}'"
+    ) in said
+    assert "it stored 0 rows before" in said
+    with Store(path) as store:
+        may = Runner(_Continuations(lambda n: MAY), store, progress=False)
+        _, done, summary = may.perplexity(_prompts(2), ["one", "two"])
+        assert [r.sum_logprob for r in done.values()] == [-3.0, -3.0]
+        assert store.served_names("perplexities", "gpt-4o", "") == {MAY: 2}
+    assert summary.ok == 2
+
+
+def test_verdicts_are_held_to_the_served_model_of_their_models_perplexities(
+    tmp_path: Path,
+) -> None:
+    """The other way round: perplexities of gpt-4o computed in May (2), its verdicts
+    judged in August (no run of it recorded a name). Before, the August verdicts were
+    stored beside the May perplexities, nothing said; now the first August answer stops
+    the run with none of its verdicts stored; May back, the verdicts are judged."""
+    path = tmp_path / "s.db"
+    with Store(path) as store:
+        Runner(_Continuations(lambda n: MAY), store, progress=False).perplexity(
+            _prompts(2), ["one", "two"]
+        )
+    with StandIn(served_as=AUGUST) as server, Store(path) as store:
+        with pytest.raises(JudgeError) as caught:
+            _judge(server, store, 2)
+        assert server.requests == 1 and store.judgments().empty
+    said = str(caught.value)
+    assert (
+        f"judge id 'gpt-4o': the perplexities of its model and revision stored here were "
+        f"served as '{MAY}', and the server now answers as '{AUGUST}'"
+    ) in said
+    assert "it stored 0 verdicts before" in said
+    with StandIn(served_as=MAY) as server, Store(path) as store:
+        assert _judge(server, store, 2).ok == 4

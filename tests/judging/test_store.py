@@ -399,3 +399,61 @@ def test_verdict_masses_are_those_of_the_verdicts_export_keeps(tmp_path: Path) -
         assert sorted(store.verdict_masses("j")) == [0.7, 0.9]
         kept = store.export_pairs()
         assert sorted(kept[["mass_first", "mass_second"]].stack().dropna()) == [0.7, 0.9]
+
+
+class _Read(list[tuple[object, ...]]):
+    """Rows read before another process changed the table (a cursor's fetchall)."""
+
+    def fetchall(self) -> list[tuple[object, ...]]:
+        return list(self)
+
+
+class _Raced:
+    """A connection to a store whose columns another process adds right after this one
+    first reads them (PRAGMA table_info): both opened the old store at once."""
+
+    def __init__(self, path: Path) -> None:
+        import sqlite3
+
+        self.conn, self.path, self.raced = sqlite3.connect(path, timeout=5.0), path, False
+
+    def execute(self, sql: str, *args: object) -> object:
+        import sqlite3
+
+        out = self.conn.execute(sql, *args)
+        if sql.startswith("PRAGMA table_info") and not self.raced:
+            self.raced = True
+            rows = out.fetchall()
+            other = sqlite3.connect(self.path, timeout=5.0)
+            for name in ("served", "rendering"):  # what the fixture lacks
+                other.execute(f"ALTER TABLE runs ADD COLUMN {name} TEXT")
+            other.commit()
+            other.close()
+            return _Read(rows)  # what this process read before the other's commit
+        return out
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.conn, name)
+
+
+def test_an_old_store_opened_by_two_processes_at_once_migrates_once(tmp_path: Path) -> None:
+    """Two processes opening a store written before runs recorded their columns (the
+    fixture: before 'served'; every store before 'rendering' was added) both read the
+    runs table's columns; the one second to add them failed, 'cannot use the store
+    (duplicate column name: ...)' (2 of 30 trials of six processes at once, on the
+    merged code). The columns are read again under the write lock that adds them."""
+    import shutil
+    import sqlite3
+
+    from recuse.judging.store import _add_run_hardware
+
+    path = tmp_path / "old.sqlite"
+    shutil.copy(Path(__file__).parent / "fixtures" / "store_before_served.sqlite", path)
+    before = {r[1] for r in sqlite3.connect(path).execute("PRAGMA table_info(runs)")}
+    assert "served" not in before and "rendering" not in before and "ended" in before
+    raced = _Raced(path)
+    _add_run_hardware(raced)  # type: ignore[arg-type]
+    raced.conn.close()
+    assert raced.raced
+    with Store(path) as store:  # and it opens, with every column
+        assert store.runs()["rendering"].tolist() == [None] * len(store.runs())

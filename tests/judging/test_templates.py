@@ -831,6 +831,65 @@ def test_a_top_k_without_a_spellings_twin_whose_bound_straddles_a_half_is_unpars
     assert (f"{0.30 / 0.73:.3f}", f"{0.38 / 0.81:.3f}") == ("0.411", "0.469")
 
 
+def test_a_bound_that_cannot_move_p_a_is_no_interval() -> None:
+    """A twin absent from a top-k whose listed tokens leave (almost) nothing of 1, or
+    whose smallest listed probability is tiny, moves p_a by less than its third
+    decimal. Before, each such row carried the interval ('between 0.900 and 0.900') and
+    `recuse judge` counted it among the verdicts that are not exact."""
+    from recuse.judging.backends.base import TopK
+    from recuse.judging.handlers.pairwise import bounded
+    from recuse.judging.protocols import score_distribution
+    from recuse.verdict_parsing import BRACKETS
+
+    def read(probs: dict[str, float]) -> tuple[str, float, str | None]:
+        top = TopK({t: math.log(p) for t, p in probs.items()})
+        s, why = bounded(top, BRACKETS, score_distribution(top))
+        return s.status, s.p_slot_a, why
+
+    # the listed mass is 1 but for rounding: " B" holds at most 1e-12
+    status, p_a, why = read({"A": 0.6, "B": 0.1, " A": 0.3 - 1e-12})
+    assert (status, why) == ("ok", None) and p_a == pytest.approx(0.9)
+    # a confident judge's top 20: A 0.999, B 0.0005, " A" 0.0003 and 17 tokens of 1e-6;
+    # " B" is at most 1e-6, so p_a lies in [0.9993 / 0.999801, 0.9993 / 0.9998]: its
+    # width, 0.9993 * 1e-6 / (0.9998 * 0.999801) = 1.0e-6
+    fillers = {f"f{i}": 1e-6 for i in range(17)}
+    status, p_a, why = read({"A": 0.999, "B": 0.0005, " A": 0.0003, **fillers})
+    assert (status, why) == ("ok", None) and p_a == pytest.approx(0.9993 / 0.9998)
+    assert 0.9993 / 0.9998 - 0.9993 / 0.999801 == pytest.approx(1.0e-6, rel=1e-3)
+    # the smallest listed 0.002: p_a in [0.6 / 0.802, 0.6 / 0.8] = [0.748, 0.750], a
+    # width of 0.0019, is still an interval
+    status, p_a, why = read({"A": 0.5, "B": 0.2, " A": 0.1, "x": 0.002})
+    assert status == "ok" and p_a == pytest.approx(0.75)
+    assert why is not None and "between 0.748 and 0.750;" in why
+    assert (f"{0.6 / 0.802:.3f}", 0.6 / 0.8 - 0.6 / 0.802) == (
+        "0.748",
+        pytest.approx(0.0019, abs=1e-4),
+    )
+
+
+def test_a_top_k_missing_twins_on_both_sides_reads_p_a_inside_its_interval() -> None:
+    """A 0.6 and " B" 0.3 listed, " A" and B not: each at most 0.3 (the smallest
+    listed) and together at most 0.1 (what the listed leave of 1), so p_a lies in
+    [0.6 / 1.0, 0.7 / 1.0] = [0.600, 0.700], and the p_a read with both at 0, 0.6 / 0.9
+    = 0.667, is inside it, not its end, as the count line said of every such row."""
+    from recuse.judging.backends.base import TopK
+    from recuse.judging.handlers.pairwise import SPELLING_OUTSIDE, bounded, spelling_line
+    from recuse.judging.protocols import score_distribution
+    from recuse.verdict_parsing import BRACKETS
+
+    top = TopK({"A": math.log(0.6), " B": math.log(0.3)})
+    s, why = bounded(top, BRACKETS, score_distribution(top))
+    assert s.status == "ok" and s.p_slot_a == pytest.approx(0.6 / 0.9)
+    assert why == (
+        f"{SPELLING_OUTSIDE}: ' A', 'B' not among the server's top 2 while their twins "
+        "are, so their probabilities are unknown (each at most 0.3, the smallest listed): "
+        "p_a lies between 0.600 and 0.700; read with them at 0: 0.667"
+    )
+    said = spelling_line([why, None])
+    assert said is not None and "interval's end" not in said
+    assert "at its end where only one verdict's spelling lacks its twin" in said
+
+
 def test_bad_yaml_template_is_one_clean_line(tmp_path: Path) -> None:
     """The YAML parser's message spans lines (an indented snippet of the file): the
     error reads it as one line with single spaces, as it did before an error's

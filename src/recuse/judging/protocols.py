@@ -320,6 +320,13 @@ class VerdictScore:
     status: Status
 
 
+#: the beginning of the reason of a verdict read from a server's top-k that lists a
+#: spelling of A or B without its twin
+#: (:func:`recuse.judging.handlers.pairwise.bounded`); an ``ok`` row carries it too (the
+#: store counts them on export)
+SPELLING_OUTSIDE = "verdict spelling outside top-k"
+
+
 def bad_logprobs(dist: Mapping[str, float]) -> str | None:
     """Why ``{token: log-prob}`` cannot be a distribution (a value that is not a
     number, infinite, or above 0 by more than rounding), or None when it can. A

@@ -434,7 +434,8 @@ class _ServedCheck:
     """One judgment run's served model names (:mod:`recuse.judging.served`): the names
     its backend's answers gave since the run began, checked before each batch of its
     verdicts is counted and stored (:attr:`_Kind.check`). A name besides the one the
-    judge's verdicts were served as (its earlier runs' in the store; else this run's
+    judge's verdicts were served as (its earlier runs' in the store; else those the
+    perplexities and rewrites of its model id and revision were; else this run's
     first) stops the run with a :class:`~recuse.errors.JudgeError` saying which, before
     a verdict of that name is stored; :attr:`kept` is what the run's record and summary
     say (the names of the verdicts it stored). The judge's earlier runs are those of
@@ -452,6 +453,7 @@ class _ServedCheck:
         copied: int = 0,
         run: str = "",
         replicas: int = 1,
+        computed: Mapping[str, Mapping[str, int]] | None = None,
     ) -> None:
         self.backend, self.store, self.judge, self.counts = backend, store, judge, counts
         self.replicas = replicas  # the servers asked (several --base-url)
@@ -464,6 +466,11 @@ class _ServedCheck:
         self.mark = store.run_mark()  # the runs recorded since are read by guard()
         self.earlier = store.served_runs(*self.kin)
         self.accepted = list(dict.fromkeys(n for r in self.earlier for n in r.served))
+        #: with no verdicts' names recorded, the names the perplexities and rewrites of
+        #: its model id and revision were recorded served as (``computed``, by kind)
+        self.computed = {} if self.accepted else {k: v for k, v in (computed or {}).items() if v}
+        if not self.accepted:
+            self.accepted = list(dict.fromkeys(n for v in self.computed.values() for n in v))
         self.kept: dict[str, int] = {}
         #: what the run's last commit stored: verdicts, and :attr:`kept` as it stood
         self.stored, self.saved = 0, dict[str, int]()
@@ -490,6 +497,7 @@ class _ServedCheck:
                     stored=stored,
                     copied=self.copied,
                     replicas=self.replicas,
+                    computed=self.computed,
                 )
             )
         self.kept = now
@@ -728,16 +736,27 @@ class Runner:
     def _served(self, what: Literal["perplexities", "rewrites"]) -> Served:
         """The served-model check of a run of ``what`` (:class:`Served`): the names the
         backend's answers (a Ray run: its workers') give, held to those the store
-        recorded for them at the backend's model id and revision."""
+        recorded for them at the backend's model id and revision; where it recorded none
+        of them, to those the runs of the judge ids of that model id and revision
+        recorded for their verdicts (perplexities asked after the verdicts, by
+        ``recuse judge --perplexity`` again, are the same served model's)."""
         meter: Backend | Executor = self.backend if self.executor is None else self.executor
         model, revision = self.backend.model_id, self.backend.revision
+        recorded: Mapping[str, int] = self.store.served_names(what, model, revision)
+        judges: tuple[str, ...] = ()
+        if not recorded:  # none of its kind yet: the verdicts of its judge ids say who
+            kin = [j for j, m in self.store.judge_models().items() if m == (model, revision)]
+            runs = [r for r in self.store.served_runs(*kin) if r.served]
+            recorded = _summed(r.served for r in runs)
+            judges = tuple(dict.fromkeys(r.judge for r in runs))
         return Served(
             meter.served,
             what=what,
             model=model,
             revision=revision,
-            recorded=self.store.served_names(what, model, revision),
+            recorded=recorded,
             store=str(self.store.path),
+            judges=judges,
         )
 
     # --- tasks -------------------------------------------------------------------
@@ -922,9 +941,13 @@ class Runner:
         counts = {"ok": 0, "unparsed": 0, "failed": 0}
         model = (self.backend.model_id, self.backend.revision)
         kin = [j for j, m in self.store.judge_models().items() if m == model]
+        computed = {
+            what: self.store.served_names(what, *model) for what in ("perplexities", "rewrites")
+        }
         served = _ServedCheck(
             meter, self.store, self.judge, counts, kin=kin, copied=len(copies),
             run=leased.mine.run, replicas=len(getattr(self.backend, "base_urls", ())),
+            computed=computed,
         )  # fmt: skip
 
         def run_record(*, ended: bool) -> RunRecord:

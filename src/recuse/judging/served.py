@@ -25,7 +25,9 @@ model id and revision, and reused by any later run of them. The names their answ
 are recorded per kind, model id and revision (the store's ``served_models`` table:
 :meth:`recuse.judging.store.Store.served_names`), in the transaction that stores them,
 and :class:`Served` holds a run of them to one served model as the judgments' check
-does: a name besides the recorded ones (or, with none recorded, this run's first) stops
+does: a name besides the recorded ones (with none of their kind recorded, those the
+verdicts of the judge ids of that model id and revision were served as; with none of
+those either, this run's first) stops
 the run before a row served so is stored, and a commit that finds another run recorded
 another name meanwhile stops too (its rows rolled back). Perplexities and rewrites
 stored before the record are not checked: nothing says who served them.
@@ -139,6 +141,7 @@ def second_model(
     stored: int,
     copied: int = 0,
     replicas: int = 1,
+    computed: Mapping[str, Mapping[str, int]] | None = None,
 ) -> str:
     """The words of the error that stops a run of ``judge`` whose answers now name a
     served model besides the one its verdicts came from: which names, how many
@@ -147,9 +150,14 @@ def second_model(
     judge ids of its model and revision) and what to do; where the run asks
     ``replicas`` > 1 servers (``--base-url`` given more than once), what to do if they
     are replicas of one model that name it differently. ``now`` is this run's served
-    names so far, in the order they were first seen."""
+    names so far, in the order they were first seen. ``computed``: where no run recorded
+    names, those the perplexities and rewrites of its model id and revision were
+    recorded served as (by kind), which the verdicts are held to."""
     held = [r for r in earlier if r.served]
     accepted = list(dict.fromkeys(name for r in held for name in r.served))
+    kinds = [] if accepted else [k for k, v in (computed or {}).items() if v]
+    if kinds:
+        accepted = list(dict.fromkeys(n for k in kinds for n in (computed or {})[k]))
     if not accepted:
         accepted = list(now)[:1]
     new = [name for name in now if name not in accepted]
@@ -171,6 +179,11 @@ def second_model(
                 f"judge ids of its model and revision, whose verdicts were served as "
                 f"{old_words} ({runs})"
             )
+    elif kinds:
+        before = (
+            f"judge id {judge!r}: the {' and '.join(kinds)} of its model and revision "
+            f"stored here were served as {old_words}"
+        )
     else:
         before = f"judge id {judge!r}: this run's answers were served as {old_words} first"
     return (
@@ -277,7 +290,8 @@ class Served:
     to one served model (module docstring). ``totals`` reads the backend's
     ``{served name: answers}`` so far (:meth:`~recuse.judging.backends.base.Backend.served`);
     ``recorded`` is what the store recorded for them when the run began
-    (:meth:`~recuse.judging.store.Store.served_names`). :meth:`check` goes before each
+    (:meth:`~recuse.judging.store.Store.served_names`), else those the verdicts of
+    ``judges``, its model's judge ids, were served as. :meth:`check` goes before each
     batch of rows is counted and stored; the store calls :meth:`guard` and
     :meth:`unrecorded` in each commit's transaction."""
 
@@ -290,9 +304,12 @@ class Served:
         revision: str,
         recorded: Mapping[str, int],
         store: str,
+        judges: Sequence[str] = (),
     ) -> None:
         self.totals, self.what, self.model, self.revision = totals, what, model, revision
         self.store = store
+        #: the judge ids whose verdicts' names ``recorded`` is (none of ``what`` recorded)
+        self.judges = tuple(judges)
         #: the run's outcomes by status as they are counted, before their commit (the
         #: runner's), whose ok and unparsed rows the error says were stored
         self.counts: Mapping[str, int] = {}
@@ -343,8 +360,13 @@ class Served:
             )
             new = list(self.accepted)  # this run's model is the one to key apart
         elif self.recorded:
+            held = (
+                f"the verdicts of judge id {', '.join(repr(j) for j in self.judges)}"
+                if self.judges
+                else f"the {self.what} of it"
+            )
             before = (
-                f"the {self.what} of it stored here were served as {_names(self.accepted)}, "
+                f"{one_line(held)} stored here were served as {_names(self.accepted)}, "
                 f"and the server now answers as {_names(new)}"
             )
         else:

@@ -48,7 +48,13 @@ from recuse.choices import JudgmentKind as JudgmentKind
 from recuse.errors import ConfigError, InputError, OutputError, RecuseError
 from recuse.files import is_file
 from recuse.judging.leases import Holder, Leased, LeaseId
-from recuse.judging.protocols import content_key, json_text, perplexity_key, response_prompt
+from recuse.judging.protocols import (
+    SPELLING_OUTSIDE,
+    content_key,
+    json_text,
+    perplexity_key,
+    response_prompt,
+)
 from recuse.judging.served import (
     EarlierRun,
     Served,
@@ -1239,6 +1245,8 @@ class Store:
         each = df.drop_duplicates(["judge", "item_id"])["judge"]  # one row per pair
         df = df[_picked(df["judge"], judges, "--judge", "judge ids", self.path, rows=each)]
         df = _one_per_order(df, notes)
+        if notes is not None:
+            notes.extend(_bounded_note(df))
         wide = df.pivot(index=["item_id", "judge"], columns="slot")
         out = pd.DataFrame(index=wide.index)
         for order in ("first", "second"):
@@ -1378,26 +1386,37 @@ def _add_run_hardware(conn: sqlite3.Connection) -> None:
     the model names their server's answers gave (``served``), or who wrote the prompt
     text a server's model read (``rendering``), get the columns; their runs have none in
     them (a run recorded at its end alone; served by nothing said)."""
-    cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)").fetchall()}
-    added = False
-    for name, kind in (
+    _add_columns(conn, "runs", (
         ("hardware", "TEXT"), ("device", "TEXT"), ("block_params", "INTEGER"), ("clock", "TEXT"),
         ("run", "TEXT"), ("ended", "INTEGER"), ("served", "TEXT"), ("rendering", "TEXT"),
-    ):  # fmt: skip
-        if name not in cols:
-            conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
-            added = True
-    if added:
-        conn.commit()
+    ))  # fmt: skip
 
 
 def _add_prompt_record(conn: sqlite3.Connection) -> None:
     """Stores written before the judge prompt's format and content hash were recorded
     get the columns (empty for their prompts until a run claims them again)."""
-    cols = {r[1] for r in conn.execute("PRAGMA table_info(judge_prompts)").fetchall()}
-    for col in ("format", "sha256"):
-        if col not in cols:
-            conn.execute(f"ALTER TABLE judge_prompts ADD COLUMN {col} TEXT")
+    _add_columns(conn, "judge_prompts", (("format", "TEXT"), ("sha256", "TEXT")))
+
+
+def _add_columns(conn: sqlite3.Connection, table: str, columns: Sequence[tuple[str, str]]) -> None:
+    """Add the ``(name, type)`` ``columns`` that ``table`` lacks, in one transaction
+    that holds the write lock (``BEGIN IMMEDIATE``) and reads the table's columns again
+    under it: two processes opening one old store at once both find a column missing,
+    and the second's ``ALTER TABLE`` failed ("duplicate column name")."""
+
+    def missing() -> list[tuple[str, str]]:
+        have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})").fetchall()}
+        return [(name, kind) for name, kind in columns if name not in have]
+
+    if not missing():  # the usual case: no lock taken
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for name, kind in missing():
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+    except BaseException:
+        conn.rollback()
+        raise
     conn.commit()
 
 
@@ -1429,6 +1448,25 @@ def _json_default(v: object) -> object:
     if isinstance(v, float) and math.isnan(v):
         return None
     raise TypeError(f"cannot store {type(v).__name__} in item metadata")
+
+
+def _bounded_note(df: pd.DataFrame) -> list[str]:
+    """The sentence saying how many of the ok verdicts of ``df`` (the ones exported)
+    carry an interval for p_a in their reason, not a point: read from a server's top-k
+    that lists a spelling of A or B without its twin
+    (:func:`recuse.judging.handlers.pairwise.bounded`); none where none does. The
+    export's p_a columns cannot say it, and the reason is not exported."""
+    ok = df[df["status"] == "ok"]
+    n = int(ok["reason"].fillna("").str.startswith(SPELLING_OUTSIDE).sum())
+    if not n:
+        return []
+    return [
+        f"{n:,} of the {len(ok):,} ok verdicts exported were read from a server's top-k "
+        "that lists a spelling of A or B without its twin: their p_a_first / p_a_second "
+        "is the p_a read with the absent twin at 0, one point of an interval, not exact "
+        "(each verdict's interval is in its reason in the store: "
+        "Store(path).judgments()['reason'])"
+    ]
 
 
 def _flag_unusable(df: pd.DataFrame, kind: JudgmentKind) -> pd.DataFrame:

@@ -25,6 +25,7 @@ from recuse.judging.backends.base import Backend, Failure, Generation, TopK
 from recuse.judging.handlers.base import failed_judgment
 from recuse.judging.protocols import (
     BRACKETS,
+    SPELLING_OUTSIDE,
     Pair,
     PairwiseProtocol,
     Prompt,
@@ -247,9 +248,9 @@ def outside_topk(d: dict[str, float], fmt: VerdictFormat) -> str | None:
     )
 
 
-#: the beginning of the reason of a verdict read from a server's top-k that lists a
-#: spelling of A or B without its twin (:func:`bounded`); an ``ok`` row carries it too
-SPELLING_OUTSIDE = "verdict spelling outside top-k"
+#: the width of p_a's interval (:func:`bounded`) under which a top-k missing a twin is
+#: read as exact: it moves p_a by less than half its third decimal, as recuse prints it
+NEGLIGIBLE_WIDTH = 0.0005
 #: per verdict format, each token text's twins (:func:`twins`), worked out once
 _TWINS: dict[VerdictFormat, dict[str, tuple[str, ...]]] = {}
 
@@ -307,10 +308,14 @@ def bounded(
 
         u_v = min(n_v * m, r);  p_a in [p_A / (p_A + p_B + u_B), (p_A + u_A) / (p_A + u_A + p_B)]
 
-    Where that interval holds 0.5 on both sides, which answer the judge prefers
-    cannot be read: the row is unparsed. Otherwise ``p_a`` stays as read (the absent
-    twins at 0) and the reason, stored beside it, says the interval, so a firm-looking
-    p_a never hides it (``recuse judge`` counts these rows: :func:`spelling_line`).
+    An interval narrower than :data:`NEGLIGIBLE_WIDTH` is no interval: as read, None
+    (the listed tokens leave nothing of 1 but rounding, or the smallest listed is
+    tiny: p_a moves by less than its third decimal). Where the interval holds 0.5 on
+    both sides, which answer the judge prefers cannot be read: the row is unparsed.
+    Otherwise ``p_a`` stays as read (the absent twins at 0: the interval's end where
+    only one verdict's twins are absent, inside it where both's are) and the reason,
+    stored beside it, says the interval, so a firm-looking p_a never hides it
+    (``recuse judge`` counts these rows: :func:`spelling_line`).
 
     >>> top = TopK({"A": math.log(0.3), "B": math.log(0.35), " A": math.log(0.1)})
     >>> s, why = bounded(top, BRACKETS, score_distribution(top))
@@ -331,20 +336,27 @@ def bounded(
     p_a, p_b = score.p_slot_a * score.mass, score.mass * (1.0 - score.p_slot_a)
     u_a = min(len(set(absent["A"])) * least, rest)
     u_b = min(len(set(absent["B"])) * least, rest)
-    if u_a == 0.0 and u_b == 0.0:  # the listed tokens hold all the probability
-        return score, None
     low, high = p_a / (p_a + p_b + u_b), (p_a + u_a) / (p_a + u_a + p_b)
-    names = ", ".join(repr(t) for t in dict.fromkeys(absent["A"] + absent["B"]))
+    if high - low < NEGLIGIBLE_WIDTH:  # the listed tokens hold (almost) all of it
+        return score, None
+    absent_names = list(dict.fromkeys(absent["A"] + absent["B"]))
+    names = ", ".join(repr(t) for t in absent_names)
+    one = len(absent_names) == 1
+    its, twin_is = ("its", "twin is") if one else ("their", "twins are")
+    unknown = (
+        "probability is unknown (at most" if one else "probabilities are unknown (each at most"
+    )
     said = (
-        f"{SPELLING_OUTSIDE}: {names} not among the server's top {len(d)} while its twin "
-        f"is, so its probability is unknown (at most {least:.2g}, the smallest listed): "
+        f"{SPELLING_OUTSIDE}: {names} not among the server's top {len(d)} while {its} "
+        f"{twin_is}, so {its} {unknown} {least:.2g}, the smallest listed): "
         f"p_a lies between {decimal_beside(low, [0.5], 3)} and {decimal_beside(high, [0.5], 3)}"
     )
     if low < 0.5 < high:
         unread = VerdictScore(math.nan, score.mass, score.p_tie, "unparsed")
         why = f"{said}, on both sides of 0.5: which answer the judge prefers cannot be read"
         return unread, why
-    return score, f"{said}; read with it at 0: {decimal_beside(score.p_slot_a, [0.5], 3)}"
+    them = "it" if one else "them"
+    return score, f"{said}; read with {them} at 0: {decimal_beside(score.p_slot_a, [0.5], 3)}"
 
 
 def spelling_line(reasons: Sequence[str | None]) -> str | None:
@@ -362,9 +374,11 @@ def spelling_line(reasons: Sequence[str | None]) -> str | None:
     return (
         "verdicts read from a server's top-k that lists a spelling of A or B without its "
         f"twin (' A' without ' B'): {count(n)} of {counted(len(reasons), 'verdict')}; the "
-        "absent twin's probability is unknown and read as 0, so each of their p_a is an "
-        "interval's end, not exact (the interval is in the verdict's stored reason; one "
-        "whose interval holds 0.5 is unparsed instead)"
+        "absent twin's probability is unknown and read as 0, so their p_a are not exact: "
+        "each lies in an interval, at its end where only one verdict's spelling lacks its "
+        "twin (the interval is in the verdict's stored reason; one whose interval holds "
+        "0.5 is unparsed instead, one narrower than "
+        f"{NEGLIGIBLE_WIDTH} is read as exact)"
     )
 
 

@@ -192,8 +192,9 @@ _ONE_BLAS_THREAD = Borrowed(
 def one_blas_thread() -> Iterator[None]:
     """BLAS limited to one thread inside the block, safe to nest and to enter from
     several threads at once: the threads BLAS had before the first block began are
-    back when the last block ends, whatever the order they end in
-    (:class:`~recuse.borrowed.Borrowed`)."""
+    back when the last block ends, whatever the order they end in, unless the caller
+    set a library's threads while a block was open (kept as the caller set them:
+    :class:`~recuse.borrowed.Borrowed`)."""
     with _ONE_BLAS_THREAD.held():
         yield
 

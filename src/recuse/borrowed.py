@@ -14,6 +14,7 @@ end leaves it as they set it.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,9 +31,17 @@ class Borrowed(Generic[_T]):
     within which they are changed."""
 
     def __init__(
-        self, save: Callable[[], _T], change: Callable[[_T], None], put_back: Callable[[_T], None]
+        self,
+        save: Callable[[], _T],
+        change: Callable[[_T], None],
+        put_back: Callable[[_T], None],
+        *,
+        as_made: Callable[[_T, _T], bool] = operator.eq,
     ) -> None:
         self._save, self._change, self._put_back = save, change, put_back
+        #: ``as_made(now, made)``: the settings ``save()`` reads now are still as the
+        #: change made them (else the caller changed them, and they are kept)
+        self._as_made = as_made
         self._lock = threading.Lock()
         self._open: set[object] = set()  # the blocks open now, each by its token
         #: the settings the first block found, from before they are changed until they
@@ -84,6 +93,6 @@ class Borrowed(Generic[_T]):
         made = self._made[:1]
         self._made.clear()
         found = self._found[0]
-        if not made or self._save() == made[0]:
+        if not made or self._as_made(self._save(), made[0]):
             self._put_back(found)
         self._found.clear()

@@ -137,3 +137,25 @@ def test_a_column_read_as_text_at_first_and_as_numbers_further_down_stays_text(
     _same_frame(got, _as_pandas_reads_text(path))
     assert got["answer"].iloc[-1] == f"{n - 1}" and got["score"].iloc[-1] == f"{n - 1}.0"
     assert got["id"].iloc[-1] == f"{n - 1:06d}"
+
+
+@pytest.mark.parametrize("words", [0, 200])
+def test_an_empty_cell_among_ids_past_the_64_bit_signed_range_is_missing(
+    tmp_path: Path, words: int
+) -> None:
+    # ids such as 64-bit hashes (2**63 and over) with cells left empty: pandas gives up
+    # on unsigned integers with a missing cell and hands the column back as text, its
+    # empty cells '' (not missing); read as text, an empty cell is NaN. With words, the
+    # column is words for its first rows and the hashes fill the rest, so that only a
+    # later block of pandas' reading (262,144 rows a block here) is hashes and empties
+    path = tmp_path / "t.csv"
+    n = 300_000 if words else 4
+    ids = ["" if k % 1000 == 1 else f"{2**63 + k}" for k in range(n)]
+    head = "".join(f"w{k},a\n" for k in range(words))
+    path.write_text("id,answer\n" + head + "".join(f"{i},a\n" for i in ids))
+    got = read_csv(path)
+    _same_frame(got, _as_pandas_reads_text(path))
+    empty = [k for k, i in enumerate(ids) if not i]
+    assert got["id"].isna().sum() == len(empty) == (n + 998) // 1000
+    assert got["id"].iloc[words:].isna().tolist() == [not i for i in ids]
+    assert got["id"].iloc[-1] == ids[-1] and got["id"].iloc[words] == f"{2**63}"

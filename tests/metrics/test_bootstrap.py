@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -464,3 +468,39 @@ def test_a_null_beyond_every_replicate_gets_the_floor_whatever_the_bca_correctio
     tail = norm.cdf(w / (1 + accel * w) - z0)
     expected = max(floor, 2 * min(tail, 1 - tail))
     assert bs.p_value(est, (reps[0] + reps[1]) / 2) == pytest.approx(expected, abs=1e-12)
+
+
+_A_BLAS_LOADED_WITHIN = """
+import ctypes, shutil, sys
+from threadpoolctl import threadpool_info
+import recuse.metrics.bootstrap as bs
+
+def threads():
+    return {i["filepath"]: i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+before = threads()
+copy = sys.argv[1] + "/libscipy_openblas-another.so"
+shutil.copy(next(f for f in before if "openblas" in f), copy)
+with bs.one_blas_thread():
+    inside = set(threads().values())
+    ctypes.CDLL(copy)  # another BLAS, as another thread's import loads one meanwhile
+    loaded = threads()[copy]
+after = threads()
+print(before == {f: n for f, n in after.items() if f != copy}, inside, loaded, len(before))
+"""
+
+
+def test_a_blas_library_loaded_within_the_block_leaves_the_others_their_threads(
+    tmp_path: Path,
+) -> None:
+    # a BLAS library loaded while a block is open (not set by the block, on its own
+    # threads) is no caller's change to the block's limit: the libraries the block set
+    # are put back. Compared whole, the new one made the settings read as the caller's,
+    # and numpy's and scipy's BLAS stayed on one thread for good (fails: False ... first).
+    # In a fresh interpreter, so that the copy loaded is not left in the tests' process
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}
+    out = subprocess.run(
+        [sys.executable, "-c", _A_BLAS_LOADED_WITHIN, str(tmp_path)],
+        capture_output=True, text=True, check=True, env=env,
+    ).stdout.split(maxsplit=3)  # fmt: skip
+    assert out[0] == "True" and out[1:3] == ["{1}", "2"] and int(out[3]) >= 1, out

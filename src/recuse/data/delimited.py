@@ -276,10 +276,12 @@ def _read_texts(body: bytes, sep: str) -> pd.DataFrame:
     to it, and only the others (numbers, true/false, empty) are told ``dtype=str``.
     A column pandas still reads otherwise further down (numbers in a later block of
     rows: that block is not text, and the column not :data:`TEXT`) is read again
-    with ``dtype=str``, alone. Either way a kept column's cells are the tokens
-    pandas' reader cut, as written, and an empty one is NaN, as with ``dtype=str``
-    (``tests/data/test_delimited.py`` compares the two). A file pandas cannot read
-    is read as before, for its error."""
+    with ``dtype=str``, alone, and so is a text column holding ``''``: pandas hands
+    back a column of whole numbers past 2**63 with an empty cell as text, its empty
+    cells ``''`` (never so with ``dtype=str``, where an empty cell is NaN). Either way
+    a kept column's cells are the tokens pandas' reader cut, as written, and an empty
+    one is NaN, as with ``dtype=str`` (``tests/data/test_delimited.py`` compares the
+    two). A file pandas cannot read is read as before, for its error."""
     try:
         sample = _parse(body, sep, nrows=SAMPLE_ROWS)
         told: dict[Hashable, Any] = {i: str for i, d in enumerate(sample.dtypes) if d != TEXT}
@@ -288,7 +290,7 @@ def _read_texts(body: bytes, sep: str) -> pd.DataFrame:
             df = _parse(body, sep, dtype=told)
     except (pd.errors.ParserError, pd.errors.ParserWarning):
         return _parse(body, sep, dtype=str)  # its error, word for word
-    others = [i for i, d in enumerate(df.dtypes) if d != TEXT]
+    others = [i for i, (_, c) in enumerate(df.items()) if c.dtype != TEXT or c.eq("").any()]
     if others:
         again = _parse(body, sep, dtype=str, usecols=others)
         for i, column in zip(others, again.columns, strict=True):

@@ -132,6 +132,14 @@ def _blas_threads() -> tuple[tuple[str, int], ...]:
     )
 
 
+def _blas_as_made(now: tuple[tuple[str, int], ...], made: tuple[tuple[str, int], ...]) -> bool:
+    """Each library the block set (``made``) still on the threads it set: a library
+    loaded since (another thread's import while an audit runs) is no change of the
+    caller's (compared whole, its arrival kept BLAS on one thread for good)."""
+    threads = dict(now)
+    return all(threads.get(lib) == n for lib, n in made)
+
+
 def _blas_on_one_thread(_found: object) -> None:
     _release_openblas()
     try:
@@ -175,15 +183,18 @@ def _release_openblas() -> None:
 #: (which saves the threads it finds and puts them back as it leaves): two audits run
 #: in threads, the second entering while the first ran (1 thread) and leaving after it,
 #: saved 1 and put it back, so every BLAS call of the process ran on one thread after
-_ONE_BLAS_THREAD = Borrowed(_blas_threads, _blas_on_one_thread, _put_back_blas_threads)
+_ONE_BLAS_THREAD = Borrowed(
+    _blas_threads, _blas_on_one_thread, _put_back_blas_threads, as_made=_blas_as_made
+)
 
 
 @contextlib.contextmanager
 def one_blas_thread() -> Iterator[None]:
     """BLAS limited to one thread inside the block, safe to nest and to enter from
     several threads at once: the threads BLAS had before the first block began are
-    back when the last block ends, whatever the order they end in
-    (:class:`~recuse.borrowed.Borrowed`)."""
+    back when the last block ends, whatever the order they end in, unless the caller
+    set a library's threads while a block was open (kept as the caller set them:
+    :class:`~recuse.borrowed.Borrowed`)."""
     with _ONE_BLAS_THREAD.held():
         yield
 

@@ -933,4 +933,5 @@ def test_the_uncertified_bounds_words_name_the_start_where_it_is_not_min_labels(
     agree = np.r_[np.ones(20), np.ones(40), np.zeros(40)]
     walk = fixed_sequence(conf, agree, target=0.95, delta=0.1, start=30)
     assert (walk.first, walk.top, walk.start) == ((0.5, 100, 60), (1.0, 20, 20), 45)
-    assert "⌈log δ / log target⌉" in UNCERTIFIED_BOUND and "--min-labels" in UNCERTIFIED_BOUND
+    assert "⌈log δ / log target⌉ at the stratum's share of δ" in UNCERTIFIED_BOUND
+    assert "the test's start (--min-labels, or where that is more" in UNCERTIFIED_BOUND

@@ -160,8 +160,8 @@ TIES_LEFT_OUT = (
 UNCERTIFIED_BOUND = (
     "where nothing is certified, the bound of the first threshold tested, on the items it "
     "keeps: its most confident, or where they are fewer than the test's start (--min-labels, "
-    "or ⌈log δ / log target⌉ where that is more: the fewest whose full agreement could "
-    "pass) the fewest more that reach it"
+    "or where that is more the fewest whose full agreement could pass, ⌈log δ / log "
+    "target⌉ at the stratum's share of δ) the fewest more that reach it"
 )
 
 #: what each number of a certification's JSON (:meth:`Certification.to_dict`) means, with

@@ -106,9 +106,9 @@ def test_the_curve_tables_say_what_their_numbers_are(planted: Planted) -> None:
     titles = {t.name: t for t in section.tables}
     human = titles["human-verbosity-curve-sim-pairs"]
     assert "(len a − len b) / len b" in human.title
-    assert "the mean human score 2·human − 1 (+1: the human prefers a, −1: b, 0: a tie" in (
-        human.title
-    )
+    assert (
+        "the mean human score 2h − 1, h the human label (+1: the human prefers a, −1: b, 0: a tie"
+    ) in human.title
     # its ci_low / ci_high: the CSV says no level, the title does
     assert {"ci_low", "ci_high"} <= set(human.frame.columns)
     assert human.title.endswith(", with its 90% cluster-bootstrap interval")
@@ -263,7 +263,7 @@ def test_the_human_curve_of_vote_shares_says_its_score_is_2_human_minus_1(
     shared_data: Path,
 ) -> None:
     """mt-bench-human's labels are shares of the experts' votes (0.25, 1/3, 0.75 ...):
-    the human curve's mean is of 2·human − 1 (0.75 reads +0.5), where its title said
+    the human curve's mean is of 2h − 1, h the label (0.75 reads +0.5), where its title said
     "+1: the human prefers a, −1: b, 0: a tie", a score of three values: a bin's mean
     of the vote shares is not the mean of who won. A judge that always picks a is
     added so that the verbosity analysis runs."""
@@ -275,7 +275,7 @@ def test_the_human_curve_of_vote_shares_says_its_score_is_2_human_minus_1(
     report = audit_only(ANALYSIS.id, frame, Roster.builtin())
     (section,) = [s for s in report.sections if s.id == ANALYSIS.id]
     (human,) = [t for t in section.tables if t.name.startswith("human-verbosity-curve")]
-    assert "2·human − 1" in human.title and "0.75 for a reads +0.5" in human.title
+    assert "2h − 1, h the human label" in human.title and "0.75 for a reads +0.5" in human.title
     from recuse.metrics.verbosity import response_lengths
 
     items = frame[frame["human"].notna()]
@@ -292,3 +292,31 @@ def test_the_human_curve_of_vote_shares_says_its_score_is_2_human_minus_1(
         assert row.mean == pytest.approx((2 * h - 1).mean())
         differ += abs(np.sign(h - 0.5).mean() - row.mean) > 0.01
     assert differ  # a mean of who won reads otherwise
+
+
+def test_the_correctness_curves_score_is_a_formula_after_rewording(shared_data: Path) -> None:
+    """JudgeBench's labels are correctness labels, and the report rewords every "human":
+    the human curve's title read "the mean correctness-label score 2·correctness-label −
+    1", a formula of no column. It names the label h; its means are 2h − 1 (here 0 or 1:
+    ±1), recomputed from the labels by hand."""
+    from recuse.data.inputs import load_input
+    from recuse.driver import run_audit
+    from recuse.metrics.verbosity import response_lengths
+    from recuse.roster import Roster
+
+    inp = load_input("judgebench", data_dir=shared_data)
+    options = AuditOptions(level=0.9, n_boot=200, seed=0, min_n=10, robustness=(),
+                           only=(ANALYSIS.id,))  # fmt: skip
+    report = run_audit([inp], options=options, roster=Roster.builtin())
+    (section,) = [s for s in report.sections if s.id == ANALYSIS.id]
+    (curve,) = [t for t in section.tables if t.name.startswith("human-verbosity-curve")]
+    assert "2·correctness-label" not in curve.title
+    assert "the mean correctness-label score 2h − 1, h the correctness label (+1: " in curve.title
+    items = inp.frame.drop_duplicates("item_id")
+    items = items[items["human"].notna()]
+    la, lb, _ = response_lengths(items)
+    x = (la - lb) / lb
+    h = items["human"].to_numpy(float)
+    for row in curve.frame.itertuples():
+        inside = (x >= row.bin_low) & ((x < row.bin_high) | np.isinf(row.bin_high))
+        assert row.mean == pytest.approx((2 * h[inside] - 1).mean())

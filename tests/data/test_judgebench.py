@@ -205,3 +205,35 @@ def test_unknown_pair_and_bad_label(tmp_path: Path, shared_data: Path) -> None:
     with pytest.raises(InputError, match="label 'A=B'") as err:
         read_judgebench(out.parents[1], roster)
     assert err.value.row == 7
+
+
+def test_a_reward_that_is_no_number_gives_no_decision(tmp_path: Path, shared_data: Path) -> None:
+    """Upstream's reward-model judge writes ``"A>B" if score1 > score2 else "B>A"``: a NaN
+    reward (a float16 overflow, say) compares false and was written "B>A", which read as
+    a pick of the second answer; so were two infinite rewards. Neither is a decision:
+    NaN, "unparsed", the other order kept as it is."""
+    src = shared_data / "judgebench"
+    root = tmp_path / "judgebench"
+    (root / "data").mkdir(parents=True)
+    (root / "outputs").mkdir()
+    shutil.copy(src / "data" / f"{GPT_FILE}.jsonl", root / "data")
+    name = f"{GPT_FILE},judge_name=reward_model,judge_model=internlm_internlm2-7b-reward.jsonl"
+    lines = (src / "outputs" / name).read_text("utf-8").splitlines()[:3]
+    recs = [json.loads(line) for line in lines]
+    recs[0]["judgments"][0]["judgment"]["scores"] = [float("nan"), 1.25]
+    recs[0]["judgments"][0]["decision"] = "B>A"  # as upstream writes it
+    recs[1]["judgments"][1]["judgment"]["scores"] = [float("inf"), float("inf")]
+    recs[1]["judgments"][1]["decision"] = "B>A"
+    out = root / "outputs" / name
+    out.write_text("\n".join(json.dumps(r) for r in recs) + "\n", encoding="utf-8")
+    assert "NaN" in out.read_text("utf-8") and "Infinity" in out.read_text("utf-8")
+    table = read_judgebench(root, Roster.builtin()).set_index("item_id")
+    first, second, untouched = (table.loc["judgebench:" + r["pair_id"]] for r in recs)
+    assert np.isnan(first["p_a_first"]) and first["status_first"] == "unparsed"
+    assert np.isnan(second["p_a_second"]) and second["status_second"] == "unparsed"
+    # the other orders, finite rewards, read as upstream decided them (a/b frame)
+    a, b = recs[0]["judgments"][1]["judgment"]["scores"]
+    assert first["p_a_second"] == (1.0 if b > a else 0.0) and first["status_second"] == "ok"
+    a, b = recs[1]["judgments"][0]["judgment"]["scores"]
+    assert second["p_a_first"] == (1.0 if a > b else 0.0) and second["status_first"] == "ok"
+    assert (untouched["status_first"], untouched["status_second"]) == ("ok", "ok")

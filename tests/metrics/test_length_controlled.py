@@ -514,7 +514,7 @@ def test_a_separated_fit_gives_no_rate(tmp_path: Path) -> None:
     import json
 
     from recuse.data.alpaca_eval import read_annotation_file
-    from recuse.metrics.length_controlled import NONE, SEPARATED_LENGTH
+    from recuse.metrics.length_controlled import MIN_SHARED, NONE, SEPARATED_LENGTH, columns
 
     results = Path(dataset_folder("alpaca-eval")) / "results"
     rows = []
@@ -536,6 +536,13 @@ def test_a_separated_fit_gives_no_rate(tmp_path: Path) -> None:
     assert "the fit separates" in davinci["caveat"]
     mixtral = out.loc[next(s for s in out.index if "mixtral" in s)]
     assert mixtral["lc_method"] == GLM and 0 < mixtral["lc_win_rate"] < 100
+    # no joint fit was made (Mixtral's rate is its GLM's): the column's words for NONE
+    # said "both fits separate", of a row where one fit separated and the other was none
+    assert np.isnan(mixtral["length_coefficient_joint"])
+    words = columns(0.9)["lc_method"]
+    assert "both fits separate" not in words
+    assert f"fewer than {MIN_SHARED} instructions shared" in words
+    assert f"{NONE} (that, and the GLM separates too" in words
 
 
 def test_an_unreadable_leaderboard_is_one_clean_line(tmp_path: Path) -> None:

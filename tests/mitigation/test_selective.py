@@ -911,3 +911,27 @@ def test_a_reason_names_the_most_confident_items_it_did_not_test() -> None:
     alone = fixed_sequence(np.full(40, 0.99), np.r_[np.ones(30), np.zeros(10)],
                            target=0.8, delta=0.1, start=30)  # fmt: skip
     assert alone.top is None and alone.first == (0.99, 40, 30)
+
+
+def test_the_uncertified_bounds_words_name_the_start_where_it_is_not_min_labels() -> None:
+    """At target 0.95 and δ = 0.1 the test starts at ⌈log 0.1 / log 0.95⌉ = 45 items
+    (44.9 by hand), not at --min-labels' 30: 50 items at c = 1 with 40 agreeing, then 50
+    at c = 0.5. The first threshold tested keeps 50 (the 45 it needs are there from
+    c = 1), so the bound is Clopper–Pearson's on 40 of 50; the words said the items kept
+    were the most confident or, where fewer than --min-labels, the fewest more reaching
+    it, and named no other start."""
+    from recuse.mitigation.selective import UNCERTIFIED_BOUND, n_min
+
+    assert math.ceil(math.log(0.1) / math.log(0.95)) == n_min(0.95, 0.1) == 45
+    conf = np.r_[np.ones(50), np.full(50, 0.5)]
+    agree = np.r_[np.ones(40), np.zeros(10), np.ones(50)]
+    walk = fixed_sequence(conf, agree, target=0.95, delta=0.1, start=30)
+    assert walk.threshold is None and walk.start == 45 and walk.first == (1.0, 50, 40)
+    assert walk.lower_bound == pytest.approx(clopper_pearson_lower(40, 50, 0.1))
+    # 20 at c = 1 (all agreeing): fewer than 45, so the test starts lower, on 100 items
+    conf = np.r_[np.ones(20), np.full(80, 0.5)]
+    agree = np.r_[np.ones(20), np.ones(40), np.zeros(40)]
+    walk = fixed_sequence(conf, agree, target=0.95, delta=0.1, start=30)
+    assert (walk.first, walk.top, walk.start) == ((0.5, 100, 60), (1.0, 20, 20), 45)
+    assert "⌈log δ / log target⌉ at the stratum's share of δ" in UNCERTIFIED_BOUND
+    assert "the test's start (--min-labels, or where that is more" in UNCERTIFIED_BOUND

@@ -199,9 +199,11 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
         (
             "human_verbosity_curve",
             f"Human preference by length difference — {inp.name}: "
-            "per bin of (len a − len b) / len b, the mean human score 2·human − 1 (+1: the "
-            "human prefers a, −1: b, 0: a tie; a share of votes in between: 0.75 for a "
-            "reads +0.5)",
+            # the label as h, not "human": correctness labels reword every "human", and
+            # JudgeBench's title read "the mean correctness-label score 2·correctness-label − 1"
+            "per bin of (len a − len b) / len b, the mean human score 2h − 1, h the human "
+            "label (+1: the human prefers a, −1: b, 0: a tie; a share of votes in between: "
+            "0.75 for a reads +0.5)",
         ),
         (
             "judge_verbosity_curve",

@@ -20,7 +20,9 @@ and upstream's ``decision`` = "A>B" if the first is higher else "B>A": equal rew
 a tie, were written "B>A", which read in both orders as a flip towards the answer shown
 second (Skywork-Reward-Gemma-2-27B on 3 pairs, Skywork-Reward-Llama-3.1-8B on 1, each an
 equal bfloat16 reward in both orders: a position preference of 0.496 for a model that
-scores each answer alone). Two equal rewards are read as ``v = 0.5``, a tie.
+scores each answer alone). Two equal rewards are read as ``v = 0.5``, a tie. A reward
+that is not a finite number (NaN, ±inf: JSON's ``NaN``, ``Infinity``) was written "B>A"
+too (``NaN > x`` is false) and is no decision: NaN with ``status_* = "unparsed"``.
 
 A null decision gives NaN with ``status_* = "unparsed"``; a null judgment element
 (the judge call itself failed) gives NaN with ``"failed"``. One row per (pair,
@@ -116,6 +118,22 @@ def _equal_rewards(inner: Any) -> bool:
     return numbers and math.isfinite(a) and a == b
 
 
+def _unscored(inner: Any) -> bool:
+    """Whether a reward model's judgment holds a reward that is not a finite number,
+    which upstream's ``"A>B" if first > second else "B>A"`` wrote "B>A".
+
+    >>> _unscored({"scores": [float("nan"), 1.5]}), _unscored({"scores": [2.0, 1.5]})
+    (True, False)
+    >>> _unscored({"response": "[[A>B]]"})
+    False
+    """
+    scores = inner.get("scores") if isinstance(inner, dict) else None
+    if not isinstance(scores, list) or len(scores) != 2:
+        return False
+    numbers = [x for x in scores if isinstance(x, int | float) and not isinstance(x, bool)]
+    return any(not math.isfinite(x) for x in numbers)
+
+
 def _decision(judgment: Any, *, file: Path, row: int, order: int) -> tuple[float, str]:
     if judgment is None:
         return np.nan, "failed"
@@ -129,6 +147,8 @@ def _decision(judgment: Any, *, file: Path, row: int, order: int) -> tuple[float
     value = judgment["decision"]
     if value is None:
         return np.nan, "unparsed"
+    if value in ("A>B", "B>A") and _unscored(judgment.get("judgment")):
+        return np.nan, "unparsed"  # upstream's "B>A" of a NaN or infinite reward
     if value in ("A>B", "B>A") and _equal_rewards(judgment.get("judgment")):
         return 0.5, "ok"  # upstream wrote a tie of the rewards as "B>A"
     try:

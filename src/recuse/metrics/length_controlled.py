@@ -213,7 +213,9 @@ def columns(level: float) -> dict[str, str]:
         "lc_win_rate_high": "the high end",
         "lc_method": f"which estimate lc_win_rate is: {JOINT} (every system's annotations "
         f"in one model, an instruction effect shared by them), {GLM} (AlpacaEval's "
-        f"per-system GLM, where no joint fit could be made) or {NONE} (both fits separate)",
+        f"per-system GLM, where no joint fit could be made — one system, fewer than "
+        f"{MIN_SHARED} instructions shared, no finite maximum — or its length term for the "
+        f"system separates) or {NONE} (that, and the GLM separates too: no rate)",
         "lc_win_rate_glm": "AlpacaEval's per-system GLM's length-controlled win rate, in "
         "%; empty where its fit separates",
         "lc_win_rate_glm_low": f"the low end of its {at} percentile interval (one-step "

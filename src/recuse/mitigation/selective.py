@@ -155,10 +155,13 @@ TIES_LEFT_OUT = (
 #: what the lower bound of a stratum that certified nothing is of: not of its agreement
 #: (null: none kept) but of the items its first test kept — ``recuse certify`` printed
 #: "agreement: none certified" beside "bound 0.599" (26 of its 34 most confident agree)
+#: The test starts at max(--min-labels, ⌈log δ / log t⌉) items (:func:`fixed_sequence`):
+#: at target 0.95 and δ 0.1 that is 45, not --min-labels' 30, and the words said 30.
 UNCERTIFIED_BOUND = (
     "where nothing is certified, the bound of the first threshold tested, on the items it "
-    "keeps: its most confident, or where they are fewer than --min-labels the fewest more "
-    "that reach it"
+    "keeps: its most confident, or where they are fewer than the test's start (--min-labels, "
+    "or where that is more the fewest whose full agreement could pass, ⌈log δ / log "
+    "target⌉ at the stratum's share of δ) the fewest more that reach it"
 )
 
 #: what each number of a certification's JSON (:meth:`Certification.to_dict`) means, with

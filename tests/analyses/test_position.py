@@ -70,15 +70,25 @@ def test_a_judge_blind_to_the_order_is_told_so_not_to_add_harder_pairs() -> None
     p = [0.9, 0.2, 1.0, 0.0, 0.7, 0.4, 0.55, 0.1, 1.0, 0.3, 0.8, 0.6]
     blind = _order_table(p, p)
     r = first_position_rate(blind, boot=boot, min_n=1)
-    assert (r.estimate, r.ci_low, r.ci_high) == (0.5, 0.5, 0.5)
+    # a judge that flips one pair in ten is consistent on 12 with chance 0.9^12 = 0.28:
+    # the data cannot tell it from a reward model. None of 12 prompts changed, so the
+    # share that could is at most u = 1 − 0.1^(1/12) = 0.1746 at 90% (Clopper–Pearson,
+    # 0 of 12: scipy's beta.ppf(0.9, 1, 12)); the rate moves at most u/2 either way
+    from scipy.stats import beta
+
+    u = float(beta.ppf(0.9, 1, 12))
+    assert u == pytest.approx(0.17460, abs=1e-5)
+    assert r.estimate == 0.5 and not r.fixed
+    assert (r.ci_low, r.ci_high) == pytest.approx((0.5 - u / 2, 0.5 + u / 2), abs=1e-12)
     assert not any("add harder pairs" in w for w in r.warnings)
     (note,) = [w for w in r.warnings if "same in both orders" in w]
-    assert "on all 12 pairs" in note and "reward model" in note and "by construction" in note
-    for other in (
-        position_consistency(blind, boot=boot, min_n=1),
-        flip_rate(blind, boot=boot, min_n=1),
-    ):
-        assert other.ci_low == other.ci_high
+    assert "on all 12 pairs" in note and "reward model" in note and "by chance" in note
+    consistency = position_consistency(blind, boot=boot, min_n=1)
+    flips = flip_rate(blind, boot=boot, min_n=1)
+    assert (consistency.estimate, flips.estimate) == (1.0, 0.0)
+    assert (consistency.ci_low, consistency.ci_high) == pytest.approx((1 - u, 1.0))
+    assert (flips.ci_low, flips.ci_high) == pytest.approx((0.0, u))
+    for other in (consistency, flips):
         assert any("same in both orders on all 12 pairs" in w for w in other.warnings)
     # a judge that always takes the first slot (p_a_first 1, p_a_second 0) also has a
     # zero-width interval, at 1.0; its verdict depends on the order: the old note
@@ -119,7 +129,12 @@ def test_judgebench_reward_models_position_note(shared_data) -> None:  # type: i
     )
     found = {x.judge: x for x in report.findings if x.bias is POSITION or x.bias.key == "position"}
     rm = found["internlm2-7b-reward"]
-    assert rm.estimate == 0.5 and rm.ci_low == rm.ci_high == 0.5
+    # none of its prompts changed with the order: the share that could is at most
+    # u = 1 − 0.1^(1/prompts) at 90%, which moves the rate at most u/2 either way
+    u = 1 - 0.1 ** (1 / rm.clusters)
+    assert rm.estimate == 0.5 and not rm.fixed and rm.clusters > 300
+    assert (rm.ci_low, rm.ci_high) == pytest.approx((0.5 - u / 2, 0.5 + u / 2), abs=1e-12)
+    assert rm.ci_high - rm.ci_low < 0.01
     assert any("same in both orders on all 350 pairs" in w for w in rm.warnings)
     assert not any("add harder pairs" in w for w in rm.warnings)
     assert not any("same in both orders" in w for w in found["claude-3-haiku-20240307"].warnings)

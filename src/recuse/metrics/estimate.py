@@ -8,12 +8,14 @@ and warnings a reader needs to trust the interval (:func:`interval_warnings`):
 
 * fewer than :data:`FEW_CLUSTERS` prompts: a cluster bootstrap over so few is unreliable;
 * an interval of zero width (:func:`zero_width`): the resamples never varied (e.g. a
-  judge always right), unless the metric says why its value is fixed by construction
-  for this group (``MetricSpec.constant``: a reward model's position preference, 0.5
-  because it scores each answer alone), which then replaces the warning and sets
-  ``MetricResult.fixed``: only then is the zero width real. Otherwise it rules nothing
-  out (:attr:`recuse.report.model.Finding.informative`), and its p-value is at least
-  the exact sign test's (:func:`sign_test_p`);
+  judge always right); it rules nothing out
+  (:attr:`recuse.report.model.Finding.informative`), and its p-value is at least the
+  exact sign test's (:func:`sign_test_p`). Where the metric says why its resamples
+  cannot vary for this group (``MetricSpec.constant``: a judge whose verdict is the same
+  in both orders, whose position rate is 0.5 on every pair; a part of an estimate
+  that is 0 by construction), its words replace the warning, and the interval is the
+  one the prompts bound (:func:`unseen_span`, ``MetricSpec.unseen``) or, for a value
+  fixed by construction, the zero width is real (``MetricResult.fixed``);
 * an interval that does not hold its estimate: the resamples lie far to one side of
   it, as for a strongly biased statistic (the calibration error of a near-calibrated
   judge, pushed above 0 by sampling noise, whose BCa interval collapses below it);
@@ -39,6 +41,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -113,6 +116,10 @@ class MetricSpec:
     #: it is not): said in place of the zero-width warning, whose "add harder pairs"
     #: would not help (e.g. position for a judge whose verdict never depends on the order)
     constant: Callable[[NDArray[np.float64]], str | None] | None = None
+    #: ``constant`` says why the resamples cannot vary, not that the value is fixed: the
+    #: prompts bound its interval (:func:`unseen_span`; a judge whose verdict is the same
+    #: in both orders); without it, a zero width with ``constant`` is ``fixed``
+    unseen: bool = False
     #: how the statistic's model is refitted in every resample, where it has one (the
     #: result's :attr:`~recuse.metrics.result.MetricResult.refit`)
     refit: Refit | None = None
@@ -413,9 +420,11 @@ def to_results(
     ``n_boot_unfit`` counts the kept resamples whose fit has no finite estimate
     (:attr:`~recuse.metrics.bootstrap.GroupedStatistic.unfit`).
 
-    A zero-width interval (:func:`zero_width`) is ``fixed`` when the spec says why its
-    value is fixed by construction for the group (``MetricSpec.constant``); one that is
-    not and excludes the no-bias value gets at least the sign test's p-value
+    A zero-width interval (:func:`zero_width`) whose spec says why the resamples cannot
+    vary for the group (``MetricSpec.constant``) is replaced by the one the prompts
+    bound (:func:`unseen_span`) where ``MetricSpec.unseen``, else is ``fixed``; one
+    that is neither and excludes the no-bias value gets at
+    least the sign test's p-value
     (:func:`sign_test_p`): the bootstrap's floor ``2/(B+1)`` would call two prompts on one
     side significant. So does any interval from fewer than :data:`FEW_CLUSTERS` prompts
     that excludes it: a probe's effect on 2 prompts, −0.021 [−0.027, −0.015], read
@@ -446,6 +455,14 @@ def to_results(
                 exact = two_rate_test_p(*est.sides) if est.sides else sign_test_p(est.n_clusters)
                 p = max(p, exact)
             value, low, high = est.estimate, est.ci_low, est.ci_high
+            std_error = est.std_error
+            unseen = flat and constant is not None and spec.unseen
+            if unseen:
+                # the resamples cannot vary: the data bound what could (unseen_span)
+                low, high = unseen_span(value, est.n_clusters, boot.level, bound=spec.bound)
+                # the standard error a normal interval of that width has (the gate's
+                # projections and the detectable effect read it), not the resamples' 0
+                std_error = (high - low) / 2 / NormalDist().inv_cdf((1 + boot.level) / 2)
             if spec.folded:
                 value, low, high = fold(value, low, high)
             results.append(
@@ -463,14 +480,14 @@ def to_results(
                     n_boot_dropped=est.n_dropped,
                     counts=dict(est.counts),
                     components=components,
-                    std_error=est.std_error,
+                    std_error=std_error,
                     p_value=p,
                     null=spec.null,
                     warnings=interval_warnings(est, constant=constant)
                     + (spec.warnings(est.totals) if spec.warnings else ()),
                     n_boot_unfit=est.n_unfit,
                     refit=spec.refit,
-                    fixed=flat and constant is not None,
+                    fixed=flat and constant is not None and not unseen,
                     absolute=spec.folded,
                     bound=spec.bound,
                     score=spec.score,
@@ -478,6 +495,36 @@ def to_results(
                 )
             )
     return results, skipped
+
+
+def unseen_span(
+    value: float, clusters: int, level: float, *, bound: NullBound | None = None
+) -> tuple[float, float]:
+    """The interval of a share whose pairs could all have come out otherwise, where none
+    of ``clusters`` prompts did (a judge whose verdict is the same in both orders on
+    every pair: ``MetricSpec.constant``). The resamples cannot vary, so the bootstrap's
+    interval has no width; the share ``d`` of prompts on which the verdict changes with
+    the order is bounded instead: seeing none of ``n`` has probability ``(1 − d)^n``,
+    so ``d ≤ u = 1 − (1 − level)^(1/n)`` at ``level`` (the exact one-sided
+    Clopper–Pearson bound for 0 of ``n``). A share of pairs whose verdict changed moves
+    a rate of them at most ``u`` (a flip rate, ``bound="floor"``: ``[value, value + u]``;
+    a consistency, ``"ceiling"``: ``[value − u, value]``) and a first-position rate, each
+    pair's ``(p_a_first − p_a_second) / 2``, at most ``u / 2`` either way. A reward model,
+    which cannot see the order, reads so too: the data cannot tell it from a judge that
+    can, on a few prompts (12 consistent pairs have chance 0.9¹² ≈ 0.28 for a judge that
+    flips one in ten).
+
+    >>> [round(x, 4) for x in unseen_span(0.5, 12, 0.9)]
+    [0.4127, 0.5873]
+    >>> [round(x, 4) for x in unseen_span(0.0, 350, 0.9, bound="floor")]
+    [0.0, 0.0066]
+    """
+    u = -math.expm1(math.log(1 - level) / clusters)
+    if bound == "floor":
+        return value, value + u
+    if bound == "ceiling":
+        return value - u, value
+    return value - u / 2, value + u / 2
 
 
 def run_one(

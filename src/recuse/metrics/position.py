@@ -21,8 +21,11 @@ a/b frame of the table.
 
 A judge whose verdict is the same in both orders on every pair (``p_a_first ==
 p_a_second``, as a reward model's: it scores each answer alone) has rate 0.5,
-consistency 1 and flip rate 0 by construction, with an interval of zero width; each of
-the three says so (:func:`order_blind`) in place of the zero-width warning.
+consistency 1 and flip rate 0, and resamples that cannot vary; the interval is then the
+one the prompts bound (:func:`recuse.metrics.estimate.unseen_span`: the share of prompts
+whose verdict could change with the order, none of ``n`` seen), since the data cannot
+tell a judge blind to the order from one that sees it on a few pairs; each of the three
+says so (:func:`order_blind`) in place of the zero-width warning.
 """
 
 from __future__ import annotations
@@ -81,11 +84,12 @@ def _differs(f: FloatArray, s: FloatArray) -> FloatArray:
 
 
 def order_blind(totals: FloatArray) -> str | None:
-    """Why the judge's position metrics are fixed, from a group's totals (``[Σ hit,
-    pairs in both orders, …, pairs whose two verdicts differ]``): when no pair's verdict
-    changes with the order, the judge cannot prefer a slot — a reward model, which
-    scores each answer alone, is such a judge — so the rate is 0.5 (consistency 1,
-    flip rate 0) by construction, not a measurement; None otherwise.
+    """What the judge's position metrics are, from a group's totals (``[Σ hit, pairs in
+    both orders, …, pairs whose two verdicts differ]``), when no pair's verdict changes
+    with the order: a judge that cannot see the order (a reward model, which scores each
+    answer alone) reads so by construction, one that can by chance; the interval is the
+    one the number of prompts allows (:func:`recuse.metrics.estimate.unseen_span`);
+    None otherwise.
 
     >>> order_blind(np.array([175.0, 350.0, 0.0]))[:55]
     'its verdict is the same in both orders on all 350 pairs'
@@ -97,10 +101,11 @@ def order_blind(totals: FloatArray) -> str | None:
         return None
     return (
         f"its verdict is the same in both orders on all {pairs:,} pairs (p_a_first = "
-        "p_a_second), as a reward model's is, which scores each answer alone: it cannot "
-        "prefer a position, so the value is fixed by construction (0.5 for the position "
-        "rate) and the interval has no width — a property of the judge, not an estimate "
-        "that more or harder pairs would sharpen"
+        "p_a_second): a judge that cannot see the order (a reward model, scoring each "
+        "answer alone) reads so by construction, one that can by chance; the resamples "
+        "cannot vary, so the interval is the one the prompts allow — the share of them "
+        "whose verdict could change with the order, none seen (its exact bound at the "
+        "interval's level); more prompts narrow it"
     )
 
 
@@ -130,7 +135,7 @@ def consistency_spec(
     # 1, no position effect, is the most a share can be: its ceiling (no p-value)
     return MetricSpec(
         "position_consistency", stat, method, components, null=1.0, constant=order_blind,
-        bound="ceiling",
+        unseen=True, bound="ceiling",
     )  # fmt: skip
 
 
@@ -142,7 +147,7 @@ def flip_spec(pairs: pd.DataFrame, codes: NDArray[np.intp], labels: tuple[str, .
     method = (
         "flip rate: share of pairs whose winner reverses (a/b or b/a) when the order is swapped"
     )
-    return MetricSpec("flip_rate", stat, method, constant=order_blind, bound="floor")
+    return MetricSpec("flip_rate", stat, method, constant=order_blind, unseen=True, bound="floor")
 
 
 def first_position_spec(
@@ -163,7 +168,9 @@ def first_position_spec(
         "first-position preference rate: mean of (p_a_first + 1 - p_a_second) / 2, "
         f"0.5 = none; verdict={verdict}"
     )
-    return MetricSpec("first_position_rate", stat, method, null=0.5, constant=order_blind)
+    return MetricSpec(
+        "first_position_rate", stat, method, null=0.5, constant=order_blind, unseen=True
+    )
 
 
 def _single(

@@ -36,115 +36,136 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-import pandas as pd
 from _targets import Targets, coverage_floor
 
-from recuse.errors import EstimationError
-from recuse.metrics.agreement import accuracy
+from recuse.metrics.agreement import accuracy, cohen_kappa
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.position import first_position_rate
-from recuse.metrics.self_preference import family_preference, self_preference
-from recuse.metrics.verbosity import prefer_longer_gap, verbosity_bias
+from recuse.metrics.result import MetricResult
+from recuse.metrics.summary import pairwise_bias
 from recuse.regression.favoritism import fit_favoritism
-from recuse.simulate.pairs import PlantedBias, simulate_pairs
+from recuse.simulate.pairs import PlantedBias, SimulatedPairs, SimVerdicts, simulate_pairs
+from recuse.simulate.position import simulate_position, solve_noise
 from recuse.simulate.ratings import simulate_ratings
 
 JUDGE = "gpt-4"
 BIAS = PlantedBias(
     self_preference=0.2, family_preference=0.15, verbosity=0.15, position=0.05, accuracy=0.6
 )
-SIM = {
-    "pairs_per_prompt": 3,
-    "human_tie_rate": 0.1,
-    "single_order_rate": 0.1,
-    "unparsed_rate": 0.05,
-}
-
-Metric = Callable[[pd.DataFrame, Resampling], tuple[float, float, float]]
+#: small biases, so that the largest prompt effect the simulator allows is 0.25 (each
+#: prompt shifts every agreement probability by Uniform(-0.25, 0.25): strong clustering)
+CLUSTERED = PlantedBias(
+    self_preference=0.1, family_preference=0.1, verbosity=0.1, position=0.05, accuracy=0.6
+)
 
 
-def _fams(pairs: pd.DataFrame) -> dict[str, str]:
-    models = set(pairs["model_a"]) | set(pairs["model_b"]) | {JUDGE}
-    return {m: m.split("-")[0] if m.startswith(("gpt", "claude")) else m for m in models}
+def _pairs(
+    bias: PlantedBias, n_prompts: int, prompt_effect: float, seed: int, verdicts: SimVerdicts
+) -> SimulatedPairs:
+    """3 pairs a prompt, 10 % human ties, 10 % judged in one order, 5 % orders unparsed."""
+    return simulate_pairs(
+        judges={JUDGE: bias},
+        n_prompts=n_prompts,
+        pairs_per_prompt=3,
+        verdicts=verdicts,
+        human_tie_rate=0.1,
+        single_order_rate=0.1,
+        unparsed_rate=0.05,
+        prompt_effect=prompt_effect,
+        seed=seed,
+    )
 
 
-def _ci(r: object) -> tuple[float, float, float]:
-    return float(r.estimate), float(r.ci_low), float(r.ci_high)  # type: ignore[attr-defined]
-
-
-METRICS: dict[str, tuple[str | None, Metric]] = {
-    "first_position_rate": (
-        "first_position_rate",
-        lambda p, b: _ci(first_position_rate(p, judge=JUDGE, boot=b)),
-    ),
-    "verbosity Eq. 6": ("verbosity_bias", lambda p, b: _ci(verbosity_bias(p, judge=JUDGE, boot=b))),
-    "prefer-longer gap": (
-        "verbosity_longer_gap",
-        lambda p, b: _ci(prefer_longer_gap(p, judge=JUDGE, boot=b)),
-    ),
-    "self-preference EO": (
-        "self_preference_eo",
-        lambda p, b: _ci(self_preference(p, judge=JUDGE, boot=b)),
-    ),
-    "self-preference DP": (
-        "self_preference_dp",
-        lambda p, b: _ci(self_preference(p, judge=JUDGE, kind="dp", boot=b)),
-    ),
-    "family preference EO": (
-        "family_preference_eo",
-        lambda p, b: _ci(family_preference(p, _fams(p), judge=JUDGE, boot=b)),
-    ),
-    "family preference DP": (
-        "family_preference_dp",
-        lambda p, b: _ci(family_preference(p, _fams(p), judge=JUDGE, kind="dp", boot=b)),
-    ),
-    "agreement (accuracy)": (None, lambda p, b: _ci(accuracy(p, judge=JUDGE, boot=b))),
+#: the audit's pairwise metrics (:func:`pairwise_bias`, one bootstrap for all), by the
+#: simulator's name for their exact population value
+PAIRWISE = (
+    "first_position_rate",
+    "flip_rate",
+    "verbosity_bias",
+    "verbosity_longer_gap",
+    "self_preference_eo",
+    "self_preference_dp",
+    "family_preference_eo",
+    "family_preference_dp",
+)
+#: agreement with the humans (the agreement analysis' accuracy and linear kappa): no
+#: closed form in the simulator, so the truth is the estimate on 200,000 prompts
+AGREEMENT: dict[str, Callable[..., MetricResult]] = {
+    "agreement_accuracy": accuracy,
+    "agreement_kappa": cohen_kappa,
 }
 
 
-def _pairs(n_prompts: int, prompt_effect: float, seed: int) -> pd.DataFrame:
-    sim = simulate_pairs(
-        judges={JUDGE: BIAS}, n_prompts=n_prompts, prompt_effect=prompt_effect, seed=seed, **SIM
-    )  # type: ignore[arg-type]
-    return sim.pairs
+def estimates(sim: SimulatedPairs, boot: Resampling) -> dict[str, MetricResult | None]:
+    """Every metric's result on one table (``None``: refused, as the audit would)."""
+    pairs = sim.pairs
+    res = pairwise_bias(pairs, sim.families, metrics=PAIRWISE, curves=False, boot=boot)
+    out: dict[str, MetricResult | None] = {}
+    for name in PAIRWISE:
+        try:
+            out[name] = res.get(name, JUDGE)
+        except KeyError:  # skipped: a group under min_n
+            out[name] = None
+    for name, fn in AGREEMENT.items():
+        out[name] = fn(pairs, judge=JUDGE, boot=boot)
+    return out
 
 
-def truths(prompt_effect: float) -> dict[str, float]:
+def truths(bias: PlantedBias, prompt_effect: float, verdicts: SimVerdicts) -> dict[str, float]:
     """Each metric's true value: the simulator's exact one, or a 200,000-prompt estimate."""
-    exact = BIAS.truth(0.15)
-    out: dict[str, float] = {}
-    big: pd.DataFrame | None = None
-    for name, (key, fn) in METRICS.items():
-        if key is not None:
-            out[name] = exact[key]
-        else:
-            big = _pairs(200_000, prompt_effect, 10**6) if big is None else big
-            out[name] = fn(big, Resampling(n_boot=10))[0]
+    exact = bias.truth(0.15)
+    out = {name: exact[name] for name in PAIRWISE}
+    big = _pairs(bias, 200_000, prompt_effect, 10**6, verdicts).pairs
+    for name, fn in AGREEMENT.items():
+        out[name] = fn(big, judge=JUDGE, boot=Resampling(n_boot=10)).estimate
     return out
 
 
 def pairs_coverage(
-    *, reps: int, n_boot: int, n_prompts: int, prompt_effect: float, seed: int
+    *,
+    bias: PlantedBias,
+    reps: int,
+    n_boot: int,
+    n_prompts: int,
+    prompt_effect: float,
+    verdicts: SimVerdicts,
+    seed: int,
 ) -> dict[str, np.ndarray]:
     """Per metric: rows (covered, width, truth below, truth above, bias) per replication."""
-    truth = truths(prompt_effect)
-    rows: dict[str, list[tuple[float, ...]]] = {m: [] for m in METRICS}
-    refused = dict.fromkeys(METRICS, 0)
+    truth = truths(bias, prompt_effect, verdicts)
+    rows: dict[str, list[tuple[float, ...]]] = {m: [] for m in truth}
+    refused = dict.fromkeys(truth, 0)
     for r in range(reps):
-        pairs = _pairs(n_prompts, prompt_effect, seed * 100_000 + r)
-        boot = Resampling(n_boot=n_boot, seed=r)
-        for name, (_, fn) in METRICS.items():
-            try:
-                est, lo, hi = fn(pairs, boot)
-            except EstimationError:  # refused (a group under min_n), as the audit would
+        sim = _pairs(bias, n_prompts, prompt_effect, seed * 100_000 + r, verdicts)
+        for name, res in estimates(sim, Resampling(n_boot=n_boot, seed=r)).items():
+            if res is None:
                 refused[name] += 1
                 continue
-            t = truth[name]
-            rows[name].append((lo <= t <= hi, hi - lo, t < lo, t > hi, est - t))
+            t, lo, hi = truth[name], res.ci_low, res.ci_high
+            rows[name].append((lo <= t <= hi, hi - lo, t < lo, t > hi, res.estimate - t))
     for name, k in refused.items():
         if k:
             print(f"{name}: {k} of {reps} tables refused (a group under min_n), left out")
     return {m: np.asarray(v, dtype=float) for m, v in rows.items()}
+
+
+def position_coverage(
+    *, reps: int, n_boot: int, n_prompts: int, icc: float, seed: int
+) -> dict[str, np.ndarray]:
+    """First-position rate on :func:`simulate_position` tables (planted 0.55, flip rate
+    0.25, 5 % tied orders, intra-prompt correlation ``icc``): the planner's simulator,
+    where the prompt shares the position preference itself."""
+    truth = 0.55
+    noise = solve_noise(effect=truth - 0.5, flip_rate=0.25, tie_rate=0.05, icc=icc)
+    rows = []
+    for r in range(reps):
+        table = simulate_position(
+            effect=truth - 0.5, n_prompts=n_prompts, seed=seed * 100_000 + r, noise=noise
+        )
+        res = first_position_rate(table, boot=Resampling(n_boot=n_boot, seed=r))
+        est, lo, hi = res.estimate, res.ci_low, res.ci_high
+        rows.append((lo <= truth <= hi, hi - lo, truth < lo, truth > hi, est - truth))
+    return {f"position (icc {icc})": np.asarray(rows, dtype=float)}
 
 
 def favoritism_coverage(*, reps: int, n_prompts: int, seed: int) -> dict[str, np.ndarray]:
@@ -173,22 +194,36 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--n-boot", type=int, default=500)
     ap.add_argument("--prompts", type=int, default=100)
-    ap.add_argument("--prompt-effect", type=float, default=0.15)
+    ap.add_argument("--prompt-effect", type=float, default=None, help="0.15, or 0.25 --clustered")
+    ap.add_argument("--clustered", action="store_true", help="the CLUSTERED judge, effect 0.25")
+    ap.add_argument("--verdicts", choices=("pick", "prob"), default="pick")
+    ap.add_argument("--icc", type=float, default=0.3)
     ap.add_argument("--rating-prompts", type=int, default=60)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--skip", nargs="*", default=(), choices=("pairs", "favoritism"))
+    ap.add_argument("--skip", nargs="*", default=(), choices=("pairs", "position", "favoritism"))
     args = ap.parse_args()
+    if args.prompt_effect is None:
+        args.prompt_effect = 0.25 if args.clustered else 0.15
     results: dict[str, np.ndarray] = {}
     t0 = time.perf_counter()
     if "pairs" not in args.skip:
         results |= pairs_coverage(
+            bias=CLUSTERED if args.clustered else BIAS,
             reps=args.reps,
             n_boot=args.n_boot,
             n_prompts=args.prompts,
             prompt_effect=args.prompt_effect,
+            verdicts=args.verdicts,
             seed=args.seed,
         )
         print(f"pairs metrics: {time.perf_counter() - t0:.0f} s")
+    t1 = time.perf_counter()
+    if "position" not in args.skip:
+        results |= position_coverage(
+            reps=args.reps, n_boot=args.n_boot, n_prompts=args.prompts, icc=args.icc,
+            seed=args.seed,
+        )  # fmt: skip
+        print(f"position: {time.perf_counter() - t1:.0f} s")
     t1 = time.perf_counter()
     if "favoritism" not in args.skip:
         results |= favoritism_coverage(
@@ -199,7 +234,8 @@ def main() -> None:
     checks = len(results)
     print(
         f"nominal 90 %; {args.reps} replications, {args.n_boot} resamples, "
-        f"{args.prompts} prompts x 3 pairs (prompt effect {args.prompt_effect})"
+        f"{args.prompts} prompts x 3 pairs (prompt effect {args.prompt_effect}, "
+        f"{args.verdicts} verdicts{', clustered judge' if args.clustered else ''})"
     )
     print(f"{'metric':<24} {'n':>5} {'cover':>6} {'width':>7} {'low':>6} {'high':>6} {'bias':>8}")
     for name, a in results.items():

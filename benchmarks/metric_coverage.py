@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from _targets import Targets, coverage_floor
@@ -59,21 +60,29 @@ CLUSTERED = PlantedBias(
 )
 
 
-def _pairs(
-    bias: PlantedBias, n_prompts: int, prompt_effect: float, seed: int, verdicts: SimVerdicts
-) -> SimulatedPairs:
-    """3 pairs a prompt, 10 % human ties, 10 % judged in one order, 5 % orders unparsed."""
-    return simulate_pairs(
-        judges={JUDGE: bias},
-        n_prompts=n_prompts,
-        pairs_per_prompt=3,
-        verdicts=verdicts,
-        human_tie_rate=0.1,
-        single_order_rate=0.1,
-        unparsed_rate=0.05,
-        prompt_effect=prompt_effect,
-        seed=seed,
-    )
+@dataclass(frozen=True)
+class Design:
+    """One simulated design: the judge, the table's size and its clustering."""
+
+    bias: PlantedBias
+    n_prompts: int
+    per_prompt: int
+    prompt_effect: float
+    verdicts: SimVerdicts
+
+    def draw(self, seed: int, *, n_prompts: int | None = None) -> SimulatedPairs:
+        """10 % human ties, 10 % judged in one order, 5 % orders unparsed."""
+        return simulate_pairs(
+            judges={JUDGE: self.bias},
+            n_prompts=n_prompts or self.n_prompts,
+            pairs_per_prompt=self.per_prompt,
+            verdicts=self.verdicts,
+            human_tie_rate=0.1,
+            single_order_rate=0.1,
+            unparsed_rate=0.05,
+            prompt_effect=self.prompt_effect,
+            seed=seed,
+        )
 
 
 #: the audit's pairwise metrics (:func:`pairwise_bias`, one bootstrap for all), by the
@@ -89,7 +98,7 @@ PAIRWISE = (
     "family_preference_dp",
 )
 #: agreement with the humans (the agreement analysis' accuracy and linear kappa): no
-#: closed form in the simulator, so the truth is the estimate on 200,000 prompts
+#: closed form in the simulator, so the truth is the estimate on 600,000 pairs
 AGREEMENT: dict[str, Callable[..., MetricResult]] = {
     "agreement_accuracy": accuracy,
     "agreement_kappa": cohen_kappa,
@@ -111,32 +120,23 @@ def estimates(sim: SimulatedPairs, boot: Resampling) -> dict[str, MetricResult |
     return out
 
 
-def truths(bias: PlantedBias, prompt_effect: float, verdicts: SimVerdicts) -> dict[str, float]:
-    """Each metric's true value: the simulator's exact one, or a 200,000-prompt estimate."""
-    exact = bias.truth(0.15)
+def truths(design: Design) -> dict[str, float]:
+    """Each metric's true value: the simulator's exact one, or a 600,000-pair estimate."""
+    exact = design.bias.truth(0.15)
     out = {name: exact[name] for name in PAIRWISE}
-    big = _pairs(bias, 200_000, prompt_effect, 10**6, verdicts).pairs
+    big = design.draw(10**6, n_prompts=600_000 // design.per_prompt).pairs
     for name, fn in AGREEMENT.items():
         out[name] = fn(big, judge=JUDGE, boot=Resampling(n_boot=10)).estimate
     return out
 
 
-def pairs_coverage(
-    *,
-    bias: PlantedBias,
-    reps: int,
-    n_boot: int,
-    n_prompts: int,
-    prompt_effect: float,
-    verdicts: SimVerdicts,
-    seed: int,
-) -> dict[str, np.ndarray]:
+def pairs_coverage(design: Design, *, reps: int, n_boot: int, seed: int) -> dict[str, np.ndarray]:
     """Per metric: rows (covered, width, truth below, truth above, bias) per replication."""
-    truth = truths(bias, prompt_effect, verdicts)
+    truth = truths(design)
     rows: dict[str, list[tuple[float, ...]]] = {m: [] for m in truth}
     refused = dict.fromkeys(truth, 0)
     for r in range(reps):
-        sim = _pairs(bias, n_prompts, prompt_effect, seed * 100_000 + r, verdicts)
+        sim = design.draw(seed * 100_000 + r)
         for name, res in estimates(sim, Resampling(n_boot=n_boot, seed=r)).items():
             if res is None:
                 refused[name] += 1
@@ -196,6 +196,7 @@ def main() -> None:
     ap.add_argument("--prompts", type=int, default=100)
     ap.add_argument("--prompt-effect", type=float, default=None, help="0.15, or 0.25 --clustered")
     ap.add_argument("--clustered", action="store_true", help="the CLUSTERED judge, effect 0.25")
+    ap.add_argument("--pairs-per-prompt", type=int, default=3)
     ap.add_argument("--verdicts", choices=("pick", "prob"), default="pick")
     ap.add_argument("--icc", type=float, default=0.3)
     ap.add_argument("--rating-prompts", type=int, default=60)
@@ -207,15 +208,14 @@ def main() -> None:
     results: dict[str, np.ndarray] = {}
     t0 = time.perf_counter()
     if "pairs" not in args.skip:
-        results |= pairs_coverage(
-            bias=CLUSTERED if args.clustered else BIAS,
-            reps=args.reps,
-            n_boot=args.n_boot,
-            n_prompts=args.prompts,
-            prompt_effect=args.prompt_effect,
-            verdicts=args.verdicts,
-            seed=args.seed,
+        design = Design(
+            CLUSTERED if args.clustered else BIAS,
+            args.prompts,
+            args.pairs_per_prompt,
+            args.prompt_effect,
+            args.verdicts,
         )
+        results |= pairs_coverage(design, reps=args.reps, n_boot=args.n_boot, seed=args.seed)
         print(f"pairs metrics: {time.perf_counter() - t0:.0f} s")
     t1 = time.perf_counter()
     if "position" not in args.skip:
@@ -234,7 +234,8 @@ def main() -> None:
     checks = len(results)
     print(
         f"nominal 90 %; {args.reps} replications, {args.n_boot} resamples, "
-        f"{args.prompts} prompts x 3 pairs (prompt effect {args.prompt_effect}, "
+        f"{args.prompts} prompts x {args.pairs_per_prompt} pairs "
+        f"(prompt effect {args.prompt_effect}, "
         f"{args.verdicts} verdicts{', clustered judge' if args.clustered else ''})"
     )
     print(f"{'metric':<24} {'n':>5} {'cover':>6} {'width':>7} {'low':>6} {'high':>6} {'bias':>8}")

@@ -34,7 +34,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from _targets import Targets, coverage_floor
@@ -53,10 +53,11 @@ JUDGE = "gpt-4"
 BIAS = PlantedBias(
     self_preference=0.2, family_preference=0.15, verbosity=0.15, position=0.05, accuracy=0.6
 )
-#: small biases, so that the largest prompt effect the simulator allows is 0.25 (each
-#: prompt shifts every agreement probability by Uniform(-0.25, 0.25): strong clustering)
+#: a chance-level judge with small biases, so that its biases can vary by prompt
+#: (``bias_effect`` 0.1: each prompt shifts each half-bias by Uniform(-0.1, 0.1)) beside a
+#: prompt effect of 0.15 on every agreement probability, within the simulator's range
 CLUSTERED = PlantedBias(
-    self_preference=0.1, family_preference=0.1, verbosity=0.1, position=0.05, accuracy=0.6
+    self_preference=0.1, family_preference=0.1, verbosity=0.1, position=0.05, accuracy=0.5
 )
 
 
@@ -69,10 +70,15 @@ class Design:
     per_prompt: int
     prompt_effect: float
     verdicts: SimVerdicts
+    bias_effect: float = 0.0
+
+    #: each pair its own prompt: the intervals then resample pairs, not prompts (the
+    #: mistake this benchmark must catch, ``--rows``)
+    rows: bool = False
 
     def draw(self, seed: int, *, n_prompts: int | None = None) -> SimulatedPairs:
         """10 % human ties, 10 % judged in one order, 5 % orders unparsed."""
-        return simulate_pairs(
+        sim = simulate_pairs(
             judges={JUDGE: self.bias},
             n_prompts=n_prompts or self.n_prompts,
             pairs_per_prompt=self.per_prompt,
@@ -81,8 +87,12 @@ class Design:
             single_order_rate=0.1,
             unparsed_rate=0.05,
             prompt_effect=self.prompt_effect,
+            bias_effect=self.bias_effect,
             seed=seed,
         )
+        if self.rows:
+            sim = replace(sim, pairs=sim.pairs.assign(prompt_id=sim.pairs["item_id"]))
+        return sim
 
 
 #: the audit's pairwise metrics (:func:`pairwise_bias`, one bootstrap for all), by the
@@ -194,17 +204,22 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--n-boot", type=int, default=500)
     ap.add_argument("--prompts", type=int, default=100)
-    ap.add_argument("--prompt-effect", type=float, default=None, help="0.15, or 0.25 --clustered")
-    ap.add_argument("--clustered", action="store_true", help="the CLUSTERED judge, effect 0.25")
+    ap.add_argument("--prompt-effect", type=float, default=0.15)
+    ap.add_argument(
+        "--clustered", action="store_true", help="the CLUSTERED judge, its biases varying by prompt"
+    )
     ap.add_argument("--pairs-per-prompt", type=int, default=3)
+    ap.add_argument(
+        "--rows",
+        action="store_true",
+        help="resample pairs instead of prompts (each pair its own prompt): must fail",
+    )
     ap.add_argument("--verdicts", choices=("pick", "prob"), default="pick")
     ap.add_argument("--icc", type=float, default=0.3)
     ap.add_argument("--rating-prompts", type=int, default=60)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip", nargs="*", default=(), choices=("pairs", "position", "favoritism"))
     args = ap.parse_args()
-    if args.prompt_effect is None:
-        args.prompt_effect = 0.25 if args.clustered else 0.15
     results: dict[str, np.ndarray] = {}
     t0 = time.perf_counter()
     if "pairs" not in args.skip:
@@ -214,6 +229,8 @@ def main() -> None:
             args.pairs_per_prompt,
             args.prompt_effect,
             args.verdicts,
+            bias_effect=0.1 if args.clustered else 0.0,
+            rows=args.rows,
         )
         results |= pairs_coverage(design, reps=args.reps, n_boot=args.n_boot, seed=args.seed)
         print(f"pairs metrics: {time.perf_counter() - t0:.0f} s")
@@ -236,7 +253,9 @@ def main() -> None:
         f"nominal 90 %; {args.reps} replications, {args.n_boot} resamples, "
         f"{args.prompts} prompts x {args.pairs_per_prompt} pairs "
         f"(prompt effect {args.prompt_effect}, "
-        f"{args.verdicts} verdicts{', clustered judge' if args.clustered else ''})"
+        f"{args.verdicts} verdicts{', biases varying by prompt' if args.clustered else ''}"
+        f"{', resampling pairs' if args.rows else ''}); position: icc {args.icc}; "
+        f"favoritism: {args.rating_prompts} prompts"
     )
     print(f"{'metric':<24} {'n':>5} {'cover':>6} {'width':>7} {'low':>6} {'high':>6} {'bias':>8}")
     for name, a in results.items():

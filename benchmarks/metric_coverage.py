@@ -16,7 +16,8 @@ true value is that interval's coverage.
   exact population values (its module docstring); agreement's (accuracy, linear κ),
   which it has no closed form for, the estimate on one table of 600,000 pairs.
   Metrics: first-position and flip rate, verbosity Eq. 6, prefer-longer gap, EO and DP
-  self- and family preference, accuracy, κ. ``--rows`` gives every pair its own
+  self- and family preference, the competence-calibrated self- and family preference
+  (the headlines), accuracy, κ. ``--rows`` gives every pair its own
   prompt, so the intervals resample pairs instead of prompts: the mistake this
   benchmark must catch (``--clustered --prompts 40 --pairs-per-prompt 30 --rows``:
   agreement 0.78, exit 1).
@@ -116,6 +117,10 @@ PAIRWISE = (
     "self_preference_dp",
     "family_preference_eo",
     "family_preference_dp",
+    # the headlines: competence-calibrated (percentile interval; self's also has its own
+    # benchmark, self_preference_calibration.py)
+    "self_preference_calibrated",
+    "family_preference_calibrated",
 )
 #: agreement with the humans (the agreement analysis' accuracy and linear kappa): no
 #: closed form in the simulator, so the truth is the estimate on 600,000 pairs

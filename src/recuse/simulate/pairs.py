@@ -38,6 +38,12 @@ Generative model, per item (one pair of responses to a prompt):
   facing a non-family one, ``l`` = +1 / -1 / 0 when ``y1`` is the longer / shorter
   / equally long response, and ``u_prompt`` ~ Uniform(-prompt_effect,
   prompt_effect) shared by the items of a prompt (within-prompt correlation);
+  with ``bias_effect`` > 0 each bias also varies by prompt: ``w_prompt`` ~
+  Uniform(-bias_effect, bias_effect), shared by the items of a prompt, is added to
+  each of ``self_preference/2``, ``family_preference/2`` and ``verbosity/2`` (mean 0
+  and independent of ``s``, ``f``, ``l``, so the population values below are
+  unchanged, but a bias metric's items are then correlated within a prompt, as the
+  agreement's are through ``u_prompt``);
 * with probability ``phi = 2 * abs(position)`` the judge decides by position: it
   picks the first-shown response in both orders (``position > 0``; the second
   when ``position < 0``), which flips its verdict and gives ``p_a = 0.5``;
@@ -234,6 +240,7 @@ def simulate_pairs(
     single_order_rate: float = 0.0,
     unparsed_rate: float = 0.0,
     prompt_effect: float = PROMPT_EFFECT,
+    bias_effect: float = 0.0,
     mean_words: float = 120.0,
     concentration: float = 6.0,
     texts: bool = False,
@@ -271,11 +278,13 @@ def simulate_pairs(
         _check_range(name, value, 0.0, 1.0)
     _check_range("human_length_preference", human_length_preference, -0.5, 0.5)
     _check_range("prompt_effect", prompt_effect, 0.0, 0.5)
+    _check_range("bias_effect", bias_effect, 0.0, 0.25)
     fam = _families(models, list(judges), families)
     for j, b in judges.items():
         _check_range(f"{j}: position", b.position, -0.49, 0.49)
         phi = 2 * abs(b.position)
         spread = (max(abs(b.self_preference), abs(b.family_preference)) + abs(b.verbosity)) / 2
+        spread += 2 * bias_effect  # s and f are never both non-zero: |w (s + f + l)| <= 2 w
         lo, hi = b.accuracy - spread - prompt_effect, b.accuracy + spread + prompt_effect
         if lo < phi / 2 - 1e-12 or hi > 1 - phi / 2 + 1e-12:
             edges = (phi / 2, 1 - phi / 2)  # 1.0004 read "[…, 1.000], outside […, 1.000]"
@@ -315,6 +324,8 @@ def simulate_pairs(
     y1 = np.where(tie, coin, y1)
     human = np.where(tie, 0.5, (y1 > 0).astype(float))
     u = rng.uniform(-prompt_effect, prompt_effect, size=n_prompts)[prompt]
+    # drawn only when asked, so that tables without it stay as they were for a seed
+    w = rng.uniform(-bias_effect, bias_effect, size=n_prompts)[prompt] if bias_effect else 0.0
 
     frames = []
     for j, b in judges.items():
@@ -328,9 +339,9 @@ def simulate_pairs(
         s, f, ll = own * y1, fam_side * y1, l_side * y1
         t = (
             b.accuracy
-            + b.self_preference / 2 * s
-            + b.family_preference / 2 * f
-            + b.verbosity / 2 * ll
+            + (b.self_preference / 2 + w) * s
+            + (b.family_preference / 2 + w) * f
+            + (b.verbosity / 2 + w) * ll
             + u
         )
         phi = 2 * abs(b.position)
@@ -405,6 +416,7 @@ def simulate_pairs(
         "single_order_rate": single_order_rate,
         "unparsed_rate": unparsed_rate,
         "prompt_effect": prompt_effect,
+        "bias_effect": bias_effect,
         "seed": seed,
     }
     return SimulatedPairs(validate_pairs(table) if validated else table, fam, judges, settings)

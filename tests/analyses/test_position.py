@@ -143,6 +143,33 @@ def test_an_order_blind_judge_on_prompts_of_unequal_size_is_bounded_by_their_pai
     assert (flips.ci_low, flips.ci_high) == pytest.approx((0.0, s), abs=1e-12)
 
 
+def test_an_order_blind_judges_exact_bound_is_not_called_unreliable_or_too_narrow() -> None:
+    """On 3 prompts of 2 pairs the interval of an order-blind judge is the exact bound
+    for 0 of 3 (u = 1 − 0.1^(1/3) = 0.536: 0.5 ± 0.268), not a bootstrap's: it read
+    "only 3 prompts: the interval is unreliable (a cluster bootstrap needs 5 or more)"
+    and "low n: … the interval is likely too narrow", neither true of it (the bound
+    holds its level at any n, and errs wide). A judge that does see the order keeps
+    both warnings."""
+    from recuse.metrics.bootstrap import Resampling
+
+    p = [0.9, 0.2, 1.0, 0.0, 0.7, 0.4]
+    table = _order_table(p, p)
+    table["prompt_id"] = ["p0", "p0", "p1", "p1", "p2", "p2"]
+    r = first_position_rate(table, boot=Resampling(n_boot=200), min_n=1)
+    u = 1 - 0.1 ** (1 / 3)
+    assert (r.n_clusters, r.ci_low, r.ci_high) == (
+        3,
+        pytest.approx(0.5 - u / 2),
+        pytest.approx(0.5 + u / 2),
+    )
+    assert any("same in both orders on all 6 pairs" in w for w in r.warnings)
+    assert not any("unreliable" in w or "too narrow" in w for w in r.warnings), r.warnings
+    seen = _order_table(p, [*p[:-1], 0.9])
+    seen["prompt_id"] = table["prompt_id"]
+    w = first_position_rate(seen, boot=Resampling(n_boot=200), min_n=1).warnings
+    assert any("unreliable" in x for x in w) and any("too narrow" in x for x in w)
+
+
 def test_judgebench_reward_models_position_note(shared_data) -> None:  # type: ignore[no-untyped-def]
     """JudgeBench's InternLM2 reward models give the same verdict in both orders on all
     350 pairs (counted here from the table): their position finding carries the note."""

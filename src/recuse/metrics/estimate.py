@@ -325,12 +325,17 @@ def two_rate_test_p(first: float, second: float) -> float:
     return min(1.0, 2.0 * term)
 
 
-def interval_warnings(est: GroupEstimate, *, constant: str | None = None) -> tuple[str, ...]:
+def interval_warnings(
+    est: GroupEstimate, *, constant: str | None = None, exact: bool = False
+) -> tuple[str, ...]:
     """What a reader must know before trusting the interval of ``est`` (see the module
     docstring for the thresholds); empty when nothing. ``constant``: why the value is
-    fixed by construction, said instead of the zero-width warning."""
+    fixed by construction, said instead of the zero-width warning. ``exact``: the
+    interval is :func:`unseen_span`'s, an exact bound at any number of prompts, not a
+    bootstrap's: neither "unreliable" for fewer than :data:`FEW_CLUSTERS` prompts nor
+    "likely too narrow" at low n is said."""
     out = []
-    if est.n_clusters < FEW_CLUSTERS:
+    if est.n_clusters < FEW_CLUSTERS and not exact:
         out.append(
             f"only {counted(est.n_clusters, 'prompts')}: the interval is unreliable "
             f"(a cluster bootstrap needs {FEW_CLUSTERS} or more) — add prompts"
@@ -351,7 +356,7 @@ def interval_warnings(est: GroupEstimate, *, constant: str | None = None) -> tup
         )
     sizes = dict(est.counts) or {"pairs": est.n}
     desc, smallest = min(sizes.items(), key=lambda kv: kv[1])
-    if smallest < LOW_N:
+    if smallest < LOW_N and not exact:
         out.append(
             f"low n: only {counted(smallest, desc)} (under {LOW_N}); the interval is "
             "likely too narrow — read it as rough"
@@ -485,7 +490,7 @@ def to_results(
                     std_error=std_error,
                     p_value=p,
                     null=spec.null,
-                    warnings=interval_warnings(est, constant=constant)
+                    warnings=interval_warnings(est, constant=constant, exact=unseen)
                     + (spec.warnings(est.totals) if spec.warnings else ()),
                     n_boot_unfit=est.n_unfit,
                     refit=spec.refit,

@@ -103,6 +103,73 @@ def test_a_judge_blind_to_the_order_is_told_so_not_to_add_harder_pairs() -> None
     assert not any("same in both orders" in w for w in mixed.warnings)
 
 
+def test_an_order_blind_judge_on_prompts_of_unequal_size_is_bounded_by_their_pairs() -> None:
+    """0 of n prompts changed with the order bounds the share of prompts that could by
+    u = 1 − 0.1^(1/n); a share of pairs it bounds only through the prompts' sizes: those
+    prompts hold at most u · max/mean of the pairs. Planted truth: half the prompts hold
+    1 pair, half 2, and the judge flips (to the first slot) a 2-pair prompt with chance
+    0.3: 15% of prompts, 20% of pairs, a first-position rate of 0.6. With 12 prompts
+    (u = 0.1746 > 0.15) none flips with chance 0.85^12 = 0.14, and 0.5 ± u/2 misses
+    0.6 each time: 0.14 of the time at 90%. Scaled by the prompts seen (max 2 over their
+    mean) it misses under 0.10. The table: 6 prompts of 1 pair and 6 of 2, max/mean =
+    2/1.5: the rate's interval is 0.5 ± min(1, u · 4/3)/2 (it read 0.5 ± u/2)."""
+    import numpy as np
+    from scipy.stats import beta
+
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.estimate import unseen_span
+    from recuse.metrics.position import flip_rate
+
+    rng = np.random.default_rng(7)
+    n, reps = 12, 20_000
+    big = rng.random((reps, n)) < 0.5
+    flipped = big & (rng.random((reps, n)) < 0.3)
+    misses = 0
+    for b in big[~flipped.any(axis=1)]:  # the samples in which no prompt flipped
+        sizes = np.where(b, 2.0, 1.0)
+        low, high = unseen_span(0.5, n, 0.9, heaviest=sizes.max() / sizes.mean())
+        misses += not low <= 0.6 <= high
+    assert misses / reps < 0.10  # 0.14 with u alone (heaviest=1)
+
+    p = [0.9, 0.2, 1.0, 0.0, 0.7, 0.4, 0.55, 0.1, 1.0, 0.3, 0.8, 0.6]
+    table = _order_table(p + p[:6], p + p[:6])
+    table["prompt_id"] = [f"p{k}" for k in range(12)] + [f"p{k}" for k in range(6)]
+    u = float(beta.ppf(0.9, 1, 12))
+    s = u * 2 / (18 / 12)
+    r = first_position_rate(table, boot=Resampling(n_boot=200), min_n=1)
+    assert r.n_clusters == 12 and r.estimate == 0.5
+    assert (r.ci_low, r.ci_high) == pytest.approx((0.5 - s / 2, 0.5 + s / 2), abs=1e-12)
+    flips = flip_rate(table, boot=Resampling(n_boot=200), min_n=1)
+    assert (flips.ci_low, flips.ci_high) == pytest.approx((0.0, s), abs=1e-12)
+
+
+def test_an_order_blind_judges_exact_bound_is_not_called_unreliable_or_too_narrow() -> None:
+    """On 3 prompts of 2 pairs the interval of an order-blind judge is the exact bound
+    for 0 of 3 (u = 1 − 0.1^(1/3) = 0.536: 0.5 ± 0.268), not a bootstrap's: it read
+    "only 3 prompts: the interval is unreliable (a cluster bootstrap needs 5 or more)"
+    and "low n: … the interval is likely too narrow", neither true of it (the bound
+    holds its level at any n, and errs wide). A judge that does see the order keeps
+    both warnings."""
+    from recuse.metrics.bootstrap import Resampling
+
+    p = [0.9, 0.2, 1.0, 0.0, 0.7, 0.4]
+    table = _order_table(p, p)
+    table["prompt_id"] = ["p0", "p0", "p1", "p1", "p2", "p2"]
+    r = first_position_rate(table, boot=Resampling(n_boot=200), min_n=1)
+    u = 1 - 0.1 ** (1 / 3)
+    assert (r.n_clusters, r.ci_low, r.ci_high) == (
+        3,
+        pytest.approx(0.5 - u / 2),
+        pytest.approx(0.5 + u / 2),
+    )
+    assert any("same in both orders on all 6 pairs" in w for w in r.warnings)
+    assert not any("unreliable" in w or "too narrow" in w for w in r.warnings), r.warnings
+    seen = _order_table(p, [*p[:-1], 0.9])
+    seen["prompt_id"] = table["prompt_id"]
+    w = first_position_rate(seen, boot=Resampling(n_boot=200), min_n=1).warnings
+    assert any("unreliable" in x for x in w) and any("too narrow" in x for x in w)
+
+
 def test_judgebench_reward_models_position_note(shared_data) -> None:  # type: ignore[no-untyped-def]
     """JudgeBench's InternLM2 reward models give the same verdict in both orders on all
     350 pairs (counted here from the table): their position finding carries the note."""

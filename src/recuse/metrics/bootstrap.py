@@ -306,6 +306,10 @@ class GroupEstimate:
     #: difference of two recalls has), the prompts holding a non-zero entry of each: a
     #: prompt holding both counts half to each (:func:`two_sided_sides`); None otherwise
     sides: tuple[float, float] | None = None
+    #: the largest prompt's sum of the first required column over the mean prompt's
+    #: (``max / mean``; 1 when every prompt holds as many pairs): the most a share of
+    #: prompts can weigh as a share of pairs (:func:`heaviest_prompt`)
+    heaviest: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -554,6 +558,7 @@ def cluster_bootstrap(
             accel = np.zeros(n_groups)
         required_counts = _required_counts(stat)
         sides = two_sided_sides(stat, sums)
+        heaviest = heaviest_prompt(stat, sums, n_clust)
         group_out = []
         for g in range(n_groups):
             counts = {desc: int(c[g]) for desc, c in required_counts}
@@ -595,6 +600,7 @@ def cluster_bootstrap(
                     replicates=col if problem is None else np.empty(0),
                     n_unfit=int(n_unfit[g]) if problem is None else 0,
                     sides=None if sides is None else sides[g],
+                    heaviest=heaviest[g],
                 )
             )
         out.append(group_out)
@@ -897,6 +903,26 @@ def two_sided_sides(stat: GroupedStatistic, sums: Sums) -> list[tuple[float, flo
         (float(only_first[g] + both[g] / 2), float(only_second[g] + both[g] / 2))
         for g in range(n_groups)
     ]
+
+
+def heaviest_prompt(stat: GroupedStatistic, sums: Sums, clusters: NDArray[np.int64]) -> list[float]:
+    """Per group, the largest prompt's sum of the first required column (``stat.required``:
+    a rate's denominator, its pairs) over the mean prompt's, ``max_i m_i / (Σ m_i / n)``:
+    a share ``u`` of the prompts holds at most a share ``u · max / mean`` of the pairs. 1
+    where there is no required column or no row enters; ``sums`` and ``clusters`` (the
+    prompts per group) as in :func:`two_sided_sides`."""
+    n_groups, k = len(stat.labels), stat.values.shape[1]
+    if not stat.required or not (stat.group >= 0).any():
+        return [1.0] * n_groups
+    cols = [g * k + stat.required[0][0] for g in range(n_groups)]
+    part = _dense(
+        sums[:, cols] if isinstance(sums, np.ndarray) else sparse.csc_array(sums)[:, cols]
+    )
+    out = []
+    for g in range(n_groups):
+        total, n = float(part[:, g].sum()), int(clusters[g])
+        out.append(float(part[:, g].max()) * n / total if total > 0 and n > 0 else 1.0)
+    return out
 
 
 def _required_counts(stat: GroupedStatistic) -> list[tuple[str, NDArray[np.int64]]]:

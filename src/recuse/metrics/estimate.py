@@ -325,12 +325,17 @@ def two_rate_test_p(first: float, second: float) -> float:
     return min(1.0, 2.0 * term)
 
 
-def interval_warnings(est: GroupEstimate, *, constant: str | None = None) -> tuple[str, ...]:
+def interval_warnings(
+    est: GroupEstimate, *, constant: str | None = None, exact: bool = False
+) -> tuple[str, ...]:
     """What a reader must know before trusting the interval of ``est`` (see the module
     docstring for the thresholds); empty when nothing. ``constant``: why the value is
-    fixed by construction, said instead of the zero-width warning."""
+    fixed by construction, said instead of the zero-width warning. ``exact``: the
+    interval is :func:`unseen_span`'s, an exact bound at any number of prompts, not a
+    bootstrap's: neither "unreliable" for fewer than :data:`FEW_CLUSTERS` prompts nor
+    "likely too narrow" at low n is said."""
     out = []
-    if est.n_clusters < FEW_CLUSTERS:
+    if est.n_clusters < FEW_CLUSTERS and not exact:
         out.append(
             f"only {counted(est.n_clusters, 'prompts')}: the interval is unreliable "
             f"(a cluster bootstrap needs {FEW_CLUSTERS} or more) — add prompts"
@@ -351,7 +356,7 @@ def interval_warnings(est: GroupEstimate, *, constant: str | None = None) -> tup
         )
     sizes = dict(est.counts) or {"pairs": est.n}
     desc, smallest = min(sizes.items(), key=lambda kv: kv[1])
-    if smallest < LOW_N:
+    if smallest < LOW_N and not exact:
         out.append(
             f"low n: only {counted(smallest, desc)} (under {LOW_N}); the interval is "
             "likely too narrow — read it as rough"
@@ -459,7 +464,9 @@ def to_results(
             unseen = flat and constant is not None and spec.unseen
             if unseen:
                 # the resamples cannot vary: the data bound what could (unseen_span)
-                low, high = unseen_span(value, est.n_clusters, boot.level, bound=spec.bound)
+                low, high = unseen_span(
+                    value, est.n_clusters, boot.level, bound=spec.bound, heaviest=est.heaviest
+                )
                 # the standard error a normal interval of that width has (the gate's
                 # projections and the detectable effect read it), not the resamples' 0
                 std_error = (high - low) / 2 / NormalDist().inv_cdf((1 + boot.level) / 2)
@@ -483,7 +490,7 @@ def to_results(
                     std_error=std_error,
                     p_value=p,
                     null=spec.null,
-                    warnings=interval_warnings(est, constant=constant)
+                    warnings=interval_warnings(est, constant=constant, exact=unseen)
                     + (spec.warnings(est.totals) if spec.warnings else ()),
                     n_boot_unfit=est.n_unfit,
                     refit=spec.refit,
@@ -498,7 +505,12 @@ def to_results(
 
 
 def unseen_span(
-    value: float, clusters: int, level: float, *, bound: NullBound | None = None
+    value: float,
+    clusters: int,
+    level: float,
+    *,
+    bound: NullBound | None = None,
+    heaviest: float = 1.0,
 ) -> tuple[float, float]:
     """The interval of a share whose pairs could all have come out otherwise, where none
     of ``clusters`` prompts did (a judge whose verdict is the same in both orders on
@@ -506,10 +518,15 @@ def unseen_span(
     interval has no width; the share ``d`` of prompts on which the verdict changes with
     the order is bounded instead: seeing none of ``n`` has probability ``(1 − d)^n``,
     so ``d ≤ u = 1 − (1 − level)^(1/n)`` at ``level`` (the exact one-sided
-    Clopper–Pearson bound for 0 of ``n``). A share of pairs whose verdict changed moves
-    a rate of them at most ``u`` (a flip rate, ``bound="floor"``: ``[value, value + u]``;
-    a consistency, ``"ceiling"``: ``[value − u, value]``) and a first-position rate, each
-    pair's ``(p_a_first − p_a_second) / 2``, at most ``u / 2`` either way. A reward model,
+    Clopper–Pearson bound for 0 of ``n``). Those prompts hold a share of the pairs at
+    most ``s = min(1, u · heaviest)`` (``heaviest``: the largest prompt's pairs over the
+    mean prompt's, :attr:`~recuse.metrics.bootstrap.GroupEstimate.heaviest`; 1 for
+    prompts of one size — where the order changes the verdict on the larger prompts
+    only, ``u`` alone missed 0.14 of the time at 90%, 1 pair or 2 per prompt), which
+    moves a rate of them at most ``s`` (a flip rate, ``bound="floor"``:
+    ``[value, value + s]``; a consistency, ``"ceiling"``: ``[value − s, value]``) and a
+    first-position rate, each pair's ``(p_a_first − p_a_second) / 2``, at most ``s / 2``
+    either way. A reward model,
     which cannot see the order, reads so too: the data cannot tell it from a judge that
     can, on a few prompts (12 consistent pairs have chance 0.9¹² ≈ 0.28 for a judge that
     flips one in ten).
@@ -518,8 +535,10 @@ def unseen_span(
     [0.4127, 0.5873]
     >>> [round(x, 4) for x in unseen_span(0.0, 350, 0.9, bound="floor")]
     [0.0, 0.0066]
+    >>> [round(x, 4) for x in unseen_span(0.0, 12, 0.9, bound="floor", heaviest=1.5)]
+    [0.0, 0.2619]
     """
-    u = -math.expm1(math.log(1 - level) / clusters)
+    u = min(1.0, -math.expm1(math.log(1 - level) / clusters) * heaviest)
     if bound == "floor":
         return value, value + u
     if bound == "ceiling":

@@ -84,8 +84,9 @@ class Finding:
     #: kept resamples; None for a Wald test or without a p-value
     p_floor: float | None = None
     #: the interval has zero width because the value is fixed by construction (the
-    #: metric says so: ``MetricSpec.constant``, e.g. a reward model's position
-    #: preference, 0.5): then the zero width is real (:attr:`informative`)
+    #: metric says so: ``MetricSpec.constant`` without ``unseen``, e.g. a part of the
+    #: calibrated self-preference on a rung none of the judge's own pairs is on, 0):
+    #: then the zero width is real (:attr:`informative`)
     fixed: bool = False
     #: the estimate is the absolute value of a signed statistic (the metric says so:
     #: :attr:`recuse.metrics.result.MetricResult.absolute`): never below 0, its interval

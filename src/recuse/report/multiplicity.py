@@ -35,9 +35,11 @@ __all__ = ["adjust_sections", "in_family"]
 
 
 def in_family(f: Finding) -> bool:
-    """A headline test of a bias with a p-value; a value fixed by construction (a
-    reward model's position rate, 0.5 whatever it scores) is no test, and left out:
-    counted with p = 1 it raised every other test's q (by m / (m − k) for k of them)."""
+    """A headline test of a bias with a p-value; a value fixed by construction
+    (:attr:`Finding.fixed`) is no test, and left out: counted with p = 1 it would raise
+    every other test's q (by m / (m − k) for k of them). An order-blind judge's position
+    rate (a reward model's) is a test: its interval is the one its prompts allow, since
+    the data cannot tell it from a judge that sees the order."""
     return (
         f.headline
         and f.bias.flags

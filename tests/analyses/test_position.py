@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from analyses.conftest import BOOT, Planted
@@ -202,6 +204,10 @@ def test_judgebench_reward_models_position_note(shared_data) -> None:  # type: i
     assert rm.estimate == 0.5 and not rm.fixed and rm.clusters > 300
     assert (rm.ci_low, rm.ci_high) == pytest.approx((0.5 - u / 2, 0.5 + u / 2), abs=1e-12)
     assert rm.ci_high - rm.ci_low < 0.01
+    # no standard error, so no "± detectable": one read off the bound's width claimed a
+    # power it lacks (the bound shrinks as 1/n, not 1/√n)
+    assert rm.detectable is None
+    assert rm.std_error is None or not math.isfinite(rm.std_error)
     assert any("same in both orders on all 350 pairs" in w for w in rm.warnings)
     assert not any("add harder pairs" in w for w in rm.warnings)
     assert not any("same in both orders" in w for w in found["claude-3-haiku-20240307"].warnings)

@@ -558,7 +558,7 @@ def cluster_bootstrap(
             accel = np.zeros(n_groups)
         required_counts = _required_counts(stat)
         sides = two_sided_sides(stat, sums)
-        heaviest = heaviest_prompt(stat, sums, n_clust)
+        heaviest: list[float] | None = None  # read by a zero-width interval only
         group_out = []
         for g in range(n_groups):
             counts = {desc: int(c[g]) for desc, c in required_counts}
@@ -578,6 +578,8 @@ def cluster_bootstrap(
                     z0, a = _bias_correction(col, float(point[g])), float(accel[g])
                 lo, hi = _quantiles(col, [_bca_level(q, z0, a) for q in _tails(level)])
                 se = float(col.std(ddof=1)) if col.size > 1 else 0.0
+            if problem is None and lo == hi and heaviest is None:
+                heaviest = heaviest_prompt(stat, sums, n_clust)  # O(nnz): only when read
             if problem is None:
                 est = (float(point[g]), float(lo), float(hi))
             else:
@@ -600,7 +602,7 @@ def cluster_bootstrap(
                     replicates=col if problem is None else np.empty(0),
                     n_unfit=int(n_unfit[g]) if problem is None else 0,
                     sides=None if sides is None else sides[g],
-                    heaviest=heaviest[g],
+                    heaviest=heaviest[g] if heaviest is not None and lo == hi else 1.0,
                 )
             )
         out.append(group_out)

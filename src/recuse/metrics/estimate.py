@@ -41,7 +41,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -467,9 +466,10 @@ def to_results(
                 low, high = unseen_span(
                     value, est.n_clusters, boot.level, bound=spec.bound, heaviest=est.heaviest
                 )
-                # the standard error a normal interval of that width has (the gate's
-                # projections and the detectable effect read it), not the resamples' 0
-                std_error = (high - low) / 2 / NormalDist().inv_cdf((1 + boot.level) / 2)
+                # no standard error: the resamples' 0 measures nothing, and one read off
+                # the bound's width would claim a power it lacks (the bound shrinks as 1/n:
+                # "±0.13 detectable" from 12 prompts, detected 67% of the time, not 80%)
+                std_error = math.nan
             if spec.folded:
                 value, low, high = fold(value, low, high)
             results.append(

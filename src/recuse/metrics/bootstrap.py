@@ -124,12 +124,24 @@ _EXACT_FLOAT32 = 2.0**22
 _USE_FLOAT32 = True
 
 
+#: the BLAS libraries loaded as the first block began, found once for the blocks open
+#: (finding them reads the process's loaded files: ~2 ms, which five times a block made
+#: a small bootstrap 4x slower); forgotten as the last block ends (as their threads are
+#: put back, or found changed by the caller). A library loaded within the blocks is none
+#: of theirs: its threads are neither set nor put back
+_LIBRARIES: list[Any] = []
+
+
+def _blas_libraries() -> list[Any]:
+    """The BLAS libraries of the blocks open (:data:`_LIBRARIES`), found if not yet."""
+    if not _LIBRARIES:
+        _LIBRARIES.append(ThreadpoolController().select(user_api="blas").lib_controllers)
+    return list(_LIBRARIES[0])
+
+
 def _blas_threads() -> tuple[tuple[str, int], ...]:
-    """Each loaded BLAS library (its file) and its threads now."""
-    return tuple(
-        (str(lib.filepath), int(lib.num_threads))
-        for lib in ThreadpoolController().select(user_api="blas").lib_controllers
-    )
+    """Each BLAS library of the blocks (its file) and its threads now."""
+    return tuple((str(lib.filepath), int(lib.num_threads)) for lib in _blas_libraries())
 
 
 def _blas_as_made(now: tuple[tuple[str, int], ...], made: tuple[tuple[str, int], ...]) -> bool:
@@ -137,13 +149,17 @@ def _blas_as_made(now: tuple[tuple[str, int], ...], made: tuple[tuple[str, int],
     loaded since (another thread's import while an audit runs) is no change of the
     caller's (compared whole, its arrival kept BLAS on one thread for good)."""
     threads = dict(now)
-    return all(threads.get(lib) == n for lib, n in made)
+    kept = all(threads.get(lib) == n for lib, n in made)
+    if not kept:  # the last block's end, nothing put back: the next finds them afresh
+        _LIBRARIES.clear()
+    return kept
 
 
 def _blas_on_one_thread(_found: object) -> None:
     _release_openblas()
     try:
-        ThreadpoolController().limit(limits=1, user_api="blas")
+        for lib in _blas_libraries():
+            lib.set_num_threads(1)
     finally:
         _release_openblas()
 
@@ -157,10 +173,11 @@ def _put_back_blas_threads(found: tuple[tuple[str, int], ...]) -> None:
         _release_openblas()  # the last block to end may not be in the first's thread
     finally:
         try:
-            for lib in ThreadpoolController().select(user_api="blas").lib_controllers:
+            for lib in _blas_libraries():
                 if str(lib.filepath) in threads:
                     lib.set_num_threads(threads[str(lib.filepath)])
         finally:
+            _LIBRARIES.clear()
             _release_openblas()
 
 

@@ -365,10 +365,12 @@ def _run(job: _Job, out: Path, *, perplexity: bool) -> list[RunSummary]:
             said = backend.logprobs_line(job.tpl.top_k)
             if said:
                 echo(said)
-        if job.protocol == "pairwise" and (mass := mass_line(store.verdict_masses(jid))):
-            echo(mass)
-        if job.protocol == "pairwise" and (said := spelling_line(store.verdict_reasons(jid))):
-            echo(said)
+        if job.protocol == "pairwise":  # the verdicts read once for both lines
+            ok = store.ok_verdicts(jid)
+            masses = [m for m, _ in ok if m is not None]
+            for line in (mass_line(masses), spelling_line([why for _, why in ok])):
+                if line:
+                    echo(line)
         if pool is not None and pool.pool is not None:
             actors, gpu = pool.pool
             echo(

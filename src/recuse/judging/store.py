@@ -646,36 +646,29 @@ class Store:
             [(judge, prompt, judge)],
         )
 
-    def verdict_masses(self, judge: str) -> list[float]:
-        """p(A) + p(B) of each ok pairwise verdict of ``judge`` read from probabilities
-        (a verdict read from a reply's text has none): the verdicts export keeps, the
-        newest of each (item, order) where several content keys hold one
-        (:func:`_one_per_order`: a run keyed otherwise, a server's endpoint, judged it
-        again)."""
+    def ok_verdicts(self, judge: str) -> list[tuple[float | None, str | None]]:
+        """Each ok pairwise verdict of ``judge`` that export keeps, the newest of each
+        (item, order) where several content keys hold one (:func:`_one_per_order`: a run
+        keyed otherwise, a server's endpoint, judged it again), as ``(mass, reason)``:
+        p(A) + p(B) where it was read from probabilities (None for one read from a
+        reply's text), and its stored reason (None for most: an ok verdict has one where
+        its p_a is bounded, not exact, as :func:`recuse.judging.handlers.pairwise.bounded`
+        says)."""
         rows = self._rows(
-            "SELECT item_id, slot, status, mass FROM judgments WHERE judge = ? AND "
+            "SELECT item_id, slot, status, mass, reason FROM judgments WHERE judge = ? AND "
             "kind = 'pairwise' ORDER BY created_at, rowid",
             (judge,),
         )
-        newest = {(item, slot): (status, mass) for item, slot, status, mass in rows}
+        newest = {(item, slot): (status, mass, why) for item, slot, status, mass, why in rows}
         return [
-            float(m)
-            for status, m in newest.values()
-            if status == "ok" and isinstance(m, (int, float))
+            (float(m) if isinstance(m, (int, float)) else None, why)
+            for status, m, why in newest.values()
+            if status == "ok"
         ]
 
-    def verdict_reasons(self, judge: str) -> list[str | None]:
-        """The stored reason of each ok pairwise verdict of ``judge`` (None for most:
-        an ok verdict has one where its p_a is bounded, not exact, as
-        :func:`recuse.judging.handlers.pairwise.bounded` says), of the verdicts
-        :meth:`verdict_masses` reads (the newest of each item and order)."""
-        rows = self._rows(
-            "SELECT item_id, slot, status, reason FROM judgments WHERE judge = ? AND "
-            "kind = 'pairwise' ORDER BY created_at, rowid",
-            (judge,),
-        )
-        newest = {(item, slot): (status, why) for item, slot, status, why in rows}
-        return [why for status, why in newest.values() if status == "ok"]
+    def verdict_masses(self, judge: str) -> list[float]:
+        """p(A) + p(B) of each of :meth:`ok_verdicts` read from probabilities."""
+        return [m for m, _ in self.ok_verdicts(judge) if m is not None]
 
     def judge_prompts(self) -> dict[str, tuple[str, str, str]]:
         """``{judge: (name, format, sha256)}`` of the judge prompt each judge's pairwise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -322,3 +323,35 @@ def test_probe_reads_a_peer_file_with_map_and_values(
     pd.testing.assert_frame_equal(
         exported[0][cols].reset_index(drop=True), exported[1][cols].reset_index(drop=True)
     )
+
+
+def test_probe_counts_verdicts_whose_p_a_is_bounded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the server's top 20 lists A, " A" and B, not " B" (as `recuse judge`'s test): the
+    # probe's verdicts are bounded as the judge's are, and it says so (before: nothing)
+    probs = {"A": 0.30, " A": 0.02, "B": 0.01, " B": 0.004, "C": 0.006}
+    planted = {t: math.log(p) for t, p in (probs | {f"f{i}": 0.03 for i in range(17)}).items()}
+    src = tmp_path / "pairs.csv"
+    pd.DataFrame(
+        {
+            "item_id": [f"i{k}" for k in range(6)],
+            "prompt": [f"Question {k}?" for k in range(6)],
+            "response_a": [f"Answer one to {k}." for k in range(6)],
+            "response_b": [f"Answer two to {k}, longer." for k in range(6)],
+            "model_a": "m",
+            "model_b": "other",
+        }
+    ).to_csv(src, index=False)
+    with StandIn(token_ids="ignored", planted=planted) as server:
+        code = main(["probe", "--data", str(src), "--out", str(tmp_path / "s.db"),
+                     "--base-url", server.base_url, "--model", "m", "--probe", "padding",
+                     "--no-progress"])  # fmt: skip
+    said = capsys.readouterr().out
+    assert code == 0
+    # 6 pairs x 3 versions (original, placebo, padding) x 2 orders, each bounded
+    assert "36 ok" in said
+    assert (
+        "verdicts read from a server's top-k that lists a spelling of A or B without its "
+        "twin (' A' without ' B'): 36 of 36 verdicts;"
+    ) in said

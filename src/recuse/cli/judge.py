@@ -342,7 +342,7 @@ def _run(job: _Job, out: Path, *, perplexity: bool) -> list[RunSummary]:
     """Judge ``job`` into the store ``out`` (and the perplexities), printing each run's
     lines; the runs' summaries."""
     from recuse.judging import Runner, Store
-    from recuse.judging.handlers.pairwise import mass_line, spelling_line
+    from recuse.judging.handlers.pairwise import verdict_lines
 
     backend, jid, pool = job.backend, job.jid, job.pool
     with Store(out) as store, pool or contextlib.nullcontext():
@@ -365,12 +365,9 @@ def _run(job: _Job, out: Path, *, perplexity: bool) -> list[RunSummary]:
             said = backend.logprobs_line(job.tpl.top_k)
             if said:
                 echo(said)
-        if job.protocol == "pairwise":  # the verdicts read once for both lines
-            ok = store.ok_verdicts(jid)
-            masses = [m for m, _ in ok if m is not None]
-            for line in (mass_line(masses), spelling_line([why for _, why in ok])):
-                if line:
-                    echo(line)
+        if job.protocol == "pairwise":
+            for line in verdict_lines(store.ok_verdicts(jid)):
+                echo(line)
         if pool is not None and pool.pool is not None:
             actors, gpu = pool.pool
             echo(

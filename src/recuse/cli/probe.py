@@ -143,6 +143,7 @@ def probe(
     import pandas as pd
 
     from recuse.judging import RetryPolicy, Runner, Store
+    from recuse.judging.handlers.pairwise import verdict_lines
     from recuse.judging.templates import check_references
     from recuse.probes import build_probe_table, build_recognition_table
     from recuse.probes.rewrite import RunnerRewriter
@@ -195,7 +196,8 @@ def probe(
         probe_table = probe_table.drop_duplicates("item_id")
         judging = Runner(backend, store, judge=jid, retry=retry, progress=progress)
         summary = judge_probes(judging, probe_table, protocol)
-    _print_done(summary, probe_table, out)
+        verdicts = verdict_lines(store.ok_verdicts(jid))
+    _print_done(summary, probe_table, out, verdicts)
     exit_if_failed([summary, *(rewrite.summaries if rewrite else [])])
 
 
@@ -251,9 +253,15 @@ def _print_rewrites(
             echo(f"{n} {style} rewrite(s) unusable (empty or cut): those pairs left out")
 
 
-def _print_done(summary: RunSummary, probe_table: pd.DataFrame, out: Path) -> None:
-    """The judging run's line, its failures, the versions judged and what to run next."""
+def _print_done(
+    summary: RunSummary, probe_table: pd.DataFrame, out: Path, verdicts: list[str]
+) -> None:
+    """The judging run's line, what its verdicts say (``verdicts``:
+    :func:`recuse.judging.handlers.pairwise.verdict_lines`), its failures, the versions
+    judged and what to run next."""
     echo(summary.line())
+    for line in verdicts:
+        echo(line)
     for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
         echo(f"  failed x{n}: {reason}")
     versions = probe_table.groupby("probe").size().to_dict()

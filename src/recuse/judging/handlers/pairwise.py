@@ -424,6 +424,15 @@ def mass_line(masses: Sequence[float], *, low: float = LOW_MASS) -> str | None:
     return said
 
 
+def verdict_lines(ok: Sequence[tuple[float | None, str | None]]) -> list[str]:
+    """What a run's ok pairwise verdicts (:meth:`recuse.judging.Store.ok_verdicts`: mass
+    and reason of each) say for the user, read once for both: :func:`mass_line` and
+    :func:`spelling_line`, those that have something to say."""
+    masses = [m for m, _ in ok if m is not None]
+    lines = (mass_line(masses), spelling_line([why for _, why in ok]))
+    return [line for line in lines if line]
+
+
 def read_generated(
     g: Generation, fmt: VerdictFormat = BRACKETS, *, parsed: bool = False
 ) -> tuple[VerdictScore, str | None, str | None]:

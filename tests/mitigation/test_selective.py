@@ -19,6 +19,7 @@ from recuse.mitigation.selective import (
     PERSON,
     Items,
     Options,
+    best_target,
     certify_items,
     certify_judges,
     clopper_pearson_lower,
@@ -935,3 +936,50 @@ def test_the_uncertified_bounds_words_name_the_start_where_it_is_not_min_labels(
     assert (walk.first, walk.top, walk.start) == ((0.5, 100, 60), (1.0, 20, 20), 45)
     assert "⌈log δ / log target⌉ at the stratum's share of δ" in UNCERTIFIED_BOUND
     assert "the test's start (--min-labels, or where that is more" in UNCERTIFIED_BOUND
+
+
+def test_a_reason_says_the_thresholds_tested_are_a_grid() -> None:
+    """100 items at 100 distinct confidences (0.995 down to 0.5), none agreeing above
+    0.7: thresholds are tested one each ⌈100 / 20⌉ = 5 items (kept counts 1, 6, …, 96,
+    100), so the first tested with at least 30 keeps 31, not 30. The reason read 'the
+    highest keeping at least 30 items' beside 'keeps 31 items' (200,000 items: 'keeps
+    5003', the grid unsaid). Counted by hand; the bound of 31 items by scipy."""
+    conf = 0.995 - 0.005 * np.arange(100)
+    rows = table(100)
+    right = np.arange(100) >= 35  # the 35 most confident are wrong
+    rows["p_a"] = rows["p_a_first"] = rows["p_a_second"] = np.where(right, conf, 1 - conf)
+    (stratum,) = certify_judges(rows, None, Options(target=0.8, delta=0.1)).judges[0].strata
+    assert stratum.threshold is None
+    assert (
+        "its first threshold tested, c ≥ 0.845, the highest keeping at least 30 items "
+        "(--min-labels) of those tested (one each 5 items down the confidence order, at "
+        "most 21, set before any label is read), keeps 31 items, which agree 0/31"
+    ) in stratum.reason
+    assert stratum.lower_bound == 0.0  # Clopper–Pearson at 0 of 31
+    # every distinct confidence tested (no grid): the words say nothing of one
+    walk = fixed_sequence(conf, right.astype(float), target=0.8, delta=0.1, start=30)
+    assert (walk.first, walk.spacing) == ((0.85, 30, 0), 1)
+    thinned = fixed_sequence(conf, right.astype(float), target=0.8, delta=0.1, start=30, grid=20)
+    assert (thinned.first, thinned.spacing) == ((0.845, 31, 0), 5)
+
+
+def test_best_target_sorts_the_items_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """best_target walks 50 targets over one set of thresholds (they do not depend on
+    the target): it sorted 200,000 items 50 times per stratum (certify 11 → 3 s). Same
+    answer as a walk per target, on a planted calibrated judge."""
+    import recuse.mitigation.selective as selective
+
+    rng = np.random.default_rng(3)
+    conf = rng.uniform(0.5, 1, 3000)
+    agree = (rng.random(3000) < conf).astype(float)
+    by_target = [
+        float(t)
+        for t in np.round(np.arange(0.5, 0.995, 0.01), 2)
+        if fixed_sequence(conf, agree, target=float(t), delta=0.1, start=30, grid=20).threshold
+        is not None
+    ]
+    calls = []
+    steps = selective._steps
+    monkeypatch.setattr(selective, "_steps", lambda *a: calls.append(1) or steps(*a))
+    assert best_target(conf, agree, delta=0.1, start=30, grid=20) == max(by_target)
+    assert len(calls) == 1

@@ -247,6 +247,9 @@ class Walk:
     #: below it (they were fewer than its start: --min-labels); None: it began there
     top: tuple[float, int, int] | None = None
     start: int = 1  # the fewest items the first threshold tested keeps
+    #: items between the thresholds tested where ``grid`` thinned them (:func:`_steps`:
+    #: ``⌈N / grid⌉``); 1: every distinct confidence was a threshold
+    spacing: int = 1
 
 
 def _steps(
@@ -289,7 +292,18 @@ def fixed_sequence(
     >>> w.threshold, w.n_kept, w.n_agree
     (0.9, 30, 30)
     """
-    lam, n, k = _steps(np.asarray(conf, float), np.asarray(agree, float), grid)
+    steps = _steps(np.asarray(conf, float), np.asarray(agree, float), grid)
+    walk = _walk(steps, target=target, delta=delta, start=start)
+    thinned = len(steps[0]) < len(np.unique(conf))
+    return replace(walk, spacing=math.ceil(len(conf) / grid)) if thinned else walk
+
+
+def _walk(
+    steps: tuple[FloatArray, FloatArray, FloatArray], *, target: float, delta: float, start: int
+) -> Walk:
+    """:func:`fixed_sequence` on the thresholds ``steps`` (:func:`_steps`: they do not
+    depend on the target, so :func:`best_target` sorts the items once for all)."""
+    lam, n, k = steps
     need = max(start, n_min(target, delta))
     begin = np.flatnonzero(n >= need)
     if len(lam) == 0 or len(begin) == 0:
@@ -321,8 +335,9 @@ def best_target(
 ) -> float | None:
     """The highest target (to 0.01, in [0.5, 0.99]) this calibration set certifies."""
     best = None
+    steps = _steps(np.asarray(conf, float), np.asarray(agree, float), grid)
     for t in np.round(np.arange(0.5, 0.995, 0.01), 2):
-        walk = fixed_sequence(conf, agree, target=float(t), delta=delta, start=start, grid=grid)
+        walk = _walk(steps, target=float(t), delta=delta, start=start)
         if walk.threshold is not None:
             best = float(t)
     return best
@@ -826,9 +841,15 @@ def _why_not(w: Walk, o: Options, level: str, best: float | None) -> str:
             if w.start == o.min_labels
             else "the fewest whose full agreement could pass"
         )
+        among = (
+            f" of those tested (one each {w.spacing:,} items down the confidence order, "
+            f"at most {o.grid + 1}, set before any label is read)"
+            if w.spacing > 1
+            else ""
+        )
         return (
             f"never confident enough: its first threshold tested, c ≥ {numbers.exact(lam)}, "
-            f"the highest keeping at least {w.start} items ({why}), keeps {n} "
+            f"the highest keeping at least {w.start} items ({why}){among}, keeps {n} "
             f"items, which agree {k}/{n} (its {top_n} most confident, c ≥ "
             f"{numbers.exact(top_lam)}, {top_k} of them agreeing, are too few to test "
             f"alone), {bound}"

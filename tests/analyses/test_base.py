@@ -108,3 +108,17 @@ def test_families_of_asks_the_roster_once_per_distinct_name(
     families = base.families_of(names, roster)
     assert families == {"gpt-4o": "gpt", "gpt-4-0613": "gpt", "my-own-model": "my-own-model"}
     assert sorted(asked) == ["gpt-4-0613", "gpt-4o"]
+
+
+def test_every_table_of_the_planted_audit_says_what_each_column_is(planted: Any) -> None:
+    """Every table the planted audit writes (tables/NAME.csv and report.json's ``tables``)
+    gives words for each of its columns: the examples, reliability, familiarity, probe
+    texts and tool tables had none, and certification, probes and self-recognition left
+    their judge and dataset columns out."""
+    missing = {
+        t.name: sorted(set(map(str, t.frame.columns)) - set(t.columns))
+        for s in planted.report.sections
+        for t in s.tables
+    }
+    assert {name: cols for name, cols in missing.items() if cols} == {}
+    assert len(missing) >= 20  # the planted inputs reach most analyses' tables

@@ -135,3 +135,39 @@ def test_picks_with_a_tie_in_one_order_are_not_probabilities() -> None:
     report = run_audit([_input("ties", "pairs", pairs)], options=options,
                        roster=Roster.builtin())  # fmt: skip
     assert [f for f in report.findings if f.bias.key == ECE.key]
+
+
+def test_the_calibration_tables_say_what_each_column_is(
+    audited: tuple[pd.DataFrame, object],
+) -> None:
+    """The reliability table and the estimates table's plug-in columns had no words. Each
+    column now has them, and the numbers are what they say, worked out with pandas: per
+    tenth of the stated probability (1 in the last), the pairs, their mean probability and
+    the share the human prefers a; the plug-in ECE Σ_b (n_b / n) |mean_b(p) − share_b|."""
+    probs, report = audited
+    tables = {t.name: t for t in report.tables}  # type: ignore[attr-defined]
+    rel, est = tables["reliability-mixed"], tables["calibration-mixed"]
+    for t in (rel, est):
+        assert set(t.frame.columns) <= set(t.columns), t.name
+    p = probs["p_a"].astype(float)
+    y = probs["human"].astype(float)
+    keep = (y != 0.5) & y.notna() & p.notna()
+    p, y = p[keep], (y[keep] > 0.5).astype(float)
+    tenth = np.minimum(np.floor(p * 10), 9)
+    by_hand = (
+        pd.DataFrame({"p": p, "y": y, "b": tenth})
+        .groupby("b")
+        .agg(n=("p", "size"), mean_p=("p", "mean"), observed=("y", "mean"))
+    )
+    stated = rel.frame[
+        (rel.frame["judge"] == "gpt-4") & (rel.frame["probabilities"] == "as stated")
+    ]
+    stated = stated[stated["n"] > 0].set_index((stated["bin_low"] * 10).round().astype(float))
+    assert len(by_hand) >= 5 and stated["n"].tolist() == by_hand["n"].tolist()
+    assert np.allclose(stated["mean_p"], by_hand["mean_p"])
+    assert np.allclose(stated["observed"], by_hand["observed"])
+    plugin = float((by_hand["n"] * (by_hand["mean_p"] - by_hand["observed"]).abs()).sum() / len(p))
+    row = est.frame[(est.frame["judge"] == "gpt-4") & (est.frame["metric"] == "calibration_ece")]
+    assert float(row["ece_plugin"].iloc[0]) == pytest.approx(plugin)
+    assert "label over 0.5" in rel.columns["observed"]
+    assert "no evidence of miscalibration" in est.columns["chance_ece"]

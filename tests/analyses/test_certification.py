@@ -280,7 +280,7 @@ def test_the_curves_columns_are_defined_where_it_is_written(
     path = write_report(report, tmp_path / "out")["json"]
     tables = json.loads(path.read_text(encoding="utf-8"))["tables"]
     curve = next(t for t in report.sections[0].tables if not t.show)
-    assert set(curve.frame.columns) - set(CURVE_COLUMNS) == {"dataset", "judge"}
+    assert set(curve.frame.columns) - set(CURVE_COLUMNS) == set()
     for name, table in tables.items():
         words = CURVE_COLUMNS if name == curve.name else shown_columns(curve.name)
         assert table["columns"] == words, name
@@ -301,7 +301,7 @@ def test_the_curves_columns_are_defined_where_it_is_written(
     assert min(abs(b - float(r["lower_bound"])) for b in bounds) < 1e-9
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     (shown,) = [t.name for t in report.sections[0].tables if t.show]
-    assert f'data-columns="{shown}">Columns: <code>delta</code>' in page
+    assert f'data-columns="{shown}">Columns: <code>dataset</code>' in page
 
 
 def test_a_held_out_agreement_in_the_finding_reads_on_its_side_of_the_target() -> None:

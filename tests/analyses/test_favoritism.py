@@ -310,3 +310,40 @@ def test_the_section_says_its_standard_errors_are_not_the_papers(shared_data) ->
     assert np.isfinite(half["cluster"])
     assert "cluster-robust by prompt unless --se names another" in ANALYSIS.intro
     assert "the paper's were White's, --se HC0" in ANALYSIS.intro
+
+
+def test_the_coefficient_table_names_the_baseline_dimension(planted: Planted) -> None:
+    """Eq. 1 fitted independently (statsmodels' formula OLS on the ratings and references
+    divided by each dimension's largest value, d1 the treatment baseline): the table's
+    dimension row is d2's shift against d1 and says so, and a judge's intercept is its
+    score at reference 0 in d1. The row read "dimension effect δ_d: d2" — no baseline (a
+    reader could not tell +0.03 from d1's −0.03 against d2) and δ, Eq. 1's judge effect."""
+    import statsmodels.formula.api as smf
+
+    from recuse.simulate.ratings import DEFAULT_FAMILIES
+
+    (table,) = [t for s in planted.report.sections for t in s.tables
+                if t.name == "favoritism-sim-ratings"]  # fmt: skip
+    words = table.frame.set_index("coefficient")["estimate"]
+    r = planted.ratings.dropna(subset=["rating", "reference"]).copy()
+    top = r.groupby("dimension")[["rating", "reference"]].transform("max").max(axis=1)
+    r["y"], r["ref"] = r["rating"] / top, r["reference"] / top
+    fam = r["judge"].map(DEFAULT_FAMILIES.get)
+    r["own"] = (r["judge"] == r["model"]).astype(float)
+    r["kin"] = ((fam == r["model"].map(DEFAULT_FAMILIES.get)) & (r["own"] == 0)).astype(float)
+    terms = []
+    for j in sorted(r["judge"].unique()):
+        r[f"s_{j}"] = r["own"] * (r["judge"] == j)
+        terms.append(f"s_{j}")
+    for f in sorted(fam.unique()):
+        if (r["kin"] * (fam == f)).sum() > 0:
+            r[f"f_{f}"] = r["kin"] * (fam == f)
+            terms.append(f"f_{f}")
+    fit = smf.ols(
+        "y ~ 0 + C(judge) + C(judge):ref + C(dimension, Treatment('d1')) + " + " + ".join(terms),
+        data=r,
+    ).fit()
+    shift = "dimension effect η_d of d2 (its shift against d1, whose η is 0)"
+    assert words[shift] == pytest.approx(fit.params["C(dimension, Treatment('d1'))[T.d2]"])
+    intercept = "intercept α + δ_j of judge j0 (its score at reference 0 in d1)"
+    assert words[intercept] == pytest.approx(fit.params["C(judge)[j0]"])

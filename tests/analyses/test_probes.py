@@ -179,7 +179,7 @@ def test_the_effects_table_says_its_intervals_level_and_defines_its_columns(
     section = next(s for s in report.sections if s.id == ANALYSIS.id)
     (table,) = [t for t in section.tables if t.name == "probes-p"]
     assert len(table.frame) == 9 and (table.frame["level"] == 0.95).all()
-    assert set(table.frame.columns) - set(table.columns) == {"judge", "probe"}
+    assert set(table.frame.columns) - set(table.columns) == set()
 
 
 def test_judge_filter_keeps_a_judges_probe_and_recognition_intervals(planted: Planted) -> None:

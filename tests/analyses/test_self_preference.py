@@ -325,3 +325,27 @@ def test_the_dp_words_say_it_is_not_the_papers_eq_4(shared_data: Path) -> None:
     assert "not the paper's Eq. 4 itself" in DP.unit
     assert "2 · P(judge picks its own answer) − 1" in DP.unit
     assert "judge_prefers_s" in DP.unit
+
+
+def test_the_examples_table_says_what_each_column_is(planted: Planted) -> None:
+    """Each row of the examples table, worked out from the planted pairs: the judge's
+    share of the win to its own answer (its orders' p averaged) is over 0.5, the human's
+    under 0.5, and the rows are each judge's first such pairs in the input's order. The
+    table had no column words: its "judge P(own better)" read as a probability the judge
+    stated."""
+    (table,) = [t for s in planted.report.sections for t in s.tables
+                if t.name == "examples-sim-pairs"]  # fmt: skip
+    f = table.frame
+    assert len(f) and set(table.columns) == set(f.columns)
+    assert "orders it judged averaged" in table.columns["judge P(own better)"]
+    assert "first in the input's order" in table.columns["judge"]
+    p = planted.pairs
+    for judge, rows in f.groupby("judge", sort=False):
+        mine = p[(p["judge"] == judge) & ((p["model_a"] == judge) ^ (p["model_b"] == judge))]
+        own_a = (mine["model_a"] == judge).to_numpy()
+        judged = mine[["p_a_first", "p_a_second"]].astype(float).mean(axis=1).to_numpy()
+        share = np.where(own_a, judged, 1 - judged)
+        human = np.where(own_a, mine["human"], 1 - mine["human"].astype(float))
+        hits = mine.assign(share=share)[(share > 0.5) & (human < 0.5)].head(3)
+        assert rows["item_id"].tolist() == hits["item_id"].tolist()
+        assert rows["judge P(own better)"].tolist() == pytest.approx(hits["share"].tolist())

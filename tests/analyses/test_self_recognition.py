@@ -153,4 +153,4 @@ def test_the_table_beside_self_preference_says_its_intervals_level(
     section = next(s for s in report.sections if s.id == ANALYSIS.id)
     (table,) = [t for t in section.tables if t.name == "self-recognition-recog"]
     assert len(table.frame) == 2 and (table.frame["level"] == 0.95).all()
-    assert set(table.frame.columns) - set(table.columns) == {"judge"}
+    assert set(table.frame.columns) - set(table.columns) == set()

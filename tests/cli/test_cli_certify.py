@@ -990,8 +990,8 @@ def test_apply_says_the_share_each_judge_kept_beside_its_certified_coverage(
     assert [(k["judge"], k["stratum"], k["reached"], k["kept"], k["share"],
              k["certified_coverage"]) for k in kept["judges"]] == [
         ("A", "all", 10, 3, 0.3, 0.25), ("B", "all", 5, 2, 0.4, 0.2)]  # fmt: skip
-    assert set(kept["definitions"]) == {"n_items", "share", "certified_share", "reached",
-                                        "kept", "certified_coverage"}  # fmt: skip
+    assert set(kept["definitions"]) == {"n_items", "n_unjudged", "share", "certified_share",
+                                        "reached", "kept", "certified_coverage"}  # fmt: skip
     (tmp_path / "old").mkdir()
     old, _ = _hand_cascade(tmp_path / "old", said=False)
     code, text = _run(["certify", "apply", str(old), str(src), "--out",
@@ -1090,3 +1090,27 @@ def test_apply_to_one_item_says_one_item(
     ):  # fmt: skip
         assert line in said, line
     assert "1 items" not in said
+
+
+def test_apply_says_the_items_no_judge_of_the_file_judged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The hand cascade's ten items plus four only judge C (not in the file) judged: they
+    go to a person unread, said apart — 5 of the 14 items decided (35.7%) read beside
+    the certified 45.0% as if the batch were unlike the calibration items, where of the
+    10 with a verdict 50.0% were decided, as without them."""
+    thr, src = _hand_cascade(tmp_path)
+    table = pd.read_csv(src)
+    extra = pd.DataFrame([{"item_id": f"i{k}", "prompt_id": f"q{k}", "model_a": "m1",
+                           "model_b": "m2", "judge": "C", "p_a_first": 0.99,
+                           "p_a_second": 0.99} for k in range(10, 14)])  # fmt: skip
+    pd.concat([table, extra]).to_csv(src, index=False)
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out",
+                       str(tmp_path / "d.json")], capsys)  # fmt: skip
+    assert code == 0, text
+    said = " ".join(text.split())
+    assert "in all: 35.7% of the 14 items decided by a certified judge (5)" in said
+    assert ("4 of the 14 items have no verdict of the file's judges and go to a person "
+            "unread; of the 10 with one, 50.0% decided") in said  # fmt: skip
+    kept = json.loads((tmp_path / "d.json").read_text("utf-8"))["kept"]
+    assert (kept["n_items"], kept["n_unjudged"]) == (14, 4)

@@ -184,6 +184,8 @@ def test_the_audit_prints_it_beside_the_plain_score_or_says_why_not(tmp_path: Pa
     assert f"style-controlled {want['qwq-32b']:.1f}% [" in line
     tables = {t.name for s in report.sections for t in s.tables}
     assert any(name.startswith("arena-hard-style-scores") for name in tables)
+    for t in (t for s in report.sections for t in s.tables if t.name.startswith("arena-hard")):
+        assert set(t.frame.columns) <= set(t.columns), t.name  # each column in words
     # the judgment files alone (no model_answer/ beside them): said so on the line
     alone = tmp_path / "alone" / "model_judgment"
     alone.parent.mkdir()

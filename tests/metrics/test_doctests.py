@@ -43,6 +43,7 @@ MODULES = [
     "recuse.cli.app",
     "recuse.judging.handlers.pairwise",
     "recuse.analyses.base",
+    "recuse.analyses.self_preference",
 ]
 
 

@@ -183,3 +183,25 @@ def test_an_arena_hard_score_judged_by_itself_says_so(tmp_path: Path) -> None:
     line = next(h for h in heads if "gpt-4-1106-preview scores" in h)
     assert "The judge gpt-4-1106-preview wrote these answers" in line
     assert not any("wrote these answers" in h for h in audit([HAIKU], options=FAST).headlines)
+
+
+def test_the_tools_tables_say_what_each_column_is() -> None:
+    """The FastChat and Arena-Hard-Auto tables of the audit had no column words (which
+    share a score is, of what; what a battle counts). Each column now has them, and the
+    rows are what they say, counted by hand from the raw files: Arena-Hard's battles are
+    the games with a '>>' verdict counted three times, its score (W + T/2) / (W + T + L);
+    FastChat's adjusted win rate (win + tie/2) / (win + loss + tie)."""
+    w, t, lo = _raw_arena(HAIKU)
+    tables = {x.name: x for x in audit([HAIKU], options=FAST).tables}
+    (arena,) = [x for name, x in tables.items() if name.startswith("arena-hard-scores")]
+    assert set(arena.frame.columns) <= set(arena.columns)
+    row = arena.frame.iloc[0]
+    assert row["battles"] == w + t + lo and "'>>' verdict 3×" in arena.columns["battles"]
+    assert row["score"] == pytest.approx(100 * (w + t / 2) / (w + t + lo))
+    tables = {x.name: x for x in audit([PAIR], options=FAST).tables}
+    (fast,) = [x for name, x in tables.items() if name.startswith("fastchat-results")]
+    assert set(fast.frame.columns) <= set(fast.columns)
+    gpt4 = fast.frame.set_index("model").loc["gpt-4"]
+    assert (gpt4["win"], gpt4["loss"], gpt4["tie"]) == (1, 0, 1)  # the raw tally above
+    assert gpt4["win_rate_adjusted"] == pytest.approx(100 * 1.5 / 2)
+    assert "(win + tie / 2) / (win + loss + tie)" in fast.columns["win_rate_adjusted"]

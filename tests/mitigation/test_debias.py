@@ -59,14 +59,35 @@ def test_the_corrections_columns_say_whose_mean_on_what_scale() -> None:
     res = fit_favoritism(sim.ratings, sim.families, normalize="none")
     eff = debias_effect(sim.ratings, res, sim.families)
     t = eff.table.set_index("model")
-    words = DebiasEffect.columns(res.scale_note)
-    assert set(words) == set(eff.table.columns)
+    words = eff.columns(res.scale_note)
+    assert isinstance(eff, DebiasEffect) and set(words) == set(eff.table.columns)
     assert words["before"] == "its mean rating points over its ratings by every judge"
     usable = sim.ratings[sim.ratings["rating"].notna() & sim.ratings["reference"].notna()]
     by_hand = usable.groupby("model")["rating"].mean()
     assert np.allclose(t["before"], by_hand.reindex(t.index))
     assert np.allclose(t["change"], t["after"] - t["before"])
     assert words["change"].startswith("after − before")
+
+
+def test_the_before_column_names_the_judges_it_averages() -> None:
+    """With two of five judges chosen (the audit's --judge), before is the mean of those
+    two judges' ratings of each model, worked out here with pandas, and its words name
+    them: they read "by every judge" (on play-favorites with gpt-4o and gpt-3.5-turbo
+    chosen, gpt-4o's before was 0.958, every judge's mean 0.931)."""
+    sim = simulate_ratings(seed=2, n_prompts=40)
+    res = fit_favoritism(sim.ratings, sim.families, normalize="none")
+    eff = debias_effect(sim.ratings, res, sim.families, judges=["j3", "j1"])
+    usable = sim.ratings[sim.ratings["rating"].notna() & sim.ratings["reference"].notna()]
+    two = usable[usable["judge"].isin(["j1", "j3"])].groupby("model")["rating"].mean()
+    t = eff.table.set_index("model")
+    assert np.allclose(t["before"], two.reindex(t.index))
+    assert not np.allclose(t["before"], usable.groupby("model")["rating"].mean().reindex(t.index))
+    words = eff.columns(res.scale_note)
+    assert words["before"] == "its mean rating points over its ratings by the judges chosen, j1, j3"
+    one = debias_effect(sim.ratings, res, sim.families, judges=["j2"]).columns("x")
+    assert one["before"] == "its mean x over its ratings by the judge chosen, j2"
+    every = debias_effect(sim.ratings, res, sim.families, judges=sorted(sim.families))
+    assert every.columns("x")["before"] == "its mean x over its ratings by every judge"
 
 
 def test_ratings_of_one_model_have_an_undefined_tau_and_no_scipy_warning() -> None:

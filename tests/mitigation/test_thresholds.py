@@ -13,7 +13,7 @@ import pytest
 from mitigation.conftest import ROSTER, calibrated, mixed_orders, table
 from recuse.errors import ConfigError, InputError
 from recuse.mitigation.selective import PERSON, Options, certify_judges, items_of
-from recuse.mitigation.thresholds import apply_thresholds, decide
+from recuse.mitigation.thresholds import DECISION_FIELDS, apply_thresholds, decide
 from recuse.roster import Roster
 from recuse.simulate.selective import simulate_selective
 
@@ -528,3 +528,23 @@ def test_a_certified_file_keeps_each_judges_coverage_and_share() -> None:
     (stage,) = cas.thresholds()["judges"]
     assert stage["share"] == pytest.approx(1 - cas.cascade.person_share)
     assert stage["share"] * 300 == pytest.approx(cas.cascade.stages[0].certificate.n_kept)
+
+
+def test_items_no_judge_of_the_file_judged_are_counted_apart() -> None:
+    """By hand: judge A (threshold 0.8) has verdicts on items 0-5 (confidences 0.9, 0.85,
+    0.6, 0.55, 0.95, 0.7: it keeps 3), another judge C, not in the file, on items 6-9.
+    Items 6-9 go to a person unread: 4 of the 10, counted apart (on judgebench, o1-mini
+    certified alone, 270 of 620 items had no verdict of it and the share decided, 43.4%,
+    read beside its certified 76.9% with nothing said of them: of the 350 it judged it
+    decided 76.9%)."""
+    pairs = pd.concat([
+        _verdicts("A", list(range(6)), [0.9, 0.85, 0.6, 0.55, 0.95, 0.7]),
+        _verdicts("C", [6, 7, 8, 9], [0.99, 0.99, 0.99, 0.99]),
+    ])  # fmt: skip
+    got = decide(pairs, _hand_file(A=(0.8, 0.5, 0.5)), None, file="t.json")
+    assert got.unjudged == 4 and got.to_dict()["n_unjudged"] == 4
+    assert got.decisions["judge"].tolist() == ["A", "A", "", "", "A", "", "", "", "", ""]
+    assert got.share == 0.3
+    assert "no judge of the file gave the item a verdict" in DECISION_FIELDS["decision"]
+    # every item judged: none apart
+    assert decide(pairs[pairs["judge"] == "A"], _hand_file(A=(0.8, 0.5, 0.5)), None).unjudged == 0

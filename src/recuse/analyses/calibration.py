@@ -59,6 +59,37 @@ PLUGIN_NORM = "ℓ1, the mean absolute gap; the estimate is ℓ2, a root mean sq
 COLUMNS = {"p_a": (ECE, BRIER), "p_isotonic": (ECE_ISOTONIC, BRIER_ISOTONIC),
            "p_platt": (ECE_PLATT, BRIER_PLATT)}  # fmt: skip
 
+#: the estimates table's columns beside an estimate's (:func:`estimate_columns`): the two
+#: ECE rows' plug-in numbers, in the table with no word (as the reliability table's were)
+PLUGIN_COLUMNS = {
+    "ece_plugin": f"ECE rows: the plug-in ECE, Σ_b (n_b / n) |mean_b(p) − mean_b(y)| over "
+    f"the same bins ({PLUGIN_NORM}), biased up by chance; empty on Brier rows",
+    "chance_ece": "ECE rows: the plug-in ECE a perfectly calibrated judge scores at these "
+    "probabilities and n (its mean over labels drawn y ~ Bernoulli(p)): a plug-in ECE near "
+    "it is no evidence of miscalibration; empty on Brier rows",
+}
+
+#: what each column of the reliability table holds (it had no words: what observed is a
+#: share of, which bins hold 1, what the probabilities column tells apart)
+RELIABILITY_COLUMNS = {
+    "bin_low": "the bin's lower end, in it: a probability that a is better (0 to 1)",
+    "bin_high": f"the bin's upper end, not in it, but for the last bin, [{(BINS - 1) / BINS:g}, "
+    "1], which holds 1",
+    "n": "the judge's pairs in the bin (human ties and unlabelled pairs left out)",
+    "mean_p": "the mean probability of those pairs, as the probabilities column says which",
+    "observed": "the share of those pairs whose human label prefers a (label over 0.5); "
+    "calibrated: observed = mean_p",
+    "dataset": "the input",
+    "judge": "the judge",
+    "probabilities": "as stated: the judge's p_a (its orders averaged); isotonic, "
+    "cross-fitted: recalibrated out of sample (the note under the section says how)",
+}
+
+
+def _of(words: dict[str, str], frame: pd.DataFrame) -> dict[str, str]:
+    """The entries of ``words`` for the columns ``frame`` has."""
+    return {k: v for k, v in words.items() if k in frame.columns}
+
 
 def needs_probabilities(frame: pd.DataFrame, roster: Roster) -> str | None:
     reason = needs_labels(frame, roster)
@@ -155,7 +186,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                 slug(ANALYSIS.id, inp.name),
                 f"Calibration estimates — {inp.name}",
                 frame,
-                columns=estimate_columns(frame),
+                columns={**estimate_columns(frame), **_of(PLUGIN_COLUMNS, frame)},
             )
         )
     y = outcomes(data)
@@ -189,6 +220,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                 f"Reliability bins — {inp.name}",
                 pd.concat(bins, ignore_index=True),
                 show=False,
+                columns=RELIABILITY_COLUMNS,
             )
         )
     ctx.part(ANALYSIS).notes.append(

@@ -68,6 +68,8 @@ OWN = "own"
 #: ``n_kept`` 0 and an empty ``agreement``, a ``confidence`` that is a name, and a
 #: ``certified`` pooled row with an empty ``threshold``, with no word on any of them
 CURVE_COLUMNS: dict[str, str] = {
+    "dataset": "the input",
+    "judge": "the judge certified",
     "delta": f"{FIELDS['delta']}; 1 - the report's level, split among the strata",
     "confidence": "the name of the judge's confidence the threshold is on (the note "
     "under the table defines it), not a number",

@@ -13,6 +13,7 @@ from recuse.analyses.base import (
     Analysis,
     Context,
     coef_figure,
+    estimate_columns,
     findings_of,
     from_result,
     slug,
@@ -86,6 +87,84 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
 _MEDIATION_TITLE = "How much of the calibrated self-preference is familiarity"
 
 
+def table_words(name: str, frame: pd.DataFrame, level: float) -> dict[str, str]:
+    """What each column of the section's table ``name`` holds (its CSV and report.json;
+    the five tables had no words: a curve's ``mean`` read as no rate of anything, its
+    ``bin_low`` in no unit), for the columns ``frame`` has."""
+    interval = (
+        f"the low end of the mean's {percent(level)} interval (cluster bootstrap over prompts)"
+    )
+    spread = "the standard deviation of that value over them (empty for one)"
+    curve = {
+        "judge": "the judge whose verdicts and perplexities the row is of",
+        "subset": "own: pairs holding the judge's own answer, turned so that a is its own "
+        "(d = log ppl_own − log ppl_other); other: pairs holding neither, as given",
+        "rater": "judge: the judge's verdicts; human: the human labels of the same pairs",
+        "bin_low": "the bin's lower end, in it: d = log ppl_a − log ppl_b under the judge, "
+        "nats per token (d < 0: a is the more familiar to it); -inf in the CSV and empty in "
+        "report.json for the open first bin",
+        "bin_high": "the bin's upper end, not in it; inf in the CSV and empty in report.json "
+        "for the open last bin",
+        "n": "the pairs in the bin",
+        "n_clusters": "the prompts of those pairs (the interval resamples prompts)",
+        "mean": "the rater's mean P(a better) over the bin's pairs (the judge's verdict for a, "
+        "its orders averaged; the human label, a tie ½): a's win rate, 0.5 = even",
+        "sd": spread,
+        "ci_low": interval + "; empty with a note where the bin has too few pairs",
+        "ci_high": "the high end",
+        "note": "why the row has no interval; empty: it has one",
+    }
+    by_model = {
+        **curve,
+        "judge": "the judge the perplexities are under",
+        "model": "the model that wrote the responses",
+        "own": "whether that model is the judge itself (its own responses)",
+        "n": "its distinct responses (each once, however many pairs hold it)",
+        "n_clusters": "the prompts of those responses (the interval resamples prompts)",
+        "mean": "their mean log-perplexity under the judge, nats per token (lower: more "
+        "familiar to the judge)",
+        "ci_low": interval + "; empty with a note under the fewest responses estimated",
+    }
+    gap = {
+        **estimate_columns(frame),
+        "mean_log_ppl_own": "the mean log-perplexity of the judge's own responses under it, "
+        "nats per token (each distinct response once)",
+        "mean_log_ppl_other": "the same of the other models' responses",
+        "n own responses": "the judge's own distinct responses",
+        "n responses of other models": "the other models' distinct responses",
+        "method": "how the estimate and its interval were worked out",
+    }
+    mediation = {
+        "judge": "the judge",
+        "part": "familiarity_indirect: the part of the calibrated self-preference that the "
+        "judge's lower perplexity on its own answers explains; familiarity_direct: the "
+        "rest; familiarity_share: indirect ÷ the calibrated self-preference",
+        "definition": "how the part is worked out",
+        "estimate": "indirect and direct: in the calibrated self-preference's unit (own "
+        "picks minus the predicted, per own pair), adding up to it; share: a ratio (0.8: "
+        "familiarity explains 80% of it)",
+        "ci_low": f"the low end of its {percent(level)} percentile interval (cluster "
+        "bootstrap over prompts)",
+        "ci_high": "the high end",
+        "calibrated self-preference": "the judge's calibrated self-preference, which the "
+        "two parts add up to",
+        "own − other log-perplexity (nats)": "the mean log-perplexity of its own answers "
+        "minus the other answers' on the pairs holding its own (nats per token; negative: "
+        "its own the more familiar)",
+        "n": "the pairs the estimate rests on",
+        "prompts": "their prompts (the interval resamples them)",
+        "warnings": "what to know before trusting the interval",
+    }
+    words = {
+        "perplexity-curve": curve,
+        "perplexity-curve-by-self": curve,
+        "own-perplexity-gap": gap,
+        "log-perplexity-by-model": by_model,
+        "mediation": mediation,
+    }[name]
+    return {c: words[c] for c in map(str, frame.columns) if c in words}
+
+
 def _authored(judged: pd.DataFrame, judge: str, selves: dict[str, str] | None) -> bool:
     """Whether a response among ``judge``'s pairs is its own (``selves``: what counts as
     the judge itself, as the self-preference metrics count it)."""
@@ -143,7 +222,8 @@ def _mediation(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[
     if rows:
         ctx.part(ANALYSIS).tables.append(
             Table(slug("mediation", inp.name), f"{_MEDIATION_TITLE} — {inp.name}",
-                  pd.DataFrame(rows))
+                  pd.DataFrame(rows),
+                  columns=table_words("mediation", pd.DataFrame(rows), ctx.options.level))
         )  # fmt: skip
 
 
@@ -326,7 +406,15 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
             if isinstance(frames[0], dict)
             else pd.concat(frames, ignore_index=True)
         )
-        parts.tables.append(Table(slug(name, inp.name), f"{title} — {inp.name}", table, show))
+        parts.tables.append(
+            Table(
+                slug(name, inp.name),
+                f"{title} — {inp.name}",
+                table,
+                show,
+                columns=table_words(name, table, o.level),
+            )
+        )
 
 
 ANALYSIS = Analysis(

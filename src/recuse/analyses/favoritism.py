@@ -5,7 +5,7 @@ score, with the correction (debiased means) and the robustness battery."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 import numpy as np
 import pandas as pd
@@ -31,12 +31,12 @@ from recuse.report import figures as fig
 from recuse.report.model import Table
 from recuse.roster import Roster, self_keys
 
-_TERM_WORDS = {  # the coefficient kinds of Eq. 1, in words
-    "judge": "intercept α_j of judge {label}",
+_TERM_WORDS = {  # the coefficient kinds of Eq. 1, in words ({first}: the baseline dimension)
+    "judge": "intercept α + δ_j of judge {label} (its score at reference 0{base})",
     "slope": "slope β_j on the reference score, judge {label}",
     "self": "self-bias γ_j of judge {label} (own model's answers)",
     "family": "family bias λ_F of family {label} (its judges on its other models)",
-    "dimension": "dimension effect δ_d: {label}",
+    "dimension": "dimension effect η_d of {label} (its shift against {first}, whose η is 0)",
 }
 
 
@@ -54,14 +54,25 @@ def coefficient_columns(res: FavoritismResult, level: float) -> dict[str, str]:
     }
 
 
-def coefficient_table(tidy: pd.DataFrame, level: float) -> pd.DataFrame:
+def coefficient_table(
+    tidy: pd.DataFrame, level: float, *, dimensions: Collection[str] = ()
+) -> pd.DataFrame:
     """Eq. 1's coefficients for a reader: what each is in words, its estimate and interval
     (normalised score points), and its p-value (a regression's full output, with term
     names and z, stays in the fit's ``tidy()``). The numbers are the fit's, unrounded:
     the table is also ``tables/NAME.csv`` and part of report.json, exact for scripts; the
-    HTML rounds them as it rounds every table."""
+    HTML rounds them as it rounds every table.
+
+    ``dimensions``: the fit's dimensions. With two or more, the first in sorted order is
+    the baseline of the design (:func:`~recuse.regression.favoritism.design_matrix`:
+    ``η = 0``), so a dimension effect is its shift against that one and a judge's
+    intercept its score at reference 0 in it; the words name it (a bare ``dimension
+    effect δ_d: logical correctness`` said neither, and δ is Eq. 1's judge effect)."""
+    dims = sorted(map(str, dimensions))
+    first = dims[0] if dims else "the first dimension"
+    base = f" in {first}" if len(dims) > 1 else ""
     words = [
-        _TERM_WORDS.get(str(k), "{label}").format(label=label)
+        _TERM_WORDS.get(str(k), "{label}").format(label=label, base=base, first=first)
         for k, label in zip(tidy["kind"], tidy["label"], strict=True)
     ]
     p = tidy["p"].astype(float)
@@ -192,7 +203,11 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         Table(
             slug("favoritism", inp.name),
             f"Favoritism coefficients — {inp.name}",
-            coefficient_table(_of_judges(res.tidy(), chosen, fams), o.level),
+            coefficient_table(
+                _of_judges(res.tidy(), chosen, fams),
+                o.level,
+                dimensions=res.scales["dimension"].astype(str).tolist(),
+            ),
             columns=coefficient_columns(res, o.level),
         )
     )

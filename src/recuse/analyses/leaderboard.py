@@ -363,6 +363,56 @@ def _caveat(r: Any) -> str:
     return f" Caveat †: {tracks_difficulty(r.length_difficulty_r)}{read}."
 
 
+def _of(words: dict[str, str], frame: pd.DataFrame) -> dict[str, str]:
+    """The entries of ``words`` for the columns ``frame`` has."""
+    return {k: v for k, v in words.items() if k in frame.columns}
+
+
+def tool_columns(kind: str, level: float) -> dict[str, str]:
+    """What each column of the FastChat and Arena-Hard-Auto tables holds (``kind``:
+    ``fastchat``, ``arena-hard`` or ``arena-hard-style``; they had no words: which share a
+    score is, of what, and what a battle counts)."""
+    interval = (
+        f"the low end of its {percent(level)} percentile interval (bootstrap over the "
+        "weighted battles)"
+    )
+    arena = {
+        "model": "the model compared with the baseline",
+        "baseline": "the model on the other side of every battle",
+        "battles": f"the battles counted: each game once, a '>>' verdict {SIGNIFICANT_WEIGHT}×",
+        "games": "the judged games (one per prompt and order with a verdict)",
+    }
+    words = {
+        "fastchat": {
+            "model": "the model",
+            "win": "records where both games pick it (a record: one question and turn "
+            "judged in both presentation orders, its two games)",
+            "loss": "records where both games pick the other answer",
+            "tie": "the other records: a tie in a game, or games that disagree",
+            "win_rate": "win / (win + loss + tie), in %",
+            "loss_rate": "loss / (win + loss + tie), in %",
+            "win_rate_adjusted": "(win + tie / 2) / (win + loss + tie), in %; 50 = even",
+            "baseline": "the model on the other side of every record (FastChat's "
+            "pairwise-baseline); empty: every pair of models (pairwise-all)",
+        },
+        "arena-hard": {
+            **arena,
+            "score": "its Bradley–Terry win rate against the baseline over the weighted "
+            "battles, (W + T/2) / (W + T + L), in %; 50 = as good as the baseline",
+            "score_low": interval,
+            "score_high": "the high end",
+        },
+        "arena-hard-style": {
+            **arena,
+            "style_score": "its win rate against the baseline at the battles' average "
+            "style difference (length and markdown held equal: 100 σ(β_m)), in %",
+            "style_score_low": interval + ", every resample refitted",
+            "style_score_high": "the high end",
+        },
+    }[kind]
+    return words
+
+
 def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
     """Arena-Hard-Auto's score of each model against the baseline, per judge."""
     o = ctx.options
@@ -380,7 +430,8 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
                       int(scores["games"].sum()))  # fmt: skip
         part.tables.append(
             Table(slug("arena-hard-scores", inp.name, judge),
-                  f"Arena-Hard-Auto scores, judge {judge} — {inp.name}", scores)
+                  f"Arena-Hard-Auto scores, judge {judge} — {inp.name}", scores,
+                  columns=_of(tool_columns("arena-hard", o.level), scores))
         )  # fmt: skip
         styled, why = _arena_hard_style(ctx, frame, judge, style, no_style)
         for r in scores.itertuples():
@@ -414,7 +465,9 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
             part.tables.append(
                 Table(slug("arena-hard-style-scores", inp.name, judge),
                       f"Arena-Hard-Auto style-controlled scores, judge {judge} — {inp.name}",
-                      styled.reset_index())
+                      styled.reset_index(),
+                      columns=_of(tool_columns("arena-hard-style", o.level),
+                                  styled.reset_index()))
             )  # fmt: skip
 
 
@@ -465,7 +518,8 @@ def _fastchat(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
             continue
         part.tables.append(
             Table(slug("fastchat-results", inp.name, judge),
-                  f"FastChat pairwise results, judge {judge} — {inp.name}", res)
+                  f"FastChat pairwise results, judge {judge} — {inp.name}", res,
+                  columns=_of(tool_columns("fastchat", ctx.options.level), res))
         )  # fmt: skip
         base = res["baseline"].iloc[0]
         against = f" against {base}" if base else ""

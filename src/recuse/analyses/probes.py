@@ -29,6 +29,8 @@ EDITS = [p for p in DESCRIPTIONS if p not in (VERBOSITY, "placebo")]  # versions
 #: what each column of the probe effects table holds (its CSV has no room for them: the
 #: interval's level was in none of it)
 TABLE_COLUMNS = {
+    "judge": "the judge",
+    "probe": "the edit (or the verbosity rewrite pair) the effect is of",
     "effect": "the probe's effect: change in the treated answer's share of the win with the "
     "edit, minus the change the placebo makes; 0 = no effect (verbosity: verbose minus "
     "concise rewrite)",
@@ -39,6 +41,18 @@ TABLE_COLUMNS = {
     "n": "base pairs judged in every version the effect reads",
     "prompts": "the prompts the interval resampled",
     **COMPONENTS,
+}
+
+
+#: the columns of the probe-texts table (it had no words: treated read as a yes/no)
+TEXT_COLUMNS = {
+    "probe": "the version of the pair: original, placebo, an edit, or self-recognition (the "
+    "judge asked which answer it wrote)",
+    "treated": "a or b: the answer the probes edit, one side for every version of the pair "
+    "(on a self-recognition row: the judge's own answer)",
+    "prompt": "the prompt",
+    "response_a": "answer a as this version shows it",
+    "response_b": "answer b as this version shows it",
 }
 
 
@@ -138,7 +152,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         ]
         ctx.part(ANALYSIS).tables.append(
             Table(slug("probe-texts", inp.name),
-                  f"The edited texts of one pair, per probe — {inp.name}", examples[cols])
+                  f"The edited texts of one pair, per probe — {inp.name}", examples[cols],
+                  columns={c: TEXT_COLUMNS[c] for c in cols})
         )  # fmt: skip
 
 

@@ -320,6 +320,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                     "Examples: the judge picked its own answer, the human preferred the other "
                     f"— {inp.name}",
                     pd.DataFrame(examples),
+                    columns=example_columns(o.examples),
                 )
             )
         cal = findings_of(ctx, ANALYSIS, inp.name, CALIBRATED)
@@ -329,6 +330,29 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             )
         if eo:
             part.figures.append(coef_figure(eo, inp.name, "self-preference (EO)", o))
+
+
+def example_columns(k: int) -> dict[str, str]:
+    """What each column of the examples table holds (it had no words: its ``judge
+    P(own better)`` read as a probability the judge stated, where it is the share of the
+    win it gave, its orders averaged, and which pairs were shown was not said).
+
+    >>> example_columns(3)["judge"]
+    "the judge; up to 3 pairs each, the first in the input's order (not the most confident)"
+    """
+    return {
+        "judge": f"the judge; up to {k} pairs each, the first in the input's order (not the "
+        "most confident)",
+        "item_id": "the pair's id in the input",
+        "prompt": "the prompt, shortened",
+        "own answer": "the answer of the judge's own model, shortened",
+        "other answer": "the other model's answer, which the human label prefers (the "
+        "human's P(own better) is under 0.5), shortened",
+        "other model": "the model that wrote the other answer",
+        "judge P(own better)": "the share of the win the judge gave its own answer, over the "
+        "orders it judged averaged (1: its own in every order; a pick 1, a tie ½, a stated "
+        "probability as given); over 0.5 in every row",
+    }
 
 
 def _examples(

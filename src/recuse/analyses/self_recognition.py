@@ -32,6 +32,7 @@ from recuse.roster import Roster
 #: what each column of the table beside self-preference holds (its CSV gave the
 #: intervals with no level)
 TABLE_COLUMNS = {
+    "judge": "the judge",
     "self_recognition": "share of 'I wrote it' the judge gives its own answer, both orders "
     "averaged; 0.5 = chance",
     "recognition_ci_low": "the low end of its interval at level (cluster bootstrap over prompts)",

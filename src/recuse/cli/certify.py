@@ -576,6 +576,11 @@ def _print_kept(applied: Any, spec: dict[str, Any], name: str) -> None:
             "certified at: no labelled item" if written else
             f"certified share not in {name} (written by an earlier recuse: certify again to "
             "have it)"))  # fmt: skip
+    if applied.unjudged:  # the judges were certified on items they judged: say the rest
+        seen = n - applied.unjudged
+        echo(f"  {applied.unjudged:,} of the {numbers.counted(n, 'item')} have no verdict of "
+             f"the file's judges and go to a person unread; of the {seen:,} with one, "
+             f"{_pct(decided / seen if seen else None, 'none')} decided")  # fmt: skip
 
 
 def _checked_thresholds(thresholds: Path) -> dict[str, Any]:

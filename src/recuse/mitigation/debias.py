@@ -94,6 +94,8 @@ class DebiasEffect:
     table: pd.DataFrame
     rank_correlation_before: float
     rank_correlation_after: float
+    #: the judges whose ratings the means are over (None: every judge of the ratings)
+    judges: tuple[str, ...] | None = None
 
     def tau_text(self, value: float) -> str:
         """One of the rank correlations as written: two decimals with a minus sign, and
@@ -103,15 +105,23 @@ class DebiasEffect:
             return "undefined (fewer than two models, or all tied)"
         return decimal(value, 2)
 
-    @staticmethod
-    def columns(scale: str) -> dict[str, str]:
+    def columns(self, scale: str) -> dict[str, str]:
         """What each column of :attr:`table` holds, ``scale`` the fit's score unit
         (``FavoritismResult.scale_note``): the audit's debiased CSV held before, after,
         reference and change without saying whose mean each is, on what scale, or which
-        way change is taken."""
+        way change is taken. The means are over the ratings by :attr:`judges` (the audit's
+        ``--judge``), which the words name: they said "by every judge" also where two of
+        nine judges' ratings were averaged."""
+        by = (
+            "every judge"
+            if self.judges is None
+            else "the judge chosen, " + self.judges[0]
+            if len(self.judges) == 1
+            else "the judges chosen, " + ", ".join(self.judges)
+        )
         return {
             "model": "the model whose answers were rated",
-            "before": f"its mean {scale} over its ratings by every judge",
+            "before": f"its mean {scale} over its ratings by {by}",
             "after": "the same with the estimated self-bias (γ_j on a judge's own model) and "
             "family bias (λ_F on its family's other models) subtracted",
             "reference": f"its mean reference score on the same scale ({scale})",
@@ -165,6 +175,7 @@ def debias_effect(
     between the judge ranking and the ranking by the mean reference score.
     """
     d = debias(ratings, result, families)
+    everyone = set(d["judge"].astype(str))
     if judges is not None:
         d = d[d["judge"].isin(judges)]
         if d.empty:
@@ -194,7 +205,9 @@ def debias_effect(
     t = t.sort_values("rank_after", kind="stable").rename_axis("model").reset_index()
     tau_b = _kendall(held["before"], held["reference"])
     tau_a = _kendall(held["after"], held["reference"])
-    return DebiasEffect(t, tau_b, tau_a)
+    some = set(d["judge"].astype(str))
+    chosen = None if some == everyone else tuple(sorted(some))
+    return DebiasEffect(t, tau_b, tau_a, chosen)
 
 
 def _kendall(x: pd.Series, y: pd.Series) -> float:

@@ -288,7 +288,8 @@ def _same_kind(rows: pd.DataFrame, stage: Mapping[str, Any], file: str) -> None:
 DECISION_FIELDS: dict[str, str] = {
     "item_id": "the item",
     "decision": f"a, b or tie: the verdict of the certified judge that decided it; "
-    f"'{PERSON}': no certified judge's confidence reached its threshold",
+    f"'{PERSON}': no certified judge's confidence reached its threshold, or no judge of the "
+    "file gave the item a verdict",
     "judge": "the judge that decided it (empty: a person)",
     "stratum": "own, family or other (the judge's relation to the answers), or all when "
     "certified pooled; empty: a person",
@@ -329,11 +330,14 @@ class Applied:
     judge kept per stratum (:class:`Kept`, in the file's order), and the share of the
     labelled calibration items certified judges decided, from the file (each judge's
     ``share``, summed over a cascade's judges: ``1 − person_share``; None where the file
-    does not say it)."""
+    does not say it). ``unjudged``: items no judge of the file gave a verdict, which go
+    to a person unread (the judge was certified on items it judged, so the share of all
+    items decided is below the certified one by them alone)."""
 
     decisions: pd.DataFrame
     kept: tuple[Kept, ...]
     certified_share: float | None
+    unjudged: int = 0
 
     @property
     def share(self) -> float:
@@ -351,6 +355,7 @@ class Applied:
         return {
             "definitions": dict(KEPT_FIELDS),
             "n_items": len(self.decisions),
+            "n_unjudged": self.unjudged,
             "share": num(self.share),
             "certified_share": num(self.certified_share),
             "judges": [
@@ -364,6 +369,7 @@ class Applied:
 #: what each number of :meth:`Applied.to_dict` means, with its unit
 KEPT_FIELDS: dict[str, str] = {
     "n_items": "items of the table decided (each once)",
+    "n_unjudged": "of those, items no judge of the file gave a verdict: to a person unread",
     "share": "judges: kept / reached, the share of the stratum's items reaching the judge "
     "(with its verdict, no earlier judge of the file deciding them) it keeps (0 to 1; null: "
     "none reach it); in all: the share of all items decided by a certified judge",
@@ -444,6 +450,7 @@ def decide(
             fix="give the verdicts of a certified judge, or certify this table's judge first",
         )
     kept_rows: list[Kept] = []
+    judged: set[str] = set()  # items some judge of the file gave a verdict
     for stage in stages:
         cover = stage.get("coverage", {})
         if stage["judge"] not in present:  # a judge absent from the new table passes every
@@ -459,6 +466,7 @@ def decide(
             p = map_points(p, (tuple(r["x"]), tuple(r["y"])))
         kind = stage.get("confidence")  # as certified: a one-order item reads as it did
         items = items_of(rows, roster, o, p_a=p, kind=kind if isinstance(kind, str) else None)
+        judged.update(items.item_id)
         pooled = set(stage["thresholds"]) == {"all"}
         if stage["thresholds"] and len(items.stratum) and pooled != (items.stratum == "all").all():
             raise ConfigError(
@@ -496,7 +504,7 @@ def decide(
                       for s in names]  # fmt: skip
     shares = [s.get("share") for s in stages]
     said = None if any(v is None for v in shares) else math.fsum(float(v) for v in shares if v)
-    return Applied(out.reset_index(), tuple(kept_rows), said)
+    return Applied(out.reset_index(), tuple(kept_rows), said, len(set(ids) - judged))
 
 
 class OneOrderNotCertified(ReaderNote):

@@ -75,6 +75,7 @@ def _rate_stat(
         combine=ratio,
         required=((1, "pairs judged in both orders"),),
         boot_k=2,
+        sparse=True,
     )
 
 

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["FEW_CLUSTERS", "informative", "zero_width"]
+__all__ = ["EXACT_BOUND", "FEW_CLUSTERS", "informative", "zero_width"]
 
 FEW_CLUSTERS = 5  # fewer prompts than this: the clustered interval is unreliable
+#: the words of a result's ``method`` whose interval is the exact bound of prompts none of
+#: which changed (:func:`recuse.metrics.estimate.unseen_method`): it shrinks as 1/n, which
+#: the gate's projection reads (:mod:`recuse.report.gate`)
+EXACT_BOUND = "exact bound (not a bootstrap)"
 
 
 def _rounding(estimate: float) -> float:

@@ -48,6 +48,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import EstimationError, InputError
+from recuse.interval_rules import EXACT_BOUND
 from recuse.interval_rules import FEW_CLUSTERS as FEW_CLUSTERS
 from recuse.interval_rules import informative as informative
 from recuse.interval_rules import zero_width as zero_width
@@ -585,7 +586,7 @@ def unseen_method(level: float, clusters: int) -> str:
     '90% exact bound (not a bootstrap): one-sided Clopper–Pearson'
     """
     return (
-        f"{percent(level)} exact bound (not a bootstrap): one-sided Clopper–Pearson on the "
+        f"{percent(level)} {EXACT_BOUND}: one-sided Clopper–Pearson on the "
         f"share of prompts whose verdict changes with the order, 0 of {clusters:,}, times "
         "the largest prompt's pairs over the mean's"
     )

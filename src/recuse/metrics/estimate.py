@@ -15,7 +15,9 @@ and warnings a reader needs to trust the interval (:func:`interval_warnings`):
   in both orders, whose position rate is 0.5 on every pair; a part of an estimate
   that is 0 by construction), its words replace the warning, and the interval is the
   one the prompts bound (:func:`unseen_span`, ``MetricSpec.unseen``) or, for a value
-  fixed by construction, the zero width is real (``MetricResult.fixed``);
+  fixed by construction, the zero width is real (``MetricResult.fixed``); where the
+  interval has width, such a metric's is widened for the few prompts that move it
+  (:func:`moved_span`), and its low-n warning counts the pairs that do;
 * an interval that does not hold its estimate: the resamples lie far to one side of
   it, as for a strongly biased statistic (the calibration error of a near-calibrated
   judge, pushed above 0 by sampling noise, whose BCa interval collapses below it);

@@ -490,7 +490,7 @@ def to_results(
                     heaviest=est.heaviest,
                 )  # fmt: skip
                 p = p if math.isnan(p) else max(p, t_p)
-                words = moved_method(boot, spec.stat.interval or interval)
+                words = moved_method(boot=boot, interval=spec.stat.interval or interval)
             elif spec.unseen:
                 words = interval_method(boot, spec.stat.interval or interval)
             if unseen:
@@ -594,10 +594,10 @@ def unseen_method(level: float, clusters: int) -> str:
     )
 
 
-def moved_method(boot: Resampling, interval: Interval = "bca") -> str:
+def moved_method(*, boot: Resampling, interval: Interval = "bca") -> str:
     """The words of :func:`moved_span`'s interval for a result's ``method``.
 
-    >>> moved_method(Resampling())[:58]
+    >>> moved_method(boot=Resampling())[:58]
     '90% BCa interval (bias-corrected, jackknife acceleration),'
     """
     return (

@@ -667,8 +667,8 @@ def moved_span(
     about 1 then, the t end infinite); with many, ``ν`` is large and ``f`` near 1 (1.009
     at ν = 100). Planted truths
     (``benchmarks/metric_coverage.py``): 0.89–0.96 with 5 of 20–40 pairs flipping (0.97
-    where 7 flips fall on 40 prompts of 3 pairs: wide), 0.905–0.92 with 75 of 300 (the
-    BCa's 0.88–0.92). The p-value of ``null`` is the t test's on the bootstrap's
+    where 7 flips fall on 40 prompts of 3 pairs: wide), 0.917 with about 25 of 300 (the
+    BCa's 0.892). The p-value of ``null`` is the t test's on the bootstrap's
     scale, ``2 · T_{ν−1}(−|value − null| / (h / z))`` with ``h`` the bootstrap's
     half-width toward ``null``: the interval excludes ``null`` exactly when it is under
     ``1 − level``.

@@ -10,9 +10,21 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["FEW_CLUSTERS", "informative", "zero_width"]
+__all__ = ["EXACT_BOUND", "FEW_CLUSTERS", "MOVED_WORDS", "informative", "zero_width"]
 
 FEW_CLUSTERS = 5  # fewer prompts than this: the clustered interval is unreliable
+#: the words of a result's ``method`` whose interval is the exact bound of prompts none of
+#: which changed (:func:`recuse.metrics.estimate.unseen_method`): it shrinks as 1/n, which
+#: the gate's projection reads (:mod:`recuse.report.gate`)
+EXACT_BOUND = "exact bound (not a bootstrap)"
+#: what a position rate's interval is, in a line of the terminal's notes (the result's
+#: ``method`` says which one each has: :func:`recuse.metrics.estimate.moved_method`,
+#: :func:`recuse.metrics.estimate.unseen_method`)
+MOVED_WORDS = (
+    "the BCa interval, widened where few pairs change with the order (Student's t on the "
+    "prompts' effective number, within the exact Clopper–Pearson bound on the prompts that "
+    f"change); where none changes, an {EXACT_BOUND}"
+)
 
 
 def _rounding(estimate: float) -> float:

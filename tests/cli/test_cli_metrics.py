@@ -435,6 +435,11 @@ def test_every_metric_in_the_table_is_defined_under_it(
     # an interval, to say what it is (the absolute values over Eq. 6's)
     assert not any("interval" in d or "resamples" in d
                    for m, d in defined.items() if m != "verbosity_deviation")  # fmt: skip
+    # the position rates' intervals are no plain BCa: a line under the table says what
+    # they are (estimate.moved_span / unseen_span), as each result's method does
+    (line,) = [x for x in text.splitlines() if x.startswith("first_position_rate intervals: ")]
+    assert "widened where few pairs change with the order (Student's t" in line
+    assert "exact bound (not a bootstrap)" in line
     deviation = defined["verbosity_deviation"]
     assert "its interval the absolute values over Eq. 6's, its p-value Eq. 6's" in deviation
     assert "BCa" not in deviation and "resamples" not in deviation

@@ -105,3 +105,74 @@ def test_single_order_judges_are_refused() -> None:
         position_consistency(t, boot=Resampling(n_boot=100))
     with pytest.raises(EstimationError, match="only 3 pairs judged in both orders"):
         flip_rate(table([(1, 1)] * 3 + [(1, NAN)] * 9), boot=Resampling(n_boot=100))
+
+
+def _blocks(first: list[float], second: list[float], prompts: list[str]) -> pd.DataFrame:
+    t = table(list(zip(first, second, strict=True)))
+    t["prompt_id"] = prompts
+    return t
+
+
+def test_few_flips_widen_the_interval_by_t_up_to_the_exact_bound() -> None:
+    """5 of 30 one-pair prompts flip (3 to the first slot, 2 to the second): the
+    bootstrap's ends are widened by t_{ν−1}(0.95) / z(0.95), ν = (Σ r²)² / Σ r⁴ over the
+    prompts' residuals, and kept within the exact bound 0.5 ± u/2, u the one-sided 90%
+    Clopper–Pearson bound for 5 of 30 (scipy's beta.ppf(0.9, 6, 25)). The old interval,
+    the BCa's alone, held a planted truth 0.79–0.85 of the time in this regime."""
+    import numpy as np
+    from scipy.stats import beta, norm, t
+
+    first = [1.0, 1, 1, 0, 0] + [1.0, 0] * 12 + [1.0]
+    second = [0.0, 0, 0, 1, 1] + [1.0, 0] * 12 + [1.0]
+    tab = _blocks(first, second, [f"p{k}" for k in range(30)])
+    boot = Resampling(n_boot=400, seed=3)
+    r = first_position_rate(tab, boot=boot, min_n=1)
+    assert r.estimate == pytest.approx(0.5 + (3 - 2) * 0.5 / 30)
+    # by hand: residuals 1 − θ̂ (3), 0 − θ̂ (2), 0.5 − θ̂ (25)
+    theta = r.estimate
+    res = np.array([1 - theta] * 3 + [-theta] * 2 + [0.5 - theta] * 25)
+    nu = (res**2).sum() ** 2 / (res**4).sum()
+    f = t.ppf(0.95, nu - 1) / norm.ppf(0.95)
+    u = beta.ppf(0.9, 6, 25)
+    # the BCa ends of the same resamples, from the library's bootstrap without the widening
+    from recuse.metrics.bootstrap import cluster_bootstrap
+    from recuse.metrics.estimate import clusters_of
+    from recuse.metrics.position import first_position_spec
+    from recuse.metrics.verdicts import judge_codes
+
+    codes, labels = judge_codes(tab, None)
+    spec = first_position_spec(tab, codes, labels, verdict="prob")
+    (est,) = cluster_bootstrap([spec.stat], clusters_of(tab), boot=boot, min_n=1)[0]
+    assert (est.moving, est.effective) == (5, pytest.approx(nu))
+    low = min(est.ci_low, max(theta - f * (theta - est.ci_low), 0.5 - u / 2))
+    high = max(est.ci_high, min(theta + f * (est.ci_high - theta), 0.5 + u / 2))
+    assert (r.ci_low, r.ci_high) == pytest.approx((low, high), abs=1e-12)
+    assert r.ci_high - r.ci_low > 1.2 * (est.ci_high - est.ci_low)  # wider than the BCa's
+    assert "widened by Student's t" in r.method and "Clopper–Pearson" in r.method
+    # the flip rate: floor 0; its upper end at least the BCa's (0.3 here, past u = 0.287)
+    fl = flip_rate(tab, boot=boot, min_n=1)
+    assert fl.estimate == pytest.approx(5 / 30) and 0 <= fl.ci_low < fl.estimate < fl.ci_high
+    assert any("only 5 pairs of 30 change their verdict" in w for w in r.warnings)
+
+
+def test_one_flip_reads_no_narrower_than_none() -> None:
+    """0 of 30 prompts changing bounds the rate by 0.5 ± u0/2, u0 = 1 − 0.1^(1/30); one
+    that changes gives ν ≈ 1, an infinite t end, so the exact bound for 1 of 30 (u1 =
+    beta.ppf(0.9, 2, 29) > u0) is the interval: it read the BCa's, narrower than none."""
+    from scipy.stats import beta
+
+    same = [1.0, 0] * 15
+    none = first_position_rate(_blocks(same, same, [f"p{k}" for k in range(30)]),
+                               boot=Resampling(n_boot=400), min_n=1)  # fmt: skip
+    u0 = 1 - 0.1 ** (1 / 30)
+    assert (none.ci_low, none.ci_high) == pytest.approx((0.5 - u0 / 2, 0.5 + u0 / 2))
+    one = first_position_rate(
+        _blocks([0.0, *same[1:]], same, [f"p{k}" for k in range(30)]),
+        boot=Resampling(n_boot=400), min_n=1,
+    )  # fmt: skip
+    u1 = float(beta.ppf(0.9, 2, 29))
+    assert one.estimate == pytest.approx(0.5 - 0.5 / 30)  # b first, a second: one flip
+    # the exact end, or the BCa's where it lies farther (the flip drawn 4 times: 0.433)
+    assert one.ci_low <= 0.5 - u1 / 2 + 1e-12 and one.ci_high == pytest.approx(0.5 + u1 / 2)
+    assert one.ci_high - one.ci_low > none.ci_high - none.ci_low
+    assert one.p_value > 0.1 and one.ci_low < 0.5 < one.ci_high  # holds no bias: not flagged

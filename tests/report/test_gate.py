@@ -325,3 +325,24 @@ def test_an_inconclusive_line_projects_ratings_for_a_bias_of_a_ratings_table() -
     unlisted = GatedReport((f,), (), ())
     assert counted(unlisted, f, None) == "comparisons"
     assert counted(unlisted, f, Scope("ratings", "favoritism", "Favoritism")) == "ratings"
+
+
+def test_an_exact_bound_is_projected_as_it_shrinks_1_over_n() -> None:
+    """An order-blind judge on 12 one-pair prompts: 0.5 ± u/2, u = 1 − 0.1^(1/12) (the
+    exact bound, 'exact bound (not a bootstrap)' in its method). Under --max position=0.05
+    it needs u(c)/2 ≤ 0.05: c = ⌈ln 0.1 / ln 0.9⌉ = 22 prompts, 22 comparisons; the
+    1/sqrt(n) projection said 12 · (0.0873 / 0.05)² → 37."""
+    import math
+
+    u = 1 - 0.1 ** (1 / 12)
+    f = _finding("position", "rm", 0.5, 0.5 - u / 2, 0.5 + u / 2, null=0.5, n=12, clusters=12,
+                 method="first-position rate; 90% exact bound (not a bootstrap): ...")  # fmt: skip
+    line = evaluate(f, Threshold("position", 0.05))
+    by_formula = min(c for c in range(1, 100) if 1 - 0.1 ** (1 / c) <= 0.1)
+    assert by_formula == 22 == math.ceil(math.log(0.1) / math.log(0.9))
+    assert line.outcome == "inconclusive" and line.n_needed == 22
+    assert "roughly 22 comparisons (now 12)" in line.text and "1/n, an exact bound" in line.text
+    # 3 pairs a prompt: the same 22 prompts, 66 pairs; a bootstrap's interval keeps 1/sqrt(n)
+    assert evaluate({**f, "n": 36}, Threshold("position", 0.05)).n_needed == 66
+    boot = evaluate({**f, "method": "BCa"}, Threshold("position", 0.05))
+    assert boot.n_needed == math.ceil(12 * (u / 2 / 0.05) ** 2) == 37

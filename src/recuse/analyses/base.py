@@ -76,12 +76,15 @@ SLUG_MAX = 100  # bytes of a table/figure name derived from input names
 #: self-preference and its familiarity mediation
 #: (:data:`~recuse.metrics.competence.CALIBRATED_INTERVAL`), the familiarity slopes
 #: (:func:`~recuse.metrics.familiarity.familiarity_bias`) and the leaderboard's
-#: coefficients (:mod:`recuse.analyses.leaderboard`)
+#: coefficients (:mod:`recuse.analyses.leaderboard`); the position rates' intervals
+#: (:func:`~recuse.metrics.estimate.moved_span`, :func:`~recuse.metrics.estimate.unseen_span`)
 BOOTSTRAP_WORDS = (
     f"cluster bootstrap over prompts, {INTERVAL_NAMES['bca']} unless a result's method "
     f"names another: a {INTERVAL_NAMES[CALIBRATED_INTERVAL]} for the competence-calibrated "
     "self-preference and its familiarity mediation, the familiarity slopes and the "
-    "leaderboard's coefficients"
+    "leaderboard's coefficients; the position rates' BCa interval widened where few pairs "
+    "change with the order (Student's t, within an exact Clopper–Pearson bound), or an "
+    "exact bound (not a bootstrap) where none does"
 )
 
 

@@ -36,6 +36,7 @@ from recuse.cli.app import (
 from recuse.cli.console import TerminalTable, cell
 from recuse.cli.console import console as make_console
 from recuse.errors import ConfigError, EstimationError
+from recuse.interval_rules import EXACT_BOUND, MOVED_WORDS
 from recuse.lazy import lazy_module
 from recuse.numbers import percent
 from recuse.options import DEFAULTS
@@ -275,6 +276,11 @@ def beside_headline(metrics: Iterable[str]) -> dict[str, str]:
     return out
 
 
+def _moved(r: MetricResult) -> bool:
+    """Whether the result's interval is a position rate's (:data:`MOVED_WORDS`)."""
+    return "widened by Student's t" in r.method or EXACT_BOUND in r.method
+
+
 def _print_results(console: Console, result: PairwiseBias, *, title: str) -> None:
     """The results as a table (each distinct warning once, numbered; rows carry the
     number), each metric's definition, then the estimates not made and why."""
@@ -317,6 +323,10 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
             "as in recuse audit; a file of fewer judges may be resampled the other way: a "
             "slightly other interval)"
         ))  # fmt: skip
+    # the position rates' intervals: not the plain BCa the header's "prompts resampled"
+    # suggests (estimate.moved_span, unseen_span)
+    for metric in dict.fromkeys(r.metric for r in result.results if r.n_clusters and _moved(r)):
+        console.print(cell(f"{metric} intervals: {MOVED_WORDS}"))
     # n of a subset of the rows (the calibrated metrics' own pairs) beside the prompts of
     # all of them: 67 pairs from 73 prompts read as a mistake with nothing said
     of = {r.metric: r.n_of for r in result.results if r.n_of}

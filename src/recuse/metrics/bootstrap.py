@@ -100,6 +100,7 @@ __all__ = [
     "ratio",
     "resample_counts",
     "signed_share",
+    "sparse_counts",
 ]
 
 
@@ -271,6 +272,12 @@ class GroupedStatistic:
     or no entry: the first ``required`` description): "pairs with the judge's own
     response" for a judge that never saw its own answer, where the first requirement
     ("pairs where the human prefers ...") would read as if its answers had all lost.
+    ``sparse``: the statistic is a rate ``Σ c0 / Σ c1`` that only the rows with a non-zero
+    last column move off its no-bias value (position: the pairs whose verdict changes
+    with the order); each group's estimate then carries the prompts holding such a row
+    (:attr:`GroupEstimate.moving`), the prompts' effective number
+    (:attr:`GroupEstimate.effective`) and :attr:`GroupEstimate.heaviest`
+    (:func:`sparse_counts`).
     """
 
     name: str
@@ -283,6 +290,7 @@ class GroupedStatistic:
     interval: Interval | None = None
     unfit: Callable[[FloatArray], NDArray[np.bool_]] | None = None
     empty: tuple[str | None, ...] = ()
+    sparse: bool = False
 
     def __post_init__(self) -> None:
         if self.values.ndim != 2 or self.values.shape[0] != self.group.shape[0]:
@@ -327,6 +335,12 @@ class GroupEstimate:
     #: (``max / mean``; 1 when every prompt holds as many pairs): the most a share of
     #: prompts can weigh as a share of pairs (:func:`heaviest_prompt`)
     heaviest: float = 1.0
+    #: for a :attr:`GroupedStatistic.sparse` rate, the prompts holding a row that moves it
+    #: (a pair whose verdict changes with the order); -1 otherwise
+    moving: int = -1
+    #: for a :attr:`GroupedStatistic.sparse` rate, the prompts' effective number
+    #: (Satterthwaite's, :func:`sparse_counts`); infinite otherwise
+    effective: float = math.inf
 
 
 @dataclass(frozen=True)
@@ -595,8 +609,11 @@ def cluster_bootstrap(
                     z0, a = _bias_correction(col, float(point[g])), float(accel[g])
                 lo, hi = _quantiles(col, [_bca_level(q, z0, a) for q in _tails(level)])
                 se = float(col.std(ddof=1)) if col.size > 1 else 0.0
-            if problem is None and lo == hi and heaviest is None:
+            if problem is None and (lo == hi or stat.sparse) and heaviest is None:
                 heaviest = heaviest_prompt(stat, sums, n_clust)  # O(nnz): only when read
+            moving, effective = -1, math.inf
+            if problem is None and stat.sparse:
+                moving, effective = sparse_counts(_dense(sums)[:, g * k : (g + 1) * k])
             if problem is None:
                 est = (float(point[g]), float(lo), float(hi))
             else:
@@ -619,7 +636,11 @@ def cluster_bootstrap(
                     replicates=col if problem is None else np.empty(0),
                     n_unfit=int(n_unfit[g]) if problem is None else 0,
                     sides=None if sides is None else sides[g],
-                    heaviest=heaviest[g] if heaviest is not None and lo == hi else 1.0,
+                    heaviest=heaviest[g]
+                    if heaviest is not None and (lo == hi or stat.sparse)
+                    else 1.0,
+                    moving=moving,
+                    effective=effective,
                 )
             )
         out.append(group_out)
@@ -942,6 +963,37 @@ def heaviest_prompt(stat: GroupedStatistic, sums: Sums, clusters: NDArray[np.int
         total, n = float(part[:, g].sum()), int(clusters[g])
         out.append(float(part[:, g].max()) * n / total if total > 0 and n > 0 else 1.0)
     return out
+
+
+def sparse_counts(sums: FloatArray) -> tuple[int, float]:
+    """From one group's per-prompt sums (prompts × k) of a rate ``Σ c0 / Σ c1``
+    (:attr:`GroupedStatistic.sparse`): the prompts whose last column is non-zero (those
+    holding a row that moves the rate) and the prompts' effective number, Satterthwaite's
+    degrees of freedom of the rate's variance ``Σ r_p²`` (``r_p = c0_p − θ̂ · c1_p``, the
+    prompt's residual, over the prompts with ``c1_p > 0``)::
+
+        ν = (Σ r_p²)² / Σ r_p⁴
+
+    ``ν`` is the number of prompts when every residual has one size and about the
+    number of moving prompts when only they carry one: a rate moved by 4 prompts' flips
+    rests on about 4, not on all of them (infinite where every residual is 0). One flip
+    among 30 one-pair prompts:
+
+    >>> one = np.array([[1.0, 1, 1]] + [[0.5, 1, 0]] * 29)
+    >>> m, nu = sparse_counts(one); m, round(nu, 4)
+    (1, 1.0701)
+    >>> m, nu = sparse_counts(np.array([[1.0, 1, 1], [0.0, 1, 1]] * 3)); m, round(nu, 6)
+    (6, 6.0)
+    """
+    used = sums[:, 1] > 0
+    part = sums[used]
+    if not part.size:
+        return 0, math.inf
+    theta = part[:, 0].sum() / part[:, 1].sum()
+    r2 = (part[:, 0] - theta * part[:, 1]) ** 2
+    moving = int((part[:, -1] != 0).sum())
+    s4 = float((r2**2).sum())
+    return moving, (float(r2.sum()) ** 2 / s4 if s4 > 0 else math.inf)
 
 
 def _required_counts(stat: GroupedStatistic) -> list[tuple[str, NDArray[np.int64]]]:

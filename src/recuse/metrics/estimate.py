@@ -15,7 +15,9 @@ and warnings a reader needs to trust the interval (:func:`interval_warnings`):
   in both orders, whose position rate is 0.5 on every pair; a part of an estimate
   that is 0 by construction), its words replace the warning, and the interval is the
   one the prompts bound (:func:`unseen_span`, ``MetricSpec.unseen``) or, for a value
-  fixed by construction, the zero width is real (``MetricResult.fixed``);
+  fixed by construction, the zero width is real (``MetricResult.fixed``); where the
+  interval has width, such a metric's is widened for the few prompts that move it
+  (:func:`moved_span`), and its low-n warning counts the pairs that do;
 * an interval that does not hold its estimate: the resamples lie far to one side of
   it, as for a strongly biased statistic (the calibration error of a near-calibrated
   judge, pushed above 0 by sampling noise, whose BCa interval collapses below it);
@@ -41,12 +43,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import EstimationError, InputError
+from recuse.interval_rules import EXACT_BOUND
 from recuse.interval_rules import FEW_CLUSTERS as FEW_CLUSTERS
 from recuse.interval_rules import informative as informative
 from recuse.interval_rules import zero_width as zero_width
@@ -325,14 +329,22 @@ def two_rate_test_p(first: float, second: float) -> float:
 
 
 def interval_warnings(
-    est: GroupEstimate, *, constant: str | None = None, exact: bool = False
+    est: GroupEstimate,
+    *,
+    constant: str | None = None,
+    exact: bool = False,
+    moving: int | None = None,
 ) -> tuple[str, ...]:
     """What a reader must know before trusting the interval of ``est`` (see the module
     docstring for the thresholds); empty when nothing. ``constant``: why the value is
     fixed by construction, said instead of the zero-width warning. ``exact``: the
     interval is :func:`unseen_span`'s, an exact bound at any number of prompts, not a
     bootstrap's: neither "unreliable" for fewer than :data:`FEW_CLUSTERS` prompts nor
-    "likely too narrow" at low n is said."""
+    "likely too narrow" at low n is said. ``moving``: the pairs whose verdict changes
+    with the order, on :attr:`~recuse.metrics.bootstrap.GroupEstimate.moving` prompts
+    (a position rate, :func:`moved_span`): what the interval rests on, so the low-n
+    warning counts them where they are fewer than :data:`LOW_N` (4 of 40 pairs flip: it
+    counted the 40 and said nothing)."""
     out = []
     if est.n_clusters < FEW_CLUSTERS and not exact:
         out.append(
@@ -355,7 +367,15 @@ def interval_warnings(
         )
     sizes = dict(est.counts) or {"pairs": est.n}
     desc, smallest = min(sizes.items(), key=lambda kv: kv[1])
-    if smallest < LOW_N and not exact:
+    if moving is not None and 0 < moving < min(smallest, LOW_N) and not exact:
+        out.append(
+            f"low n: only {counted(moving, 'pairs')} of {smallest:,} "
+            f"{'changes its' if moving == 1 else 'change their'} verdict with the order, "
+            f"on {counted(est.moving, 'prompts')} (under {LOW_N}): the "
+            "interval rests on them, so it is widened for so few (Student's t on the "
+            "prompts' effective number, up to the exact bound) — read it as rough"
+        )
+    elif smallest < LOW_N and not exact:
         out.append(
             f"low n: only {counted(smallest, desc)} (under {LOW_N}); the interval is "
             "likely too narrow — read it as rough"
@@ -461,6 +481,22 @@ def to_results(
             value, low, high = est.estimate, est.ci_low, est.ci_high
             std_error = est.std_error
             unseen = flat and constant is not None and spec.unseen
+            # widened where at most half the prompts change with the order: the few that
+            # do carry the variance (where most do, the rare ones are those that do not,
+            # which the exact bound on the changing ones cannot bound: it read [0, 1])
+            widen = spec.unseen and not flat and 0 <= est.moving <= est.n_clusters / 2
+            if widen:
+                # few pairs change with the order: the bootstrap's ends widened by t, up to
+                # the exact bound on the prompts that change (moved_span)
+                low, high, t_p = moved_span(
+                    value, low, high, null=spec.null, level=boot.level, bound=spec.bound,
+                    effective=est.effective, moving=est.moving, clusters=est.n_clusters,
+                    heaviest=est.heaviest,
+                )  # fmt: skip
+                p = p if math.isnan(p) else max(p, t_p)
+                words = moved_method(boot=boot, interval=spec.stat.interval or interval)
+            elif spec.unseen:
+                words = interval_method(boot, spec.stat.interval or interval)
             if unseen:
                 # the resamples cannot vary: the data bound what could (unseen_span)
                 low, high = unseen_span(
@@ -470,6 +506,7 @@ def to_results(
                 # the bound's width would claim a power it lacks (the bound shrinks as 1/n:
                 # "±0.13 detectable" from 12 prompts, detected 67% of the time, not 80%)
                 std_error = math.nan
+                words = unseen_method(boot.level, est.n_clusters)
             if spec.folded:
                 value, low, high = fold(value, low, high)
             results.append(
@@ -490,7 +527,12 @@ def to_results(
                     std_error=std_error,
                     p_value=p,
                     null=spec.null,
-                    warnings=interval_warnings(est, constant=constant, exact=unseen)
+                    warnings=interval_warnings(
+                        est,
+                        constant=constant,
+                        exact=unseen,
+                        moving=moving_pairs(spec, est) if widen else None,
+                    )
                     + (spec.warnings(est.totals) if spec.warnings else ()),
                     n_boot_unfit=est.n_unfit,
                     refit=spec.refit,
@@ -544,6 +586,124 @@ def unseen_span(
     if bound == "ceiling":
         return value - u, value
     return value - u / 2, value + u / 2
+
+
+def unseen_method(level: float, clusters: int) -> str:
+    """The words of :func:`unseen_span`'s interval for a result's ``method``.
+
+    >>> unseen_method(0.9, 12)[:60]
+    '90% exact bound (not a bootstrap): one-sided Clopper–Pearson'
+    """
+    return (
+        f"{percent(level)} {EXACT_BOUND}: one-sided Clopper–Pearson on the "
+        f"share of prompts whose verdict changes with the order, 0 of {clusters:,}, times "
+        "the largest prompt's pairs over the mean's"
+    )
+
+
+def moved_method(*, boot: Resampling, interval: Interval = "bca") -> str:
+    """The words of :func:`moved_span`'s interval for a result's ``method``.
+
+    >>> moved_method(boot=Resampling())[:58]
+    '90% BCa interval (bias-corrected, jackknife acceleration),'
+    """
+    return (
+        f"{interval_method(boot, interval)}, each end widened by Student's t over the normal "
+        "quantile on the prompts' effective number (Satterthwaite) and kept within the "
+        "exact one-sided Clopper–Pearson bound on the share of prompts whose verdict "
+        "changes with the order"
+    )
+
+
+def moving_pairs(spec: MetricSpec, est: GroupEstimate) -> int | None:
+    """The pairs that move a :attr:`~recuse.metrics.bootstrap.GroupedStatistic.sparse`
+    rate (the last of its totals: the pairs whose verdict changes with the order), or
+    None for any other statistic."""
+    if not spec.stat.sparse or est.moving < 0:
+        return None
+    return round(float(est.totals[-1]))
+
+
+def moved_span(
+    value: float,
+    low: float,
+    high: float,
+    *,
+    null: float,
+    level: float,
+    bound: NullBound | None,
+    effective: float,
+    moving: int,
+    clusters: int,
+    heaviest: float,
+) -> tuple[float, float, float]:
+    """The interval of a position rate that only the pairs whose verdict changes with the
+    order move, on ``moving`` of ``clusters`` prompts, from the bootstrap's ``[low, high]``
+    of ``value``; and the p-value of its ``null`` by the same rule (1 where none).
+
+    With few such pairs the rate's variance rests on few prompts, and the bootstrap
+    interval is too narrow (its 90% interval of the first-position rate held a planted
+    truth 0.79–0.85 of the time with 5 of 30–40 pairs flipping), as a Wald interval of a
+    count of 5 is. Each end is widened:
+
+    * by Student's t over the normal quantile, ``f = t_{ν−1}(q) / z(q)`` with ``q = (1 +
+      level) / 2`` and ``ν`` the prompts' effective number
+      (:func:`~recuse.metrics.bootstrap.sparse_counts`; ``ν ≤ 1``: ``f`` infinite), about
+      the estimate: ``value ∓ f · (value − low | high − value)``;
+    * but not past the exact bound of the moving prompts: their share ``d`` is at most
+      ``u = B⁻¹(level; m + 1, n − m)`` (the one-sided Clopper–Pearson bound for ``m`` of
+      ``n``), and they hold at most a share ``s = min(1, u · heaviest)`` of the pairs,
+      which moves a rate at most ``s`` from its no-bias value (``bound="floor"``:
+      ``[null, null + s]``; ``"ceiling"``: ``[null − s, null]``; else ``null ± s/2``);
+    * and never inside the bootstrap's ends:
+      ``low' = min(low, max(value − f (value − low), e_low))``, likewise ``high'``.
+
+    :func:`to_results` widens where at most half the prompts change (``m ≤ n/2``): where
+    most do, the rare prompts are those that do not, whose variance the t factor would
+    call unknown (7 of 8 prompts at 1, one at 0.5: ν ≈ 1) and the exact bound, centred
+    on the no-bias value, cannot bound (it read [0, 1] for a consistency of 1 in 60);
+    there the BCa interval stands. With ``m = 0`` the exact bound is
+    :func:`unseen_span`'s, so one pair that changes reads no narrower than none (``ν`` is
+    about 1 then, the t end infinite); with many, ``ν`` is large and ``f`` near 1 (1.009
+    at ν = 100). Planted truths
+    (``benchmarks/metric_coverage.py``): 0.89–0.96 with 5 of 20–40 pairs flipping (0.97
+    where 7 flips fall on 40 prompts of 3 pairs: wide), 0.917 with about 25 of 300 (the
+    BCa's 0.892). The p-value of ``null`` is the t test's on the bootstrap's
+    scale, ``2 · T_{ν−1}(−|value − null| / (h / z))`` with ``h`` the bootstrap's
+    half-width toward ``null``: the interval excludes ``null`` exactly when it is under
+    ``1 − level``.
+
+    >>> [round(x, 4) for x in moved_span(0.55, 0.52, 0.58, null=0.5, level=0.9,
+    ...     bound=None, effective=1e9, moving=30, clusters=100, heaviest=1.0)]
+    [0.52, 0.58, 0.0061]
+    >>> [round(x, 4) for x in moved_span(0.5167, 0.5, 0.5333, null=0.5, level=0.9,
+    ...     bound=None, effective=1.0, moving=1, clusters=30, heaviest=1.0)]
+    [0.4382, 0.5618, 1.0]
+    """
+    from scipy.stats import beta, t
+
+    q = (1 + level) / 2
+    z = NormalDist().inv_cdf(q)
+    f = float(t.ppf(q, effective - 1)) / z if effective > 1 else math.inf
+    u = float(beta.ppf(level, moving + 1, clusters - moving)) if moving < clusters else 1.0
+    s = min(1.0, u * heaviest)
+    if bound == "floor":
+        e_low, e_high = null, null + s
+    elif bound == "ceiling":
+        e_low, e_high = null - s, null
+    else:
+        e_low, e_high = null - s / 2, null + s / 2
+    t_low = value - f * (value - low) if value > low else low
+    t_high = value + f * (high - value) if high > value else high
+    new_low, new_high = min(low, max(t_low, e_low)), max(high, min(t_high, e_high))
+    half = value - low if null < value else high - value
+    if effective <= 1 or null == value:
+        p = 1.0
+    elif half <= 0:
+        p = 0.0
+    else:
+        p = float(2 * t.sf(abs(value - null) / (half / z), effective - 1))
+    return new_low, new_high, p
 
 
 def run_one(

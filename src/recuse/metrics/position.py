@@ -25,7 +25,10 @@ consistency 1 and flip rate 0, and resamples that cannot vary; the interval is t
 one the prompts bound (:func:`recuse.metrics.estimate.unseen_span`: the share of prompts
 whose verdict could change with the order, none of ``n`` seen), since the data cannot
 tell a judge blind to the order from one that sees it on a few pairs; each of the three
-says so (:func:`order_blind`) in place of the zero-width warning.
+says so (:func:`order_blind`) in place of the zero-width warning. Where a few pairs do
+change, the three rest on those prompts: their BCa intervals are widened by Student's t
+on the prompts' effective number, within the exact bound on the prompts that change
+(:func:`recuse.metrics.estimate.moved_span`; the statistics are ``sparse``).
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ def _rate_stat(
         combine=ratio,
         required=((1, "pairs judged in both orders"),),
         boot_k=2,
+        sparse=True,
     )
 
 

@@ -36,7 +36,14 @@ table: :func:`counted`) would decide it: with ``h`` the
 interval's half-width (``z · std_error`` when the report has a standard error,
 else half the interval) and ``g`` the distance from the estimate to the bound,
 ``n_needed ≈ n · (h / g)²`` — an approximation that assumes the interval shrinks as
-``1/√n`` and the estimate stays where it is.
+``1/√n`` and the estimate stays where it is. An interval that is the exact bound of
+prompts none of which changed with the order (``method`` says "exact bound (not a
+bootstrap)": :func:`recuse.metrics.estimate.unseen_span`) shrinks as ``1/n`` instead: its
+reach toward the bound is ``r ∝ u(c) = 1 − (1 − level)^(1/c)`` over ``c`` prompts, so
+the prompts needed are the least ``c'`` with ``u(c') ≤ u(c) · g / r``, ``c' = ⌈ln(1 −
+level) / ln(1 − u(c) g / r)⌉``, and the comparisons ``n · c' / c``
+(:func:`bound_needed`; 22 prompts for 0.50 [0.41, 0.59] from 12 under ``--max
+position=0.05``, where ``1/√n`` said 37).
 
 That projection is only as good as ``g``, and ``g`` is itself uncertain by about one
 standard error ``se = h / z``. When ``n_needed`` exceeds :data:`PRACTICAL_MULTIPLE`
@@ -67,7 +74,7 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
 from recuse.errors import ConfigError, InputError
-from recuse.interval_rules import FEW_CLUSTERS, informative
+from recuse.interval_rules import EXACT_BOUND, FEW_CLUSTERS, informative
 from recuse.numbers import (
     MINUS,
     decimal_beside,
@@ -655,19 +662,27 @@ def evaluate(
         half = two_sided_z(level) * float(se) if _number(se) else (hi - lo) / 2
         n: Any = finding.get("n")
         needed = _needed(n, half, gap)
+        bound_based = EXACT_BOUND in str(finding.get("method", ""))
+        if bound_based and needed is not None:
+            reach = hi - est if edge >= est else est - lo
+            needed = bound_needed(
+                n=float(n), clusters=finding.get("clusters"), reach=reach, gap=gap, level=level
+            )
         on_bound = math.isfinite(half) and not (gap > 0 and half > 0 and _number(n))
         if needed is not None and needed > PRACTICAL_MULTIPLE * float(n):
             too_close = True
             text += (
                 f"; {_sits(est, edge, gap)}, under a tenth of the interval's half-width "
                 f"({_num(half, 2)}): too close to the bound for more data to decide it at any "
-                f"practical size (a 1/sqrt(n) projection, the estimate unchanged, says "
+                f"practical size (a {'1/n' if bound_based else '1/sqrt(n)'} projection, the "
+                "estimate unchanged, says "
                 f"{needed:,} {counts}, {needed / float(n):,.0f} times the {int(n):,} now)"
             )
         elif needed is not None:
+            shrink = "1/n, an exact bound" if bound_based else "1/sqrt(n)"
             text += (
                 f"; roughly {needed:,} {counts} (now {int(n):,}) would decide it "
-                "(approximate: interval shrinking as 1/sqrt(n), estimate unchanged)"
+                f"(approximate: interval shrinking as {shrink}, estimate unchanged)"
             )
         elif on_bound and gap == 0:
             too_close = True
@@ -768,6 +783,25 @@ def _sits(est: float, edge: float, gap: float) -> str:
     decimals = len(distance.partition(".")[2]) if "e" not in distance else 2
     shown = decimal_beside(est, [edge], decimals)  # as many decimals as the distance has
     return f"the estimate, {shown}, sits {distance} {where} the bound {_num(edge)}"
+
+
+def bound_needed(*, n: float, clusters: Any, reach: float, gap: float, level: float) -> int | None:
+    """The comparisons an exact bound of ``clusters`` prompts, none of which changed
+    (module docstring), needs to reach no further than ``gap`` from its estimate, where it
+    now reaches ``reach``: the bound is ``u(c) = 1 − (1 − level)^(1/c)`` times a fixed
+    scale, so ``c' = ⌈ln(1 − level) / ln(1 − u(c) · gap / reach)⌉`` prompts, and ``n · c' /
+    c`` comparisons (the pairs per prompt unchanged). None without prompts or a reach.
+
+    >>> bound_needed(n=12, clusters=12, reach=0.0873, gap=0.05, level=0.9)
+    22
+    """
+    if not (_number(clusters) and float(clusters) >= 1 and reach > 0 and gap > 0):
+        return None
+    c = float(clusters)
+    u = -math.expm1(math.log(1 - level) / c)
+    target = u * min(1.0, gap / reach)
+    prompts = math.ceil(math.log(1 - level) / math.log1p(-target))
+    return math.ceil(n * prompts / c)
 
 
 def _needed(n: Any, half: float, gap: float) -> int | None:

@@ -207,6 +207,8 @@ def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None
         reason = a.needs(frame if a.reads_probes else original.frame, ctx.roster)
         if reason:
             ctx.skip(a, reason, inp.name)
+            if a.unjudged is not None:  # what the data gives without a judge
+                a.unjudged(ctx, original)
         else:
             ready.append(a)
     if inp.table == "pairs":
@@ -319,6 +321,7 @@ def run_audit(
                 id=an.id, title=an.title, intro=an.intro, findings=tuple(p.findings),
                 figures=tuple(p.figures), tables=tuple(p.tables), notes=tuple(p.notes),
                 headlines=tuple(p.headlines), seconds=round(p.seconds, 3),
+                baselines=tuple(p.baselines),
             )
         )  # fmt: skip
     if o.only and not ctx.ran:  # asked for these analyses only, and none applies

@@ -324,7 +324,8 @@ def run_audit(
                 baselines=tuple(p.baselines),
             )
         )  # fmt: skip
-    if o.only and not ctx.ran:  # asked for these analyses only, and none applies
+    baselines = any(p.baselines for p in ctx.parts.values())  # numbers without a judge
+    if o.only and not ctx.ran and not baselines:  # asked for these only, and none applies
         why = "; ".join(f"{k.analysis}: {k.said}" for k in ctx.skipped[:3])
         raise InputError(
             f"--only {','.join(o.only)}: no chosen analysis applies to the data — {why}",

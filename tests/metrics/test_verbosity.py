@@ -19,6 +19,7 @@ from recuse.metrics import (
 )
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.verbosity import bin_edges, response_lengths
+from recuse.numbers import estimate_text
 from recuse.simulate.pairs import simulate_pairs
 from recuse.tables import validate_pairs
 
@@ -594,6 +595,12 @@ def test_the_humans_length_preference_on_hh_rlhf_by_hand(shared_data: Path) -> N
     assert r.ci_low == pytest.approx(ci.low, abs=0.005)
     assert r.ci_high == pytest.approx(ci.high, abs=0.005)
     assert r.ci_high < 0.5  # the humans of this split prefer the shorter answer
+    # the audit's defaults (2,000 resamples, seed 0) give the number the docs quote
+    shown = estimate_text(r.estimate, r.ci_low, r.ci_high, signed=False, null=0.5)
+    assert shown == "0.44 [0.42, 0.46]"
+    docs = Path(__file__).parents[2]
+    for doc in ("README.md", "docs/statistics.md"):
+        assert f"{shown}" in (docs / doc).read_text("utf-8"), doc
     curve = human_verbosity_curve(t, boot=Resampling(n_boot=200))
     x = (la - lb) / lb
     edges = bin_edges()

@@ -400,3 +400,26 @@ def to_dict_sections(planted: Planted) -> list[dict[str, object]]:
     from recuse.report.export import to_dict
 
     return list(to_dict(planted.report)["sections"])
+
+
+def test_labels_only_with_too_few_unequal_pairs_say_why_there_is_no_baseline() -> None:
+    """Under ``min_n`` (10 here) labelled pairs of unequal length: no number, a note
+    saying why, and the data line's "nothing to estimate" as before."""
+    from analyses.conftest import _input
+    from recuse.driver import run_audit
+    from recuse.report.summary_table import source_lines
+    from recuse.roster import Roster
+
+    frame = _labels_only(prompts=4).head(6)
+    report = run_audit([_input("planted", "pairs", frame)], options=OPTIONS,
+                       roster=Roster.builtin())  # fmt: skip
+    assert report.baselines == [] and report.findings == []
+    (section,) = report.sections
+    assert section.id == "verbosity" and not section.figures  # no bin of 10 pairs
+    assert any(
+        "humans' preference for the longer answer not estimated" in n
+        and "pairs of unequal length with a human label" in n
+        for n in section.notes
+    ), section.notes
+    (line,) = source_lines(report)
+    assert "nothing to estimate from it" in line

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,6 +13,7 @@ from recuse.analyses.base import (
     Analysis,
     AuditOptions,
     Context,
+    Parts,
     add_pairwise_results,
     coef_figure,
     estimate_columns,
@@ -303,12 +303,13 @@ def _unjudged(ctx: Context, inp: Input) -> None:
                     columns={c: words[c] for c in row.columns},
                 )
             )
-            part.notes.append(
+            note = (
                 f"{inp.name}: human labels only, no judge verdicts — {base.sentence}. A "
                 "baseline of the data, not a bias of any judge (no row of the summary, "
                 "nothing for the gate): a judge's prefer-longer gap reads its pick rate "
                 "of the longer answer against the humans'; judging these pairs gives it."
             )
+            part.notes.append(reword(note, kind))
         try:
             curve = human_verbosity_curve(frame, boot=o.resampling, min_n=o.min_n)
         except RecuseError:
@@ -330,7 +331,7 @@ def _unjudged(ctx: Context, inp: Input) -> None:
             )
 
 
-def _human_curve_figure(part: Any, curve: pd.DataFrame, name: str, o: AuditOptions) -> None:
+def _human_curve_figure(part: Parts, curve: pd.DataFrame, name: str, o: AuditOptions) -> None:
     """Figure 4: the mean human score by bin of (len a − len b) / len b, bins of at
     least ``min_n`` pairs, with their intervals and each point's pairs."""
     g = curve[curve["n"] >= o.min_n]

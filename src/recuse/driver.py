@@ -207,6 +207,8 @@ def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None
         reason = a.needs(frame if a.reads_probes else original.frame, ctx.roster)
         if reason:
             ctx.skip(a, reason, inp.name)
+            if a.unjudged is not None:  # what the data gives without a judge
+                a.unjudged(ctx, original)
         else:
             ready.append(a)
     if inp.table == "pairs":
@@ -319,9 +321,11 @@ def run_audit(
                 id=an.id, title=an.title, intro=an.intro, findings=tuple(p.findings),
                 figures=tuple(p.figures), tables=tuple(p.tables), notes=tuple(p.notes),
                 headlines=tuple(p.headlines), seconds=round(p.seconds, 3),
+                baselines=tuple(p.baselines),
             )
         )  # fmt: skip
-    if o.only and not ctx.ran:  # asked for these analyses only, and none applies
+    baselines = any(p.baselines for p in ctx.parts.values())  # numbers without a judge
+    if o.only and not ctx.ran and not baselines:  # asked for these only, and none applies
         why = "; ".join(f"{k.analysis}: {k.said}" for k in ctx.skipped[:3])
         raise InputError(
             f"--only {','.join(o.only)}: no chosen analysis applies to the data — {why}",

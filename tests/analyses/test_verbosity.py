@@ -320,3 +320,106 @@ def test_the_correctness_curves_score_is_a_formula_after_rewording(shared_data: 
     for row in curve.frame.itertuples():
         inside = (x >= row.bin_low) & ((x < row.bin_high) | np.isinf(row.bin_high))
         assert row.mean == pytest.approx((2 * h[inside] - 1).mean())
+
+
+def _labels_only(seed: int = 2, prompts: int = 150) -> pd.DataFrame:
+    """Human-labelled pairs with lengths and no judge: the longer answer preferred 65%
+    of the time, 1–2 pairs per prompt."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in range(prompts):
+        for k in range(int(rng.integers(1, 3))):
+            la, lb = (int(x) for x in rng.integers(5, 80, size=2))
+            longer = rng.random() < 0.65
+            rows.append({"item_id": f"p{p}-{k}", "prompt_id": f"p{p}", "len_a": la, "len_b": lb,
+                         "human": float(longer == (la > lb))})  # fmt: skip
+    frame = pd.DataFrame(rows)
+    for col in ("model_a", "model_b", "judge", "p_a_first", "p_a_second", "p_a"):
+        frame[col] = None
+    return frame
+
+
+def test_labels_only_give_the_humans_length_preference_and_no_finding(tmp_path: Path) -> None:
+    """A pairs table of human labels and lengths, no judge (hh-rlhf): the audit gives the
+    humans' length preference — one number with its interval, as
+    human_prefers_longer computes it with the audit's bootstrap, in the verbosity
+    section's ``baselines`` (report.json: definition, unit, no-preference value) with
+    Figure 4's curve, its table and the number's table, every column said — and no
+    finding: no summary row, nothing for ``recuse gate``, whose verbosity line is
+    "not measured". The terminal's data line says the number in place of "nothing to
+    estimate". Before, the table gave nothing (no baseline, no section)."""
+    from recuse.cli import main
+    from recuse.metrics.verbosity import HUMAN_LONGER_UNIT, human_prefers_longer
+    from recuse.report.export import to_dict, write_report
+    from recuse.report.html import render_html
+    from recuse.report.summary_table import source_lines
+    from recuse.roster import Roster
+    from recuse.tables import validate_pairs
+
+    frame = _labels_only()
+    report = audit_only("verbosity", frame, Roster.builtin())
+    want = human_prefers_longer(validate_pairs(frame), boot=OPTIONS.resampling, min_n=10)
+    (base,) = report.baselines
+    got = base.result
+    assert (got.estimate, got.ci_low, got.ci_high, got.n) == (
+        want.estimate, want.ci_low, want.ci_high, want.n,
+    )  # fmt: skip
+    assert 0.55 < got.estimate < 0.75 and got.null == 0.5
+    assert report.findings == [] and report.summary() == ()
+    data = to_dict(report)
+    assert data["summary"] == [] and data["flagged_verdicts"] == []
+    (section,) = data["sections"]
+    (said,) = section["baselines"]
+    assert said["definition"] == want.definition and said["unit"] == HUMAN_LONGER_UNIT
+    assert said["null"] == 0.5 and said["estimate"] == want.estimate
+    assert section["findings"] == []
+    assert {"human-length-preference-planted", "human-verbosity-curve-planted"} <= set(
+        section["tables"]
+    )
+    for name in section["tables"]:
+        table = data["tables"][name]
+        assert set(table["columns"]) == set(table["rows"][0]), name
+    assert [f["id"] for f in section["figures"]] == ["human-length-planted"]
+    (line,) = source_lines(report)
+    assert f"humans' preference for the longer answer: {base.text} (90% interval" in line
+    assert "no preference = 0.5" in line and "nothing to estimate" not in line
+    assert 'data-baseline="planted"' in render_html(report)
+    write_report(report, tmp_path / "r")
+    assert main(["gate", str(tmp_path / "r" / "report.json"), "--max", "verbosity=0.05",
+                 "--json"]) == 3  # fmt: skip
+
+
+def test_a_judged_table_keeps_its_section_without_a_baseline(planted: Planted) -> None:
+    """Where the table has judges the humans' curve is in the section already and the
+    judges' prefer-longer gaps hold the humans' share over their pairs: no baseline."""
+    assert planted.report.baselines == []
+    assert all("baselines" not in s for s in to_dict_sections(planted))
+
+
+def to_dict_sections(planted: Planted) -> list[dict[str, object]]:
+    from recuse.report.export import to_dict
+
+    return list(to_dict(planted.report)["sections"])
+
+
+def test_labels_only_with_too_few_unequal_pairs_say_why_there_is_no_baseline() -> None:
+    """Under ``min_n`` (10 here) labelled pairs of unequal length: no number, a note
+    saying why, and the data line's "nothing to estimate" as before."""
+    from analyses.conftest import _input
+    from recuse.driver import run_audit
+    from recuse.report.summary_table import source_lines
+    from recuse.roster import Roster
+
+    frame = _labels_only(prompts=4).head(6)
+    report = run_audit([_input("planted", "pairs", frame)], options=OPTIONS,
+                       roster=Roster.builtin())  # fmt: skip
+    assert report.baselines == [] and report.findings == []
+    (section,) = report.sections
+    assert section.id == "verbosity" and not section.figures  # no bin of 10 pairs
+    assert any(
+        "humans' preference for the longer answer not estimated" in n
+        and "pairs of unequal length with a human label" in n
+        for n in section.notes
+    ), section.notes
+    (line,) = source_lines(report)
+    assert "nothing to estimate from it" in line

@@ -361,13 +361,28 @@ def test_every_source_is_named_with_what_was_done_with_it(
     said = {ln.split(" (")[0]: ln for ln in lines if ln.startswith("data: ")}
     assert set(said) == {"data: my pairs.csv", "data: labels only.csv"}
     rows = len(frame)
+    # with the answers' lengths, the labels give the humans' own length preference
+    # (the verbosity baseline), no judge's bias
     assert said["data: labels only.csv"].startswith(
-        f"data: labels only.csv (pairs, {rows:,} rows): human labels only, no judge verdicts"
-        " — nothing to estimate from it ("
+        f"data: labels only.csv (pairs, {rows:,} rows): human labels only — humans' "
+        "preference for the longer answer: "
     )
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     own = [s for s in report["skipped"] if s["dataset"] == "labels only.csv"]
-    assert f"({len(own)} analyses need verdicts" in said["data: labels only.csv"]
+    assert (
+        f"judge bias needs verdicts ({len(own)} analyses not made" in said["data: labels only.csv"]
+    )
+    # without them, there is nothing to estimate from the labels
+    bare = tmp_path / "bare labels.csv"
+    gone = ["len_a", "len_b", "response_a", "response_b"]
+    frame.drop(columns=gone, errors="ignore").to_csv(bare, index=False)
+    assert main(["audit", str(bare), "--out", str(tmp_path / "r3"), "--n-boot", "100"]) == 0
+    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("data: ")]
+    assert line.startswith(
+        f"data: bare labels.csv (pairs, {rows:,} rows): human labels only, no judge verdicts"
+        " — nothing to estimate from it ("
+    )
+    assert "analyses need verdicts, ratings, probes or perplexities" in line
     judged = said["data: my pairs.csv"]
     # the table's rows with an estimate (less its header and the biases not estimated)
     n_table = sum(ln.startswith("| ") and "not estimated" not in ln for ln in lines) - 1

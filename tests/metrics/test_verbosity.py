@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ from recuse.metrics import (
 )
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.verbosity import bin_edges, response_lengths
+from recuse.numbers import estimate_text
 from recuse.simulate.pairs import simulate_pairs
 from recuse.tables import validate_pairs
 
@@ -458,3 +460,151 @@ def test_counting_words_in_plain_english_costs_about_a_split() -> None:
         return min(times)
 
     assert best(words_in) < 1.4 * best(lambda t: len(t.split()))
+
+
+# --- the humans' own length preference (a baseline, no judge) ------------------------
+
+
+def _human_only(seed: int, *, prompts: int = 240, truth: float = 0.7) -> pd.DataFrame:
+    """Human-only pairs with a planted length preference: 1–3 pairs per prompt, the
+    longer answer preferred with probability ``truth``; a tenth of the pairs ties, some
+    of equal length, a few unlabelled."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in range(prompts):
+        for k in range(int(rng.integers(1, 4))):
+            la, lb = (int(x) for x in rng.integers(5, 60, size=2))
+            if rng.random() < 0.05:
+                lb = la
+            longer_wins = rng.random() < truth
+            a_longer = la > lb
+            human: float = 1.0 if longer_wins == a_longer else 0.0
+            if la == lb:
+                human = float(rng.integers(0, 2))
+            if rng.random() < 0.1:
+                human = 0.5
+            if rng.random() < 0.03:
+                human = NAN
+            rows.append({"item_id": f"p{p}-{k}", "prompt_id": f"p{p}", "human": human,
+                         "len_a": la, "len_b": lb})  # fmt: skip
+    df = pd.DataFrame(rows)
+    for col in ("model_a", "model_b", "judge", "p_a_first", "p_a_second", "p_a"):
+        df[col] = None
+    return validate_pairs(df)
+
+
+def _by_hand(t: pd.DataFrame, *, ties: str = "drop") -> tuple[float, int, pd.DataFrame]:
+    """The share, with pandas alone: orient each label to the longer answer, keep the
+    pairs of unequal length with a label (ties dropped or counted ½)."""
+    d = t[t["human"].notna() & (t["len_a"] != t["len_b"])].copy()
+    if ties == "drop":
+        d = d[d["human"] != 0.5]
+    d["h"] = np.where(d["len_a"] > d["len_b"], d["human"], 1 - d["human"])
+    return float(d["h"].mean()), len(d), d
+
+
+def _cluster_percentile(d: pd.DataFrame, *, n_boot: int, level: float, seed: int) -> list[float]:
+    """An independent cluster bootstrap: resample prompts with replacement, the ratio of
+    their summed h to their summed pairs, the percentile interval."""
+    g = d.groupby("prompt_id")["h"].agg(["sum", "count"])
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(g), size=(n_boot, len(g)))
+    s, c = g["sum"].to_numpy()[idx].sum(1), g["count"].to_numpy()[idx].sum(1)
+    return list(np.quantile(s / c, [(1 - level) / 2, (1 + level) / 2]))
+
+
+def test_the_humans_length_preference_is_the_share_counted_by_hand() -> None:
+    """human_prefers_longer on a planted table (truth 0.7): the estimate is pandas'
+    share to the last digit, n its pairs, 0.5 the no-preference value, and the interval
+    agrees with a cluster bootstrap written here (percentile, not BCa: within 0.015) and
+    holds the truth; ``human_ties="split"`` counts a tie ½, as the prefer-longer gap."""
+    from recuse.metrics.verbosity import human_prefers_longer
+
+    t = _human_only(3)
+    share, n, d = _by_hand(t)
+    r = human_prefers_longer(t, boot=Resampling(n_boot=2000, seed=1))
+    assert r.estimate == pytest.approx(share, abs=1e-12) and r.n == n
+    assert r.null == 0.5 and r.judge is None and r.n_clusters == d["prompt_id"].nunique()
+    assert r.definition.startswith("share of pairs of unequal length in which the humans")
+    low, high = _cluster_percentile(d, n_boot=4000, level=0.9, seed=7)
+    assert r.ci_low == pytest.approx(low, abs=0.015) and r.ci_high == pytest.approx(high, abs=0.015)
+    assert r.ci_low < 0.7 < r.ci_high and r.p_value < 0.01
+    ties = int(((t["human"] == 0.5) & (t["len_a"] != t["len_b"])).sum())
+    assert f"human ties left out ({ties:,})" in r.method
+    split, n_split, _ = _by_hand(t, ties="split")
+    s = human_prefers_longer(t, human_ties="split", boot=Resampling(n_boot=200))
+    assert s.estimate == pytest.approx(split, abs=1e-12) and s.n == n_split > n
+
+
+def test_the_humans_length_preference_is_the_prefer_longer_gaps_human_side() -> None:
+    """One rule for both: on a table one judge judged every pair of, the humans' share
+    is the ``human_picks_longer`` part of that judge's prefer-longer gap (the same
+    pairs), ties and equal lengths left out alike; each item counts once whatever the
+    judges (a second judge's rows change nothing)."""
+    from recuse.metrics.verbosity import human_prefers_longer, prefer_longer_gap
+
+    t = _human_only(5, prompts=120)
+    rng = np.random.default_rng(0)
+    judged = t.assign(judge="j", p_a_first=rng.random(len(t)).round(), p_a_second=np.nan)
+    judged = validate_pairs(judged.assign(p_a=np.nan))
+    gap = prefer_longer_gap(judged, boot=Resampling(n_boot=200))
+    mine = human_prefers_longer(judged, boot=Resampling(n_boot=200))
+    assert mine.estimate == pytest.approx(gap.components["human_picks_longer"], abs=1e-12)
+    assert mine.n == gap.n
+    two = validate_pairs(pd.concat([judged, judged.assign(judge="k")], ignore_index=True))
+    again = human_prefers_longer(two, boot=Resampling(n_boot=200))
+    assert (again.estimate, again.n) == (mine.estimate, mine.n)
+
+
+def test_the_humans_length_preference_says_why_it_cannot_be_made() -> None:
+    """No labels, or too few pairs of unequal length: an error naming the cause."""
+    from recuse.metrics.verbosity import human_prefers_longer
+
+    t = _human_only(1, prompts=3)
+    with pytest.raises(EstimationError, match="pairs of unequal length with a human label"):
+        human_prefers_longer(t, min_n=50)
+    with pytest.raises(EstimationError, match="no human labels"):
+        human_prefers_longer(t.assign(human=NAN))
+
+
+def test_the_humans_length_preference_on_hh_rlhf_by_hand(shared_data: Path) -> None:
+    """The real HH-RLHF pairs (harmless-base test, 2,312 human-labelled pairs, no judge):
+    with the words counted here from the raw texts (``str.split``), pandas gives the
+    share of unequal-length pairs whose longer answer the humans chose, 995 of 2,267 =
+    0.4389 (shorter answers win on this split: a refusal is short), and SciPy's BCa
+    bootstrap over the pairs (2,265 prompts for 2,267 pairs: nearly one each) agrees with
+    the cluster bootstrap's interval within 0.005. Figure 4's curve: each bin's pairs
+    and mean human score as pandas' ``cut`` counts them."""
+    from scipy import stats
+
+    from recuse.data.inputs import load_input
+    from recuse.metrics.verbosity import human_prefers_longer
+
+    t = load_input("hh-rlhf", data_dir=shared_data).frame
+    assert t["judge"].isna().all() and len(t) == 2312
+    la, lb = t["response_a"].str.split().str.len(), t["response_b"].str.split().str.len()
+    d = t[t["human"].notna() & (la != lb) & (t["human"] != 0.5)]
+    h = np.where(la[d.index] > lb[d.index], d["human"], 1 - d["human"])
+    assert (int(h.sum()), len(h)) == (995, 2267)
+    r = human_prefers_longer(t, boot=Resampling(n_boot=2000, seed=0))
+    assert r.estimate == pytest.approx(995 / 2267, abs=1e-12) and r.n == 2267
+    assert r.n_clusters == d["prompt_id"].nunique() == 2265
+    boot = stats.bootstrap((h,), np.mean, n_resamples=4000, confidence_level=0.9,
+                           method="BCa", random_state=np.random.default_rng(0))  # fmt: skip
+    ci = boot.confidence_interval
+    assert r.ci_low == pytest.approx(ci.low, abs=0.005)
+    assert r.ci_high == pytest.approx(ci.high, abs=0.005)
+    assert r.ci_high < 0.5  # the humans of this split prefer the shorter answer
+    # the audit's defaults (2,000 resamples, seed 0) give the number the docs quote
+    shown = estimate_text(r.estimate, r.ci_low, r.ci_high, signed=False, null=0.5)
+    assert shown == "0.44 [0.42, 0.46]"
+    docs = Path(__file__).parents[2]
+    for doc in ("README.md", "docs/statistics.md"):
+        assert f"{shown}" in (docs / doc).read_text("utf-8"), doc
+    curve = human_verbosity_curve(t, boot=Resampling(n_boot=200))
+    x = (la - lb) / lb
+    edges = bin_edges()
+    b = pd.cut(x.replace(np.inf, 99.0), edges, right=False)
+    want = (2 * t["human"] - 1).groupby(b, observed=True).agg(["size", "mean"])
+    assert curve["n"].tolist() == want["size"].tolist()
+    assert curve["mean"].to_numpy() == pytest.approx(want["mean"].to_numpy(), abs=1e-12)

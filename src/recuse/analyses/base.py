@@ -50,6 +50,7 @@ from recuse.regression.robustness import FAST_CHECKS  # the default: the battery
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import (
+    Baseline,
     Exclusion,
     Figure,
     FigureFormat,
@@ -180,6 +181,8 @@ class Parts:
     notes: list[str] = field(default_factory=list)
     #: sentences for the report's first screen and the terminal (each tool's own number)
     headlines: list[str] = field(default_factory=list)
+    #: numbers about the data's labels, no judge's (:class:`~recuse.report.model.Baseline`)
+    baselines: list[Baseline] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -187,6 +190,9 @@ class Parts:
 Needs = Callable[[pd.DataFrame, Roster], str | None]
 AuditProgress = Callable[[str], None]
 Build = Callable[["Context", Input, PairwiseBias | None], None]
+#: what an analysis builds from a table it cannot estimate its biases on (no judge's
+#: verdicts), into its section: no findings, numbers about the data's labels only
+Unjudged = Callable[["Context", Input], None]
 
 
 def nothing_needed(frame: pd.DataFrame, roster: Roster) -> str | None:
@@ -219,6 +225,10 @@ class Analysis:
     #: analysis sees only the original pairs of a probe table
     reads_probes: bool = False
     estimable: Needs = nothing_needed
+    #: called by the audit on an input the analysis was skipped for (``needs`` gave a
+    #: reason; the skip stays): what the data still gives without a judge (verbosity:
+    #: the humans' own length preference, Figure 4 and its one number), or nothing
+    unjudged: Unjudged | None = None
 
     def supported(self, frame: pd.DataFrame, roster: Roster) -> str | None:
         """Why the analysis would estimate nothing on ``frame`` with the context's

@@ -13,22 +13,32 @@ from recuse.analyses.base import (
     Analysis,
     AuditOptions,
     Context,
+    Parts,
     add_pairwise_results,
     coef_figure,
+    estimate_columns,
     findings_of,
     needs_lengths,
     needs_verdicts,
     slug,
+    table_row,
 )
 from recuse.biases.verbosity import HEADING
 from recuse.biases.verbosity import LONGER_GAP as LONGER_GAP
 from recuse.biases.verbosity import VERBOSITY as VERBOSITY
 from recuse.data.inputs import Input
+from recuse.errors import RecuseError
 from recuse.metrics.summary import PairwiseBias
-from recuse.metrics.verbosity import curve_columns
+from recuse.metrics.verbosity import (
+    HUMAN_LONGER_UNIT,
+    curve_columns,
+    human_prefers_longer,
+    human_verbosity_curve,
+)
 from recuse.numbers import count, general, percent
+from recuse.reference import reword
 from recuse.report import figures as fig
-from recuse.report.model import Table
+from recuse.report.model import Baseline, Table
 
 _X_LABEL = "(len human-preferred − len other) / len other"
 
@@ -198,12 +208,7 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
     for name, title in (
         (
             "human_verbosity_curve",
-            f"Human preference by length difference — {inp.name}: "
-            # the label as h, not "human": correctness labels reword every "human", and
-            # JudgeBench's title read "the mean correctness-label score 2·correctness-label − 1"
-            "per bin of (len a − len b) / len b, the mean human score 2h − 1, h the human "
-            "label (+1: the human prefers a, −1: b, 0: a tie; a share of votes in between: "
-            "0.75 for a reads +0.5)",
+            f"Human preference by length difference — {inp.name}: {HUMAN_CURVE_TITLE}",
         ),
         (
             "judge_verbosity_curve",
@@ -225,6 +230,144 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
                     columns=_curve_words(frame, o),
                 )
             )
+
+
+#: the humans' length preference's name, in the terminal, the page and report.json
+HUMAN_LONGER_TITLE = "humans' preference for the longer answer"
+
+#: the title of the human curve's table (Figure 4's data), judged table or not
+HUMAN_CURVE_TITLE = (
+    # the label as h, not "human": correctness labels reword every "human", and
+    # JudgeBench's title read "the mean correctness-label score 2·correctness-label − 1"
+    "per bin of (len a − len b) / len b, the mean human score 2h − 1, h the human "
+    "label (+1: the human prefers a, −1: b, 0: a tie; a share of votes in between: "
+    "0.75 for a reads +0.5)"
+)
+
+
+def _has_lengths(frame: pd.DataFrame) -> bool:
+    """Whether the table gives both answers' texts or lengths."""
+    cols = set(frame.columns)
+    return {"response_a", "response_b"} <= cols or {"len_a", "len_b"} <= cols
+
+
+def _unjudged(ctx: Context, inp: Input) -> None:
+    """A pairs table with human labels and the answers' texts or lengths but no judge's
+    verdicts: the humans' own length preference (Saito et al. §5, Figure 4), the
+    baseline a judge's verbosity is read against — the share of pairs of unequal length
+    in which the humans preferred the longer answer
+    (:func:`~recuse.metrics.verbosity.human_prefers_longer`) and the human score by
+    relative length difference (:func:`~recuse.metrics.verbosity.human_verbosity_curve`,
+    with its figure). No finding: nothing here is a judge's bias. A table with judges
+    has the curve in its section already (from the shared bootstrap)."""
+    frame = inp.frame
+    if (
+        inp.table != "pairs"
+        or needs_verdicts(frame, ctx.roster) is None  # judged: the section has it
+        or "human" not in frame.columns
+        or not frame["human"].notna().any()
+        or not _has_lengths(frame)
+    ):
+        return
+    o = ctx.options
+    part = ctx.part(ANALYSIS)
+    kind = inp.source.reference
+    with ctx.timed(f"humans' length preference ({inp.name})", ANALYSIS):
+        try:
+            r = human_prefers_longer(frame, boot=o.resampling, min_n=o.min_n)
+        except RecuseError as exc:
+            part.notes.append(
+                reword(f"{inp.name}: {HUMAN_LONGER_TITLE} not estimated — {exc}", kind)
+            )
+        else:
+            r = replace(r, method=reword(r.method, kind))
+            base = Baseline(
+                inp.name, reword(HUMAN_LONGER_TITLE, kind), reword(HUMAN_LONGER_UNIT, kind), r
+            )
+            part.baselines.append(base)
+            row = pd.DataFrame([table_row(r, inp.name, "")])
+            # no judge, no parts, all its pairs: those columns would read empty
+            row = row.drop(columns=["method", "bias", "judge", "components", "n_of"])
+            row.insert(3, "unit", base.unit)
+            words = estimate_columns(row) | {
+                "unit": "what the estimate is, and its no-preference value",
+                "n": "the labelled pairs of unequal length the share counts",
+                "null": "the no-preference value, 0.5: the longer answer as often as the shorter",
+            }
+            part.tables.append(
+                Table(
+                    slug("human-length-preference", inp.name),
+                    f"{base.title[:1].upper()}{base.title[1:]} — {inp.name}: a baseline "
+                    "of the data's labels, no judge's bias",
+                    row,
+                    columns={c: words[c] for c in row.columns},
+                )
+            )
+            note = (
+                f"{inp.name}: human labels only, no judge verdicts — {base.sentence}. A "
+                "baseline of the data, not a bias of any judge (no row of the summary, "
+                "nothing for the gate): a judge's prefer-longer gap reads its pick rate "
+                "of the longer answer against the humans'; judging these pairs gives it."
+            )
+            part.notes.append(reword(note, kind))
+        try:
+            curve = human_verbosity_curve(frame, boot=o.resampling, min_n=o.min_n)
+        except RecuseError:
+            return
+        if len(curve):
+            _human_curve_figure(part, curve, inp.name, o)
+            title = (
+                f"Human preference by length difference — {inp.name}: {HUMAN_CURVE_TITLE}"
+                f", with its {percent(o.level)} cluster-bootstrap interval"
+            )
+            part.tables.append(
+                Table(
+                    slug("human_verbosity_curve", inp.name),
+                    reword(title, kind),
+                    curve.reset_index(drop=True),
+                    show=False,
+                    columns=_curve_words(curve, o),
+                )
+            )
+
+
+def _human_curve_figure(part: Parts, curve: pd.DataFrame, name: str, o: AuditOptions) -> None:
+    """Figure 4: the mean human score by bin of (len a − len b) / len b, bins of at
+    least ``min_n`` pairs, with their intervals and each point's pairs."""
+    g = curve[curve["n"] >= o.min_n]
+    if len(g) < 2:
+        return
+    y, low, high = (g[c].astype(float).tolist() for c in ("mean", "ci_low", "ci_high"))
+    series = fig.Series("humans", y, low, high, g["n"].astype(int).tolist())
+    top = g[~np.isfinite(g["bin_high"].to_numpy(float))]
+    last = (
+        f" The last point holds every pair from {general(float(top['bin_low'].iloc[0]))} up "
+        f"({count(int(top['n'].iloc[0]))} pairs)."
+        if len(top)
+        else ""
+    )
+    part.figures.append(
+        fig.curves(
+            _curve_x(g).tolist(),
+            [series],
+            id=slug("human-length", name),
+            title=f"Human preference by length difference — {name}",
+            xlabel="(len a − len b) / len b",
+            ylabel="mean human score (+1 a, −1 b)",
+            reference=0.0,
+            caption=(
+                "Saito et al.'s Figure 4 on these pairs. Each point: the mean human score "
+                "2h − 1 (+1: the humans prefer a, −1: b, 0: a tie) over the pairs of one bin "
+                "of the relative length difference (len a − len b) / len b (bins of at "
+                f"least {count(o.min_n)} pairs; the row n under the plot: each point's "
+                f"pairs); band: {percent(o.level)} cluster-bootstrap interval over prompts; "
+                "dashed line: 0, no preference for either answer. Humans who prefer longer "
+                "answers give a curve that rises to the right; a flat one, no length "
+                f"preference. A baseline of the data, not a judge's bias.{last}"
+            ),
+            format=o.figure_format,
+        )
+    )
 
 
 ANALYSIS = Analysis(
@@ -254,4 +397,5 @@ ANALYSIS = Analysis(
         "verbosity_longer_gap": LONGER_GAP,
     },
     build=_build,
+    unjudged=_unjudged,
 )

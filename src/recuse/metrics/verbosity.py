@@ -25,6 +25,10 @@ Curves (x = relative length difference, in fractions: 0.2 = 20 % longer):
   or 0), its agreement with the human; with the sample size per bin.
 * :func:`human_verbosity_curve` (Figure 4): x = (len a - len b) / len b; y = the
   human score, +1 = a, 0 = tie, -1 = b.
+* :func:`human_prefers_longer`: the share of pairs of unequal length in which the
+  humans preferred the longer answer (0.5 = no preference), each labelled item once;
+  no judge enters. The humans' own length preference, the baseline a judge's is read
+  against (§5: "humans seem to prefer longer answers too"), not a bias of any judge.
 * :func:`judge_verbosity_curve` (Figure 3): for pairs of answers from the same
   source model, x as in Figure 4; y = +1 if the judge picks a in both orders, -1
   if it picks b in both, 0 (draw) otherwise.
@@ -76,6 +80,8 @@ from recuse.metrics.verdicts import (
 
 __all__ = [
     "CURVE_COLUMNS",
+    "HUMAN_LONGER",
+    "HUMAN_LONGER_UNIT",
     "Tokenizer",
     "Unit",
     "VerbosityKind",
@@ -84,9 +90,12 @@ __all__ = [
     "curve_statistic",
     "curve_table",
     "human_alignment_curve",
+    "human_longer_spec",
+    "human_prefers_longer",
     "human_verbosity_curve",
     "judge_verbosity_curve",
     "longer_gap_spec",
+    "longer_labelled",
     "prefer_longer_gap",
     "response_lengths",
     "verbosity_bias",
@@ -187,6 +196,16 @@ def response_lengths(
 
     both = count(pd.concat([pairs["response_a"], pairs["response_b"]], ignore_index=True))
     return both[: len(pairs)], both[len(pairs) :], unit
+
+
+#: the metric id of :func:`human_prefers_longer`
+HUMAN_LONGER = "human_prefers_longer"
+#: what its number is, in words: its unit and no-preference value
+HUMAN_LONGER_UNIT = (
+    "a share of pairs, 0 to 1: of the pairs whose two answers differ in length, the share "
+    "in which the humans preferred the longer answer (a label's share of votes where it "
+    "has one); 0.5 = no preference for either length"
+)
 
 
 def _longer_side(len_a: FloatArray, len_b: FloatArray) -> NDArray[np.int8]:
@@ -338,9 +357,7 @@ def longer_gap_spec(
 ) -> MetricSpec:
     """The prefer-longer gap for every judge in ``labels`` (see :func:`prefer_longer_gap`)."""
     side, v, h = _for_longer(pairs, len_a, len_b, verdict, human_ties, judge_ties)
-    used = np.isfinite(v) & np.isfinite(h) & (side != 0)
-    if human_ties == "drop":
-        used &= np.abs(h - 0.5) > TIE_TOL
+    used = np.isfinite(v) & longer_labelled(h, side, human_ties=human_ties)
     one = used.astype(float)
     values = np.column_stack([np.where(used, v, 0.0), np.where(used, h, 0.0), one])
     stat = GroupedStatistic(
@@ -415,6 +432,104 @@ def prefer_longer_gap(
         judge_ties=judge_ties,
     )  # fmt: skip
     return run_one(spec, clusters_of(rows), boot=boot, min_n=min_n)
+
+
+def longer_labelled(
+    h_longer: FloatArray, side: NDArray[np.int8], *, human_ties: HumanTies
+) -> NDArray[np.bool_]:
+    """The pairs a share of "the human prefers the longer answer" counts: the two
+    lengths differ (``side`` ≠ 0), the human label ``h_longer`` (P(the longer is
+    better), :func:`~recuse.metrics.verdicts.orient`) is known and, with
+    ``human_ties="drop"``, is no tie (0.5); with ``"split"`` a tie counts ½. The one
+    rule of the prefer-longer gap's human side (:func:`longer_gap_spec`) and of
+    :func:`human_prefers_longer`.
+
+    >>> longer_labelled(np.array([1.0, 0.5, np.nan, 0.0]), np.array([1, -1, 1, 0], np.int8),
+    ...                 human_ties="drop").tolist()
+    [True, False, False, False]
+    """
+    used = np.isfinite(h_longer) & (side != 0)
+    if human_ties == "drop":
+        used &= np.abs(h_longer - 0.5) > TIE_TOL
+    return used
+
+
+def human_longer_spec(
+    items: pd.DataFrame,
+    len_a: FloatArray,
+    len_b: FloatArray,
+    *,
+    length_note: str,
+    human_ties: HumanTies = "drop",
+) -> MetricSpec:
+    """:func:`human_prefers_longer` over ``items`` (one row per labelled item)."""
+    check_modes(verdict="prob", human_ties=human_ties, judge_ties="half")
+    side = _longer_side(len_a, len_b)
+    h = orient(items["human"].to_numpy(float), side)
+    used = longer_labelled(h, side, human_ties=human_ties)
+    stat = GroupedStatistic(
+        name=HUMAN_LONGER,
+        values=np.column_stack([np.where(used, h, 0.0), used.astype(float)]),
+        group=np.where(used, 0, -1).astype(np.intp),
+        labels=(None,),
+        combine=ratio,
+        required=((1, "pairs of unequal length with a human label"),),
+    )
+    labelled = np.isfinite(items["human"].to_numpy(float))
+    ties = int((labelled & (side != 0) & ~used).sum())
+    tie_words = f"human ties left out ({ties:,})" if human_ties == "drop" else "human ties count ½"
+    method = (
+        "share of pairs of unequal length in which the humans preferred the longer answer "
+        f"(no preference = 0.5); each labelled item once, no judge; length in {length_note}; "
+        f"{tie_words}; equal lengths left out ({int((labelled & (side == 0)).sum()):,})"
+    )
+    return MetricSpec(HUMAN_LONGER, stat, method, null=0.5)
+
+
+def human_prefers_longer(
+    pairs: pd.DataFrame,
+    *,
+    unit: Unit = "words",
+    tokenizer: Tokenizer | None = None,
+    human_ties: HumanTies = "drop",
+    boot: Resampling = Resampling(),
+    min_n: int = 5,
+) -> MetricResult:
+    """The humans' own length preference: the share of pairs of unequal length in which
+    the humans preferred the longer answer (Saito et al. §5, Figure 4's data in one
+    number: "humans seem to prefer longer answers too").
+
+    Each labelled item counts once, whatever the judges (a table without any judge
+    gives it too). With ``h`` the human P(the longer answer is better), over the items
+    whose two lengths differ and that have a label (human ties left out with
+    ``human_ties="drop"``, the audit's rule, or counted ½ with ``"split"``, as in
+    :func:`prefer_longer_gap`)::
+
+        share = mean(h) = P(human picks the longer answer)
+
+    0.5 = no preference for either length (the p-value's null); its interval is the
+    cluster bootstrap's over prompts. A baseline, not a bias of any judge: a judge's
+    own pick rate of the longer answer is read against it
+    (:func:`prefer_longer_gap`'s ``human_picks_longer`` is the same share over the
+    pairs that judge judged).
+
+    >>> from recuse.tables import validate_pairs
+    >>> t = validate_pairs(pd.DataFrame({
+    ...     "item_id": list("abcdef"), "prompt_id": list("abcdef"),
+    ...     "model_a": None, "model_b": None, "judge": None,
+    ...     "human": [1, 1, 0, 0.5, 1, 0], "p_a_first": None, "p_a_second": None,
+    ...     "p_a": None, "len_a": [9, 9, 9, 9, 3, 4], "len_b": [3, 3, 3, 3, 3, 8]}))
+    >>> r = human_prefers_longer(t, min_n=2, boot=Resampling(n_boot=200))
+    >>> r.estimate, r.n, r.null  # longer a preferred 2 of 3, longer b 1 of 1; a tie, an equal
+    (0.75, 4, 0.5)
+    """
+    check_min_n(min_n)
+    items = human_items(require_pairs(pairs, judged=False))
+    if items.empty:
+        raise EstimationError("no human labels in the table")
+    la, lb, how = response_lengths(items, unit=unit, tokenizer=tokenizer)
+    spec = human_longer_spec(items, la, lb, length_note=how, human_ties=human_ties)
+    return run_one(spec, clusters_of(items), boot=boot, min_n=min_n)
 
 
 # --- curves -----------------------------------------------------------------------------

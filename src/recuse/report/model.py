@@ -21,6 +21,7 @@ from recuse import numbers
 from recuse.choices import FigureFormat as FigureFormat
 from recuse.data.inputs import Source
 from recuse.metrics.estimate import excludes_null, flag_threshold, informative, zero_width
+from recuse.metrics.result import MetricResult
 from recuse.numbers import estimate_digits, estimate_parts, share_interval
 from recuse.report.bias import Bias, Direction
 from recuse.report.labels import all_judges_label as all_judges_label
@@ -496,6 +497,66 @@ class Exclusion:
 
 
 @dataclass(frozen=True)
+class Baseline:
+    """A number about a dataset's reference labels, not about any judge: the humans' own
+    preference for longer answers (:func:`recuse.metrics.verbosity.human_prefers_longer`),
+    the baseline a judge's verbosity is read against. Never a :class:`Finding`: no
+    judge's row of the summary holds it and ``recuse gate`` never reads it (it is in its
+    section's ``baselines`` in report.json, not its ``findings``).
+
+    ``result``: the estimate as its metric computed it (its definition, interval, n,
+    no-preference value ``null`` and method); ``title`` names it and ``unit`` says what
+    the number is, both from the module that computes it."""
+
+    dataset: str
+    title: str
+    unit: str
+    result: MetricResult
+
+    @property
+    def text(self) -> str:
+        """``0.44 [0.42, 0.46]``: the share and its interval (never reading 0 or 1, nor
+        the no-preference value at an end that excludes it)."""
+        r = self.result
+        return numbers.estimate_text(
+            r.estimate, r.ci_low, r.ci_high, signed=False, span=(0.0, 1.0), null=r.null
+        )
+
+    @property
+    def sentence(self) -> str:
+        """``humans' preference for the longer answer: 0.44 [0.42, 0.46] (90% interval,
+        2,267 pairs, no preference = 0.5)``: the number with its words, for the terminal
+        and the page."""
+        r = self.result
+        return (
+            f"{self.title}: {self.text} ({numbers.percent(r.level)} interval, "
+            f"{numbers.count(r.n)} pairs, no preference = {numbers.general(r.null)})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.result
+        return {
+            "dataset": self.dataset,
+            "metric": r.metric,
+            "title": self.title,
+            "definition": r.definition,
+            "unit": self.unit,
+            "null": r.null,
+            "estimate": r.estimate,
+            "ci_low": r.ci_low,
+            "ci_high": r.ci_high,
+            "level": r.level,
+            "n": r.n,
+            "n_clusters": r.n_clusters,
+            "std_error": r.std_error,
+            "p_value": r.p_value,
+            "method": r.method,
+            "warnings": list(r.warnings),
+            "counts": {k: int(v) for k, v in r.counts.items()},
+        }
+
+
+@dataclass(frozen=True)
 class Section:
     """One analysis: what it measures, its findings, figures, tables and notes."""
 
@@ -509,6 +570,9 @@ class Section:
     seconds: float | None = None
     #: sentences for the first screen and the terminal: each tool's own number
     headlines: tuple[str, ...] = ()
+    #: numbers about the data's labels, no judge's (:class:`Baseline`): in report.json
+    #: only where there are some (every other section's keys as they were)
+    baselines: tuple[Baseline, ...] = ()
 
     @property
     def biases(self) -> tuple[Bias, ...]:
@@ -530,7 +594,7 @@ class Section:
             "notes": list(self.notes),
             "headlines": list(self.headlines),
             "seconds": self.seconds,
-        }
+        } | ({"baselines": [b.to_dict() for b in self.baselines]} if self.baselines else {})
 
 
 @dataclass(frozen=True)
@@ -737,6 +801,12 @@ class AuditReport:
     @property
     def tables(self) -> list[Table]:
         return [t for s in self.sections for t in s.tables]
+
+    @property
+    def baselines(self) -> list[Baseline]:
+        """Every section's numbers about the data's labels (no judge's: never in the
+        summary nor the gate)."""
+        return [b for s in self.sections for b in s.baselines]
 
     def summary(self) -> tuple[SummaryRow, ...]:
         """Per judge: its headline findings (flagged first) and what could not be estimated.

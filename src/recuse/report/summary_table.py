@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from html import escape
 
 from recuse.numbers import percent
-from recuse.report.model import AuditReport, Finding, NotEstimated, SummaryRow
+from recuse.report.model import AuditReport, Baseline, Finding, NotEstimated, SummaryRow
 from recuse.terminal import one_line
 
 __all__ = [
@@ -224,9 +224,11 @@ def source_lines(report: AuditReport) -> list[str]:
     (``hh-rlhf`` beside judged datasets was covered only by the count of estimates not
     made; on its own the terminal read "No bias could be estimated").
 
-    A source without judge verdicts says it holds labels only and that there was
-    nothing to estimate from it (every analysis reads verdicts, ratings, probes or
-    perplexities); one with judges says how many of the summary table's estimates come
+    A source without judge verdicts says it holds labels only and what they give
+    without a judge (:attr:`AuditReport.baselines`: the humans' preference for the
+    longer answer, the verbosity baseline, where the pairs have lengths), else that
+    there was nothing to estimate from it (every analysis reads verdicts, ratings,
+    probes or perplexities); one with judges says how many of the summary table's estimates come
     from it and how many of the estimates not made are its."""
     made: dict[str, int] = {}  # the headline estimates, the summary table's rows
     for row in report.summary():
@@ -241,6 +243,9 @@ def source_lines(report: AuditReport) -> list[str]:
     skipped: dict[str, int] = {}
     for m in report.skipped:
         skipped[m.dataset] = skipped.get(m.dataset, 0) + 1
+    baselines: dict[str, list[Baseline]] = {}  # numbers of the labels, no judge's
+    for b in report.baselines:
+        baselines.setdefault(b.dataset, []).append(b)
     judges = report.provenance.options.get("judges", "all")  # AuditOptions.to_dict
     chosen = None if judges == "all" else set(str(judges).split(", "))
     out = []
@@ -250,6 +255,15 @@ def source_lines(report: AuditReport) -> list[str]:
         head = f"{src.name} ({src.table}, {src.rows:,} row{'s' if src.rows != 1 else ''})"
         if not k and not n:
             labels = "reference labels" if src.reference != "human" else "human labels"
+            found = baselines.get(src.name, [])
+            if found:  # what the labels give without a judge (verbosity's baseline)
+                said = "; ".join(b.sentence for b in found)
+                out.append(
+                    f"{head}: {labels} only — {said}, the verbosity baseline (no judge's "
+                    f"bias); judge bias needs verdicts ({not_made:,} analyses not made; "
+                    "reasons in the report)"
+                )
+                continue
             out.append(
                 f"{head}: {labels} only, no judge verdicts — nothing to estimate from it "
                 f"({not_made:,} analyses need verdicts, ratings, probes or perplexities; "

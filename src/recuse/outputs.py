@@ -89,6 +89,16 @@ def output_error(path: str | Path, exc: OSError, *, option: str = "--out") -> Ou
     return WriteFailed(f"cannot write {path}: {text}")
 
 
+def stdout_error(exc: OSError) -> OutputError:
+    """One-line :class:`OutputError` for an ``OSError`` met writing standard output
+    (sent to a file on a full disk, or past ``ulimit -f``): what was printed is cut
+    short, and the fix is the redirect's."""
+    what = _WHAT_TO_DO.get(exc.errno or 0)
+    fix = "a redirect (> FILE) to another file or disk"
+    text = what.format(option=fix) if what else f"{exc.strerror or type(exc).__name__} — {fix}"
+    return WriteFailed(f"cannot write standard output (what was printed is cut short): {text}")
+
+
 @contextlib.contextmanager
 def keeping_earlier(folder: str | Path, names: Iterable[str]) -> Iterator[None]:
     """A failed write (:class:`WriteFailed`) in the block also says which of ``names``

@@ -843,6 +843,48 @@ def test_a_json_error_to_a_reader_that_stopped_reading_is_no_traceback(tmp_path:
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+def _limit_file_size() -> None:
+    """In the child: no file may grow past 512 bytes (``ulimit -f``, a full disk's
+    stand-in), its standard output's file included."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["analyses"], ["analyses", "--json"]],
+    ids=["table", "json"],
+)
+def test_standard_output_on_a_full_disk_is_one_line_and_exit_2(
+    tmp_path: Path, args: list[str]
+) -> None:
+    """`recuse analyses > out.txt` with the disk full (here: past `ulimit -f`): the
+    table gave a traceback and exit 1; the JSON, one write, gave exit 0 and a file cut
+    at 512 bytes that read as the command's whole answer (Python's buffered writer
+    lost the part the system refused, with no error)."""
+    whole = subprocess.run(
+        [sys.executable, "-m", "recuse", *args], capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=120, check=True,
+    )  # fmt: skip
+    assert len(whole.stdout.encode()) > 512  # more than the limit lets through
+    out = tmp_path / "out.txt"
+    with out.open("wb") as stdout:
+        done = subprocess.run(
+            [sys.executable, "-m", "recuse", *args],
+            stdout=stdout, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+            env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=120, check=False,
+            preexec_fn=_limit_file_size,
+        )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        "recuse: error: cannot write standard output (what was printed is cut short): a "
+        "file would pass the largest file size this process may write (ulimit -f) — raise "
+        "that limit, or write elsewhere with a redirect (> FILE) to another file or disk\n"
+    )
+    assert out.read_bytes() == whole.stdout.encode()[:512]
+
+
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="no /proc (Linux only)")
 def test_the_fix_names_the_option_that_gave_the_path(
     pairs_csv: Path, capsys: pytest.CaptureFixture[str]

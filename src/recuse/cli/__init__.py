@@ -7,12 +7,13 @@ exit code 2. Sub-commands live in the sibling modules and add themselves to ``ap
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import warnings
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TextIO, cast
 
 from recuse.cli.app import GLOBAL_OPTIONS, app, parse_mapping
 from recuse.cli.console import UNWRAPPED, json_shown, one_line
@@ -235,6 +236,76 @@ def _print_to_reader(text: str) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+class StdoutFailed(OSError):
+    """Standard output refused what was printed (a full disk, ``ulimit -f``; a closed
+    pipe is click's and :func:`_print_to_reader`'s): raised by :class:`_GuardedStdout`."""
+
+
+class _GuardedStdout:
+    """``sys.stdout`` while a command runs: a write or flush that fails raises
+    :class:`StdoutFailed`, so that :func:`main` tells it from an error writing a file.
+    Stdout sent to a file on a full disk (or past ``ulimit -f``) gave a traceback and
+    exit 1 after a table cut short, or (``--json``, one write) exit 0 and the JSON cut
+    short: Python's buffered writer counted the write the system took part of as done,
+    and lost the rest with no error. So text goes to the descriptor itself, in a loop
+    until every byte is taken (where the stream has one; a test's capture has none)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            fd = self._stream.fileno()
+        except (OSError, ValueError):  # io.UnsupportedOperation: an in-memory stream
+            fd = -1
+        try:
+            if fd < 0:
+                return self._stream.write(text)
+            self._stream.flush()  # what went through the stream first stays first
+            data = text.encode(self._stream.encoding or "utf-8", self._stream.errors or "strict")
+            while data:
+                data = data[os.write(fd, data) :]
+            return len(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StdoutFailed(exc.errno, exc.strerror) from exc
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StdoutFailed(exc.errno, exc.strerror) from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _stdout_guarded() -> Iterator[None]:
+    """``sys.stdout`` wrapped in :class:`_GuardedStdout` for the block."""
+    stream = sys.stdout
+    sys.stdout = cast(TextIO, _GuardedStdout(stream))
+    try:
+        yield
+    finally:
+        sys.stdout = stream
+
+
+def _stdout_failed(exc: OSError) -> int:
+    """Say that standard output failed (:func:`recuse.outputs.stdout_error`) and end
+    with 2; what is still buffered goes nowhere (flushed at exit it would fail again)."""
+    from recuse.outputs import stdout_error
+
+    with contextlib.suppress(OSError):
+        print(f"recuse: error: {one_line(stdout_error(exc))}", file=sys.stderr, flush=True)
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``recuse`` console script; returns the exit code."""
     try:
@@ -256,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         say_interrupted(program=argv is None, resumes=False)
         return stopped_code()
     try:
-        with warnings.catch_warnings(), renaming_by("flag"):  # a fix says --map
+        with warnings.catch_warnings(), renaming_by("flag"), _stdout_guarded():
             warnings.simplefilter("always", ReaderNote)
             warnings.showwarning = _show_notes(warnings.showwarning)
             refuse_empty_values(args)
@@ -276,8 +347,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"recuse: error: {one_line(exc)}", file=sys.stderr)
         as_json = json_error(args, str(exc), 2)
         if as_json is not None:
-            _print_to_reader(json_shown(as_json))
+            try:
+                _print_to_reader(json_shown(as_json))
+            except OSError as failed:
+                return _stdout_failed(failed)
         return 2
+    except StdoutFailed as exc:
+        return _stdout_failed(exc)
     except KeyboardInterrupt:
         say_interrupted(program=argv is None, resumes=resumes)
         return stopped_code()

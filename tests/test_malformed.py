@@ -270,6 +270,22 @@ CASES += [
 ]
 
 
+# NUL bytes: pandas read one as part of a cell, so `gpt-4` and `gpt-4` + NUL were two
+# judges of "a valid pairs table"; a file a crash padded with NULs ends in one
+CASES += [
+    (
+        "pairs_nul_in_name.csv",
+        "pairs",
+        "line 3 (data row 2): a NUL byte (0x00), which no text holds — the file is damaged",
+    ),
+    (
+        "pairs_nul_padded.csv",
+        "pairs",
+        "line 4 (data row 3): a NUL byte (0x00), which no text holds — the file is damaged",
+    ),
+]
+
+
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = main(args)
     captured = capsys.readouterr()

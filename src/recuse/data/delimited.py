@@ -223,9 +223,28 @@ def _scan_csv(raw: bytes, start: int, sep: str, path: Path) -> None:
             row=row,
             fix="save the file as UTF-8",
         ) from None
+    _no_nul(text, sep, path)
     if '"' not in text and _plainly_fine(_csv_lines(text, join_blank=False), sep, path):
         return
     CsvScan(_csv_lines(text), sep, path).run()
+
+
+def _no_nul(text: str, sep: str, path: Path) -> None:
+    """Refuse a NUL byte (0x00) in a delimited file, at its data record: no text holds
+    one (a crash pads a file with them; a binary file has them). pandas read one in a
+    cell as part of the text: a judge ``gpt-4o`` with a NUL after it was a second
+    judge, and the file was "a valid pairs table". (JSON lines refuse a raw one as
+    not JSON; the escape ``\\u0000`` there is the writer's own choice, and is read.)"""
+    at = text.find("\x00")
+    if at < 0:
+        return
+    row = CsvScan(_csv_lines(text[:at] + "X"), sep, path, to_end=True).run()
+    raise InputError(
+        f"a NUL byte (0x00){'' if row else ' in the header'}, which no text holds",
+        file=path,
+        row=row,
+        fix="the file is damaged (a crash can leave NUL bytes) or not CSV: write it again",
+    )
 
 
 def _plainly_fine(lines: list[str], sep: str, path: Path) -> bool:

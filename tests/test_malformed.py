@@ -278,6 +278,14 @@ CASES += [
         "pairs",
         "line 3 (data row 2): a NUL byte (0x00), which no text holds — the file is damaged",
     ),
+    # a CR alone in an unquoted cell: pandas split the row there and named the next
+    # "row 3, missing prompt_id", a row with nothing wrong
+    (
+        "pairs_lone_cr.csv",
+        "pairs",
+        "line 3 (data row 2): a carriage return (CR, \\r) inside an unquoted field: it "
+        "would split the row in two — quote the field",
+    ),
     (
         "pairs_nul_padded.csv",
         "pairs",

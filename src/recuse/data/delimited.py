@@ -113,7 +113,21 @@ class CsvScan:
             try:
                 return self._check(csv.reader(self._lines(), delimiter=self.sep))
             except csv.Error as exc:
+                if "new-line character seen in unquoted field" in str(exc):
+                    raise self._lone_cr() from None
                 raise self._unparsable(str(exc)) from None
+
+    def _lone_cr(self) -> InputError:
+        """A carriage return inside an unquoted field of a file whose lines end in LF:
+        pandas took it for a line break, so the row was read as two, and the error
+        named the next row ("the prompt text is missing") where nothing is wrong."""
+        return InputError(
+            "a carriage return (CR, \\r) inside an unquoted field: it would split the row "
+            "in two",
+            file=self.path,
+            row=self.row,
+            fix="quote the field, or remove the CR (write the file again with a CSV writer)",
+        )
 
     def _unparsable(self, why: str) -> InputError:
         return InputError(
@@ -224,9 +238,15 @@ def _scan_csv(raw: bytes, start: int, sep: str, path: Path) -> None:
             fix="save the file as UTF-8",
         ) from None
     _no_nul(text, sep, path)
-    if '"' not in text and _plainly_fine(_csv_lines(text, join_blank=False), sep, path):
+    lone_cr = "\n" in text and _LONE_CR.search(text) is not None  # the full scan finds it
+    plain = '"' not in text and not lone_cr
+    if plain and _plainly_fine(_csv_lines(text, join_blank=False), sep, path):
         return
     CsvScan(_csv_lines(text), sep, path).run()
+
+
+#: a carriage return that ends no line (not before a line feed)
+_LONE_CR = re.compile("\r(?!\n)")
 
 
 def _no_nul(text: str, sep: str, path: Path) -> None:

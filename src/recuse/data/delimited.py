@@ -122,8 +122,7 @@ class CsvScan:
         pandas took it for a line break, so the row was read as two, and the error
         named the next row ("the prompt text is missing") where nothing is wrong."""
         return InputError(
-            "a carriage return (CR, \\r) inside an unquoted field: it would split the row "
-            "in two",
+            "a carriage return (CR, \\r) inside an unquoted field: it would split the row in two",
             file=self.path,
             row=self.row,
             fix="quote the field, or remove the CR (write the file again with a CSV writer)",

@@ -701,3 +701,24 @@ def test_a_killed_write_whose_old_files_this_write_does_not_replace_stays_and_is
             for name in ("tables/a.csv", "tables/b.csv", "report.json"):
                 stage.write_text(name, "newer")
     assert _staging_folders(out) == []
+
+
+def test_an_output_folder_or_a_file_in_it_that_is_a_pipe_is_refused(tmp_path: Path) -> None:
+    """A named pipe given as the folder was "is a file"; one at a name the command writes
+    in the folder was replaced by the rename, unsaid (a single --out file refused it)."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    with pytest.raises(OutputError) as err:
+        outputs.check_output_folder(pipe)
+    assert (
+        str(err.value) == f"--out {pipe}: is a pipe, socket or device, not a folder — give a folder"
+    )
+    folder = tmp_path / "out"
+    folder.mkdir()
+    os.mkfifo(folder / "report.json")
+    with pytest.raises(OutputError) as err:
+        outputs.check_output_folder(folder, files=["report.html", "report.json"])
+    assert str(err.value) == (
+        f"--out {folder}: report.json there is not a regular file (a pipe, socket or device), "
+        "where recuse writes a file — move or remove it, or give another --out"
+    )

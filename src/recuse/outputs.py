@@ -283,10 +283,16 @@ def _not_a_folder(folder: Path, name: str, option: str) -> None:
     """``folder / name``, a file the command writes, is no folder: the rename into it
     failed after the work, and said "cannot write FOLDER: Is a directory" of the
     folder given, as though it could not be one."""
-    if (folder / name).is_dir():
+    path = folder / name
+    if path.is_dir():
         raise OutputError(
             f"{option} {folder}: {name} there is a folder, where recuse writes a file — "
             f"move or remove it, or give another {option}"
+        )
+    if path.exists() and not path.is_file():  # the rename would replace it, unsaid
+        raise OutputError(
+            f"{option} {folder}: {name} there is not a regular file (a pipe, socket or "
+            f"device), where recuse writes a file — move or remove it, or give another {option}"
         )
 
 
@@ -302,7 +308,8 @@ def _check_folder(p: Path, option: str, *, parents: bool = False) -> None:
                 f"{option} {p}: is a link to {os.readlink(p)}, a file, not a folder — give "
                 f"another {option}, or remove the link (the file it leads to stays)"
             )
-        raise OutputError(f"{option} {p}: is a file — give a folder")
+        what = "a file" if p.is_file() else "a pipe, socket or device, not a folder"
+        raise OutputError(f"{option} {p}: is {what} — give a folder")
     probe_in = p if p.is_dir() else p.parent
     while parents and not (probe_in.exists() or probe_in.is_symlink()):
         if probe_in.parent == probe_in:

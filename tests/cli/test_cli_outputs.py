@@ -901,3 +901,29 @@ def test_the_fix_names_the_option_that_gave_the_path(
 
     with pytest.raises(OutputError, match=r"write elsewhere with Report\.to_json\(path\)$"):
         check_output("/proc/r.json", option="Report.to_json")
+
+
+def test_a_named_pipe_where_the_report_goes_is_refused_not_waited_on(
+    pairs_csv: Path, tmp_path: Path
+) -> None:
+    """`mkfifo out/report.json`, then `recuse audit --out out`: the audit opened the
+    pipe to read the earlier report's table names and waited for a writer for good,
+    before any check of its folder (exit 124 under `timeout`). Now: one line, exit 2,
+    the pipe left as it was."""
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "report.json")
+    done = subprocess.run(
+        [sys.executable, "-m", "recuse", "audit", str(pairs_csv), "--out", str(out),
+         "--only", "position", "--no-config"],
+        capture_output=True, stdin=subprocess.DEVNULL, text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"recuse: error: --out {out}: report.json there is not a regular file (a pipe, "
+        "socket or device), where recuse writes a file — move or remove it, or give "
+        "another --out\n"
+    )
+    assert [p.name for p in out.iterdir()] == ["report.json"]
+    assert (out / "report.json").is_fifo()

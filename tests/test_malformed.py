@@ -286,6 +286,19 @@ CASES += [
         "line 3 (data row 2): a carriage return (CR, \\r) inside an unquoted field: it "
         "would split the row in two — quote the field",
     ),
+    # a digit of another script (fullwidth 8) and a no-break space after a number were
+    # "number too large" (Python's \\d takes any script's digits; str.strip any space)
+    (
+        "ratings_fullwidth_digit.csv",
+        "ratings",
+        "line 3 (data row 2), column 'rating': expected a number, got '８' — write numbers",
+    ),
+    (
+        "ratings_nbsp_number.csv",
+        "ratings",
+        "line 3 (data row 2), column 'rating': expected a number, got '7.5\\xa0': a space "
+        "other than the ordinary one (a no-break space",
+    ),
     (
         "pairs_nul_padded.csv",
         "pairs",

@@ -496,13 +496,45 @@ def test_an_empty_out_is_refused_not_read_as_the_current_folder(
 def test_a_flag_before_an_empty_argument_is_not_an_empty_value(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``--verbose`` takes no value: the "" after it is the data argument, read as
-    before (here: the current folder, which holds no data)."""
+    """``--verbose`` takes no value: the "" after it is the data argument, refused as
+    an empty argument (:func:`test_an_empty_argument_is_refused_not_read_as_the_current_folder`)."""
     monkeypatch.chdir(tmp_path)
     code, _, err = run(capsys, "audit", "--verbose", "", "--out", "o")
     assert code == 2 and "empty value" not in err
+    assert_one_line(code, err, "an empty argument '' for DATA")
     code, _, err = run(capsys, "audit", "x.csv", "--title", " ", "--out", "o")
     assert_one_line(code, err, "--title is given an empty value")
+
+
+@pytest.mark.parametrize(
+    ("args", "which"),
+    [
+        (["audit", "", "--out", "o"], "DATA"),
+        (["validate", " "], "PATH"),
+        (["certify", "apply", "t.json", "", "--out", "d.csv"], "SOURCE"),
+        (["--roster", "r.toml", "judge", "export", "", "--out", "x.csv"], "STORE"),
+    ],
+)
+def test_an_empty_argument_is_refused_not_read_as_the_current_folder(
+    args: list[str],
+    which: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``recuse audit "$DATA"`` with DATA unset: the empty path was ``.``, the current
+    folder, read as the data (a folder of another tool's files there was audited) or
+    named in the error (".: the folder holds no file recuse recognises") as if given."""
+    monkeypatch.chdir(tmp_path)
+    empty = next(a for a in args if not a.strip())
+    code, _, err = run(capsys, *args)
+    assert_one_line(
+        code,
+        err,
+        f"recuse: error: an empty argument {empty!r} for {which} (an unset shell "
+        "variable?) — give a file, folder or dataset name",
+    )
+    assert _files(tmp_path) == []
 
 
 # ------------------------------------------------------------ 4. long input names

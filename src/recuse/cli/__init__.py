@@ -105,10 +105,12 @@ def refuse_empty_values(args: list[str]) -> None:
     command: Any = typer.main.get_command(app)
     takes = {o for p in command.params if not getattr(p, "is_flag", True) for o in p.opts}
     head = args[: args.index("--")] if "--" in args else args
+    depth = 0  # the words that name the command (``certify apply``: 2)
     for word in head:
         sub = command.commands.get(word) if hasattr(command, "commands") else None
         if sub is not None:
             command = sub
+            depth += 1
             takes |= {o for p in command.params if not getattr(p, "is_flag", True) for o in p.opts}
     for k, word in enumerate(head):
         name, eq, value = word.partition("=")
@@ -120,6 +122,30 @@ def refuse_empty_values(args: list[str]) -> None:
                 f"{name} is given an empty value (an unset shell variable?) — give it a "
                 "value, or leave the option out"
             )
+    _refuse_empty_arguments(head, takes, command, depth)
+
+
+def _refuse_empty_arguments(head: list[str], takes: set[str], command: Any, depth: int) -> None:
+    """Refuse an empty argument (``recuse audit "$DATA"`` with ``DATA`` unset): its
+    path is ``.``, so the current folder was read as the data (a folder of another
+    tool's files there was audited) or named in the error as if it had been given.
+    ``takes``: the options that take the next word as their value; ``command``: the
+    command the first ``depth`` plain words name, whose arguments name the empty one."""
+    names = [p.name for p in command.params if getattr(p, "param_type_name", "") == "argument"]
+    words, plain = iter(head), -depth  # the index among the command's own arguments
+    for word in words:
+        if word.partition("=")[0] in takes and "=" not in word:
+            next(words, None)  # the option's value (an empty one was refused above)
+        elif word.startswith("-") and word.strip():
+            continue  # a flag
+        elif not word.strip():
+            which = names[min(plain, len(names) - 1)].upper() if names and plain >= 0 else ""
+            raise ConfigError(
+                f"an empty argument {word!r}{f' for {which}' if which else ''} (an unset "
+                "shell variable?) — give a file, folder or dataset name"
+            )
+        else:
+            plain += 1
 
 
 def _show_notes(show: Callable[..., None]) -> Callable[..., None]:

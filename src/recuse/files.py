@@ -472,6 +472,18 @@ def _surrogate_error(path: Path, row: int | None, key: str) -> InputError:
     )
 
 
+def path_text(name: str) -> str:
+    """``name`` (a path, or a part of one) as text every writer takes: bytes the file
+    system gave that are not UTF-8, which Python holds as lone surrogates, become
+    ``\\xNN`` escapes. A file ``caf\\xe9.csv`` (Latin-1) named tables and the report,
+    and the audit ended in a traceback ("surrogates not allowed").
+
+    >>> path_text("caf\\udce9.csv"), path_text("café.csv")
+    ('caf\\\\xe9.csv', 'café.csv')
+    """
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
 def shown_key(key: str) -> str | None:
     """A JSON key fit for an error message (None for no key)."""
     if not key:

@@ -959,3 +959,25 @@ def test_a_named_pipe_where_the_report_goes_is_refused_not_waited_on(
     )
     assert [p.name for p in out.iterdir()] == ["report.json"]
     assert (out / "report.json").is_fifo()
+
+
+def test_an_input_whose_name_is_not_utf8_is_audited(
+    pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file named in Latin-1 (`caf\\xe9.csv`, as an old system or an unzipped archive
+    leaves it): its name, held by Python with a lone surrogate, named the tables
+    (pyarrow: "surrogates not allowed", a traceback) and the report's page. Now the
+    name reads `caf\\xe9.csv` wherever it is shown, and the report is written."""
+    data = tmp_path / os.fsdecode(b"caf\xe9.csv")
+    data.write_bytes(pairs_csv.read_bytes())
+    out = tmp_path / "out"
+    code = main(["audit", str(data), "--out", str(out), "--only", "position", "--no-config"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    (source,) = json.loads((out / "report.json").read_text("utf-8"))["provenance"]["sources"]
+    assert source["name"] == "caf\\xe9.csv"
+    assert source["files"] == ["caf\\xe9.csv"]
+    assert source["location"] == f"{tmp_path.resolve()}/caf\\xe9.csv"
+    assert f"<code>{tmp_path.resolve()}/caf\\xe9.csv</code>" in (out / "report.html").read_text(
+        "utf-8"
+    )

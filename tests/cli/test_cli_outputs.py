@@ -981,3 +981,23 @@ def test_an_input_whose_name_is_not_utf8_is_audited(
     assert f"<code>{tmp_path.resolve()}/caf\\xe9.csv</code>" in (out / "report.html").read_text(
         "utf-8"
     )
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_output_under_a_locale_without_the_dash_is_escaped_not_a_traceback(
+    pairs_csv: Path, encoding: str
+) -> None:
+    """Standard output in ASCII or Latin-1 (an old system's locale, PYTHONIOENCODING):
+    the em dash of `recuse validate`'s table and `recuse certify`'s lines ended the
+    command in a traceback (UnicodeEncodeError, exit 1). Now it is written as Python
+    writes it to stderr, ``\\u2014``."""
+    for args in (["validate", str(pairs_csv)], ["certify", "run", str(pairs_csv)]):
+        done = subprocess.run(
+            [sys.executable, "-m", "recuse", *args, "--no-config"], capture_output=True,
+            stdin=subprocess.DEVNULL, timeout=120, check=False,
+            env={**os.environ, "PYTHONPATH": str(SRC), "PYTHONIOENCODING": encoding},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr.decode(errors="replace")
+        assert b"Traceback" not in done.stderr
+        assert b"\\u2014" in done.stdout
+        done.stdout.decode(encoding)  # nothing the locale cannot show

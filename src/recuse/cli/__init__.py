@@ -274,7 +274,8 @@ class _GuardedStdout:
     exit 1 after a table cut short, or (``--json``, one write) exit 0 and the JSON cut
     short: Python's buffered writer counted the write the system took part of as done,
     and lost the rest with no error. So text goes to the descriptor itself, in a loop
-    until every byte is taken (where the stream has one; a test's capture has none)."""
+    until every byte is taken (where the stream has one; a test's capture has none),
+    with characters the locale's encoding lacks escaped (:meth:`_errors`)."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
@@ -288,7 +289,7 @@ class _GuardedStdout:
             if fd < 0:
                 return self._stream.write(text)
             self._stream.flush()  # what went through the stream first stays first
-            data = text.encode(self._stream.encoding or "utf-8", self._stream.errors or "strict")
+            data = text.encode(self._stream.encoding or "utf-8", self._errors())
             while data:
                 data = data[os.write(fd, data) :]
             return len(text)
@@ -296,6 +297,14 @@ class _GuardedStdout:
             raise
         except OSError as exc:
             raise StdoutFailed(exc.errno, exc.strerror) from exc
+
+    def _errors(self) -> str:
+        """How a character the output's encoding lacks is written: as Python writes
+        it to stderr, ``\\u2014`` (an em dash under a Latin-1 or ASCII locale, where a
+        table's dash ended the command in a traceback), unless the stream says
+        otherwise."""
+        errors = self._stream.errors or "strict"
+        return "backslashreplace" if errors == "strict" else errors
 
     def flush(self) -> None:
         try:

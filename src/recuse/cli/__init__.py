@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import sys
 import warnings
 from collections.abc import Callable, Iterator
@@ -267,6 +268,17 @@ class StdoutFailed(OSError):
     pipe is click's and :func:`_print_to_reader`'s): raised by :class:`_GuardedStdout`."""
 
 
+def _written(fd: int, data: bytes) -> int:
+    """``os.write(fd, data)``, waiting until ``fd`` takes bytes where it is non-blocking
+    (a pipe a parent process set so, as Node's child processes have): a full pipe said
+    "write could not complete without blocking" (BlockingIOError), a traceback."""
+    while True:
+        try:
+            return os.write(fd, data)
+        except BlockingIOError:
+            select.select([], [fd], [])
+
+
 class _GuardedStdout:
     """``sys.stdout`` while a command runs: a write or flush that fails raises
     :class:`StdoutFailed`, so that :func:`main` tells it from an error writing a file.
@@ -291,7 +303,7 @@ class _GuardedStdout:
             self._stream.flush()  # what went through the stream first stays first
             data = text.encode(self._stream.encoding or "utf-8", self._errors())
             while data:
-                data = data[os.write(fd, data) :]
+                data = data[_written(fd, data) :]
             return len(text)
         except BrokenPipeError:
             raise

@@ -24,6 +24,7 @@ from recuse.files import (
     file_sha256,
     max_input_bytes,
     max_row_bytes,
+    read_bytes,
     read_json,
     read_jsonl,
     read_text,
@@ -530,3 +531,25 @@ def test_read_toml_names_the_file_and_a_nesting_too_deep(tmp_path: Path) -> None
         f"{f}: not valid TOML (Expected ']' at the end of a table declaration (at line 1, "
         "column 3)) — see the docs"
     )
+
+
+@pytest.mark.parametrize(("inner", "undo"), [("gzip", "gunzip"), ("xz", "unxz")])
+def test_a_gz_file_compressed_twice_is_said_so(tmp_path: Path, inner: str, undo: str) -> None:
+    """`gzip` run twice (or an .xz inside the .gz): the inner file's first byte was
+    "not UTF-8 text (byte 0x8b in the header) — save the file as UTF-8"."""
+    import gzip
+    import lzma
+
+    text = b"item_id,human\n1,a\n"
+    packed = gzip.compress(text) if inner == "gzip" else lzma.compress(text)
+    path = tmp_path / "pairs.csv.gz"
+    path.write_bytes(gzip.compress(packed))
+    with pytest.raises(InputError) as err:
+        read_bytes(path)
+    assert str(err.value) == (
+        f"{path}: the file decompresses to {inner}-compressed bytes (compressed twice) — "
+        f"decompress it until the text shows (gunzip, then {undo}) and give that file, or "
+        "that file gzip-compressed once"
+    )
+    path.write_bytes(gzip.compress(text))
+    assert read_bytes(path) == text

@@ -270,6 +270,43 @@ CASES += [
 ]
 
 
+# NUL bytes: pandas read one as part of a cell, so `gpt-4` and `gpt-4` + NUL were two
+# judges of "a valid pairs table"; a file a crash padded with NULs ends in one
+CASES += [
+    (
+        "pairs_nul_in_name.csv",
+        "pairs",
+        "line 3 (data row 2): a NUL byte (0x00), which no text holds — the file is damaged",
+    ),
+    # a CR alone in an unquoted cell: pandas split the row there and named the next
+    # "row 3, missing prompt_id", a row with nothing wrong
+    (
+        "pairs_lone_cr.csv",
+        "pairs",
+        "line 3 (data row 2): a carriage return (CR, \\r) inside an unquoted field: it "
+        "would split the row in two — quote the field",
+    ),
+    # a digit of another script (fullwidth 8) and a no-break space after a number were
+    # "number too large" (Python's \\d takes any script's digits; str.strip any space)
+    (
+        "ratings_fullwidth_digit.csv",
+        "ratings",
+        "line 3 (data row 2), column 'rating': expected a number, got '８' — write numbers",
+    ),
+    (
+        "ratings_nbsp_number.csv",
+        "ratings",
+        "line 3 (data row 2), column 'rating': expected a number, got '7.5\\xa0': a space "
+        "other than the ordinary one (a no-break space",
+    ),
+    (
+        "pairs_nul_padded.csv",
+        "pairs",
+        "line 4 (data row 3): a NUL byte (0x00), which no text holds — the file is damaged",
+    ),
+]
+
+
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = main(args)
     captured = capsys.readouterr()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import errno
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -431,6 +432,8 @@ def test_a_write_killed_while_files_move_in_leaves_no_old_file_beside_a_new_one(
     assert left == {"tables/a.csv": "new"}  # no report.json: no result that looks valid
     assert subprocess.run([*run, "99", "new"], timeout=60).returncode == 0  # run again
     assert {n: (out / n).read_text() for n in names} == dict.fromkeys(names, "new")
+    # the killed write's staging folder held only files this write replaced: removed
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "report.json", "tables"]
 
 
 def _fail_the_page_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -591,3 +594,131 @@ def test_a_write_into_a_folder_an_interrupted_write_left_says_so(tmp_path: Path)
         shutil.rmtree(stale)
         with outputs.staged(out) as stage:  # none left: nothing said
             stage.write_text("report.json", "{newer}")
+
+
+_KILLED_WRITER = (
+    "import os, sys\n"
+    "from recuse import outputs\n"
+    "with outputs.staged(sys.argv[1]) as stage:\n"
+    "    for name in sys.argv[2:]:\n"
+    "        stage.write_text(name, 'half')\n"
+    "    os.kill(os.getpid(), 9)  # kill -9 before anything moved in\n"
+)
+
+
+def _staging_folders(out: Path) -> list[Path]:
+    return sorted(out.glob(".recuse-staging-*"))
+
+
+def test_a_write_killed_before_its_files_moved_in_is_cleaned_up_by_the_next(
+    tmp_path: Path,
+) -> None:
+    """A report write killed (kill -9) while its files were written left its staging
+    folder, the whole unfinished report in it, for good: the next write now removes it,
+    its owner being gone; nothing of it was ever moved in."""
+    out = tmp_path / "report"
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_WRITER, str(out), "report.json", "tables/a.csv"],
+        timeout=60,
+    )
+    assert killed.returncode == -9
+    (stale,) = _staging_folders(out)
+    assert (stale / "report.json").read_text() == "half"
+    assert not (out / "report.json").exists()  # nothing that looks valid
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing to say: nothing of it was in place
+        with outputs.staged(out) as stage:
+            stage.write_text("report.json", "{new}")
+    assert sorted(p.name for p in out.iterdir()) == ["report.json"]
+    assert (out / "report.json").read_text() == "{new}"
+
+
+def test_a_staging_folder_of_a_running_write_is_left_alone(tmp_path: Path) -> None:
+    """Two writes into one folder at once: the one that starts second must not remove
+    the first one's staging folder (its owner runs: here, this very process)."""
+    out = tmp_path / "report"
+    with outputs.staged(out) as first:
+        first.write_text("report.json", "{first}")
+        with outputs.staged(out) as second:
+            second.write_text("tables/a.csv", "second")
+        assert (first.root / "report.json").read_text() == "{first}"
+    assert (out / "report.json").read_text() == "{first}"
+    assert (out / "tables" / "a.csv").read_text() == "second"
+    assert _staging_folders(out) == []
+
+
+def test_a_staging_folder_whose_pid_was_reused_is_taken_for_a_dead_one(tmp_path: Path) -> None:
+    """The owner's pid now runs another process (this one, started at another time):
+    the owner is gone. A pid alone would keep the folder for as long as that runs."""
+    if outputs._started(os.getpid()) is None:
+        pytest.skip("no /proc: a process's start time cannot be read here")
+    out = tmp_path / "report"
+    stale = out / ".recuse-staging-0123456789ab"
+    stale.mkdir(parents=True)
+    owner = {"pid": os.getpid(), "host": outputs.socket.gethostname(), "start": 1}
+    (stale / outputs.OWNER_FILE).write_text(json.dumps(owner))
+    (stale / "report.json").write_text("half")
+    assert outputs._owner_alive(stale) is False
+    owner["start"] = outputs._started(os.getpid())
+    (stale / outputs.OWNER_FILE).write_text(json.dumps(owner))
+    assert outputs._owner_alive(stale) is True
+    owner["host"] = "another-host"  # a shared file system: cannot be told, kept
+    (stale / outputs.OWNER_FILE).write_text(json.dumps(owner))
+    assert outputs._owner_alive(stale) is None
+
+
+def test_a_killed_write_whose_old_files_this_write_does_not_replace_stays_and_is_said(
+    tmp_path: Path,
+) -> None:
+    """A write killed while its files moved in, then a write of fewer files: the old
+    files under .before that this write does not replace (tables/b.csv) are not deleted;
+    the note says where they are."""
+    out = tmp_path / "report"
+    code = (
+        "import os, sys\n"
+        "from recuse import outputs\n"
+        "real = os.replace\n"
+        "def replace(src, dst):\n"
+        "    if '/.before/' not in str(dst) and sys.argv[2] == 'kill':\n"
+        "        os._exit(9)  # the first new file about to move in\n"
+        "    real(src, dst)\n"
+        "os.replace = replace\n"
+        "with outputs.staged(sys.argv[1]) as stage:\n"
+        "    for name in ('tables/a.csv', 'tables/b.csv', 'report.json'):\n"
+        "        stage.write_text(name, sys.argv[2])\n"
+    )
+    run = [sys.executable, "-c", code, str(out)]
+    assert subprocess.run([*run, "old"], timeout=60).returncode == 0
+    assert subprocess.run([*run, "kill"], timeout=60).returncode == 9
+    (stale,) = _staging_folders(out)
+    with pytest.warns(outputs.InterruptedWrite) as said, outputs.staged(out) as stage:
+        stage.write_text("report.json", "{new}")
+    assert [str(w.message).split(":")[0] for w in said] == [str(stale)]
+    assert (stale / ".before" / "tables" / "b.csv").read_text() == "old"
+    with warnings.catch_warnings():  # a write of every file it replaced: removed
+        warnings.simplefilter("error")
+        with outputs.staged(out) as stage:
+            for name in ("tables/a.csv", "tables/b.csv", "report.json"):
+                stage.write_text(name, "newer")
+    assert _staging_folders(out) == []
+
+
+def test_an_output_folder_or_a_file_in_it_that_is_a_pipe_is_refused(tmp_path: Path) -> None:
+    """A named pipe given as the folder was "is a file"; one at a name the command writes
+    in the folder was replaced by the rename, unsaid (a single --out file refused it)."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    with pytest.raises(OutputError) as err:
+        outputs.check_output_folder(pipe)
+    assert (
+        str(err.value) == f"--out {pipe}: is a pipe, socket or device, not a folder — give a folder"
+    )
+    folder = tmp_path / "out"
+    folder.mkdir()
+    os.mkfifo(folder / "report.json")
+    with pytest.raises(OutputError) as err:
+        outputs.check_output_folder(folder, files=["report.html", "report.json"])
+    assert str(err.value) == (
+        f"--out {folder}: report.json there is not a regular file (a pipe, socket or device), "
+        "where recuse writes a file — move or remove it, or give another --out"
+    )

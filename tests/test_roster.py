@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 
@@ -378,7 +379,15 @@ def test_a_roster_file_is_read_as_any_text_file_is(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         Roster.load(f)
     assert str(info.value) == f"{f}: not UTF-8 text (byte 0xe9 on line 2) — save the file as UTF-8"
-    for path, what in ((tmp_path, "a folder"), (tmp_path / "none.toml", "no such file")):
+    fifo, loop = tmp_path / "fifo.toml", tmp_path / "loop.toml"
+    os.mkfifo(fifo)  # a pipe and a loop of links were "no such file", though ls shows them
+    loop.symlink_to(loop.name)
+    for path, what in (
+        (tmp_path, "a folder"),
+        (tmp_path / "none.toml", "no such file"),
+        (fifo, "a special file (a pipe, a device)"),
+        (loop, "a link to nothing (or a loop of links)"),
+    ):
         with pytest.raises(ConfigError) as caught:
             Roster.load(path)
         assert str(caught.value) == f"roster file {path}: {what} — give a roster TOML file"

@@ -304,7 +304,9 @@ def _card_prices(settings: Settings, roster: Roster) -> Any:
     if settings.prices is not None and settings.store is None:
         raise ConfigError("--prices goes with --store (it prices the store's evaluator card)")
     if settings.store is not None and not is_file(settings.store):
-        raise InputError("no such store", file=settings.store, fix="give a store of `recuse judge`")
+        from recuse.judging.store import no_store
+
+        raise no_store(Path(settings.store), fix="give a store of `recuse judge`")
     if settings.prices is None:
         return None
     from recuse.judging.card import read_prices

@@ -137,6 +137,8 @@ _PACKED = (
     (b"\x28\xb5\x2f\xfd", "zstd"),
 )
 _BZIP2 = re.compile(rb"BZh[1-9]1AY&SY")
+#: the command that undoes each compression of :data:`_PACKED`
+_UNPACK = {"gzip": "gunzip", "zip": "unzip", "xz": "unxz", "zstd": "unzstd", "bzip2": "bunzip2"}
 
 
 def _packed(raw: bytes) -> str | None:
@@ -274,6 +276,22 @@ def no_file(path: str | Path, *, fix: str) -> InputError:
     )
 
 
+def _refuse_twice_packed(path: Path, raw: bytes) -> None:
+    """A ``.gz`` file whose decompressed bytes are compressed again (``gzip`` run twice,
+    or a ``.zip`` inside): said as such, where the first byte of the inner file was
+    "not UTF-8 text (byte 0x8b in the header) — save the file as UTF-8"; text in
+    UTF-16 or UTF-32 inside is named (:func:`_refuse_wide`)."""
+    _refuse_wide(path, raw)
+    kind = _packed(raw)
+    if kind is not None:
+        raise InputError(
+            f"the file decompresses to {kind}-compressed bytes (compressed twice)",
+            file=path,
+            fix=f"decompress it until the text shows (gunzip, then {_UNPACK[kind]}) and give "
+            "that file, or that file gzip-compressed once",
+        )
+
+
 def read_bytes(path: Path) -> bytes:
     """The file's bytes, decompressed when its name ends in ``.gz``, at most
     :func:`max_input_bytes` of them (read in chunks: a gzip bomb stops at the limit).
@@ -289,7 +307,7 @@ def read_bytes(path: Path) -> bytes:
             _refuse_packed(path, raw)
             return raw
         raw = _gunzip(path, limit)
-        _refuse_wide(path, raw)
+        _refuse_twice_packed(path, raw)
         return raw
     except OSError as exc:
         raise InputError(
@@ -452,6 +470,18 @@ def _surrogate_error(path: Path, row: int | None, key: str) -> InputError:
         column=shown_key(key),
         fix="write the character itself, or a complete surrogate pair, or remove the escape",
     )
+
+
+def path_text(name: str) -> str:
+    """``name`` (a path, or a part of one) as text every writer takes: bytes the file
+    system gave that are not UTF-8, which Python holds as lone surrogates, become
+    ``\\xNN`` escapes. A file ``caf\\xe9.csv`` (Latin-1) named tables and the report,
+    and the audit ended in a traceback ("surrogates not allowed").
+
+    >>> path_text("caf\\udce9.csv"), path_text("café.csv")
+    ('caf\\\\xe9.csv', 'café.csv')
+    """
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def shown_key(key: str) -> str | None:

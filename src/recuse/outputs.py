@@ -31,10 +31,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import json
 import math
 import os
 import secrets
 import shutil
+import socket
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -85,6 +87,16 @@ def output_error(path: str | Path, exc: OSError, *, option: str = "--out") -> Ou
     what = _WHAT_TO_DO.get(exc.errno or 0)
     text = what.format(option=where) if what else exc.strerror or type(exc).__name__
     return WriteFailed(f"cannot write {path}: {text}")
+
+
+def stdout_error(exc: OSError) -> OutputError:
+    """One-line :class:`OutputError` for an ``OSError`` met writing standard output
+    (sent to a file on a full disk, or past ``ulimit -f``): what was printed is cut
+    short, and the fix is the redirect's."""
+    what = _WHAT_TO_DO.get(exc.errno or 0)
+    fix = "a redirect (> FILE) to another file or disk"
+    text = what.format(option=fix) if what else f"{exc.strerror or type(exc).__name__} — {fix}"
+    return WriteFailed(f"cannot write standard output (what was printed is cut short): {text}")
 
 
 @contextlib.contextmanager
@@ -271,10 +283,16 @@ def _not_a_folder(folder: Path, name: str, option: str) -> None:
     """``folder / name``, a file the command writes, is no folder: the rename into it
     failed after the work, and said "cannot write FOLDER: Is a directory" of the
     folder given, as though it could not be one."""
-    if (folder / name).is_dir():
+    path = folder / name
+    if path.is_dir():
         raise OutputError(
             f"{option} {folder}: {name} there is a folder, where recuse writes a file — "
             f"move or remove it, or give another {option}"
+        )
+    if path.exists() and not path.is_file():  # the rename would replace it, unsaid
+        raise OutputError(
+            f"{option} {folder}: {name} there is not a regular file (a pipe, socket or "
+            f"device), where recuse writes a file — move or remove it, or give another {option}"
         )
 
 
@@ -290,7 +308,8 @@ def _check_folder(p: Path, option: str, *, parents: bool = False) -> None:
                 f"{option} {p}: is a link to {os.readlink(p)}, a file, not a folder — give "
                 f"another {option}, or remove the link (the file it leads to stays)"
             )
-        raise OutputError(f"{option} {p}: is a file — give a folder")
+        what = "a file" if p.is_file() else "a pipe, socket or device, not a folder"
+        raise OutputError(f"{option} {p}: is {what} — give a folder")
     probe_in = p if p.is_dir() else p.parent
     while parents and not (probe_in.exists() or probe_in.is_symlink()):
         if probe_in.parent == probe_in:
@@ -525,14 +544,28 @@ def staged(target: str | Path) -> Iterator[Staging]:
     them, where it left a new table beside the earlier run's report.json, which then
     passed for the new run's. An old file that cannot be put back is not deleted
     with the staging folder: the error says where it is.
+
+    The staging folder records its owner (pid, host, start time: :func:`_write_owner`).
+    A later write removes a staging folder left by a killed write whose owner is gone
+    (:func:`_owner_alive`): at once where nothing of it had moved in, and after its own
+    files are in place where every old file under its ``.before`` is one this write
+    replaced. Any other is kept and said (:class:`InterruptedWrite`): one whose owner
+    runs (a write into the same folder now), cannot be told (another host, an older
+    recuse), or holds an old file this write does not replace.
     """
     out = Path(target)
     created = not out.exists()
-    _note_interrupted(out)
+    left = _left_behind(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         root = _new_folder(out, ".recuse-staging-")
     except OSError as exc:
+        _remove_if_empty(out, created)
+        raise output_error(out, exc) from None
+    try:
+        _write_owner(root)
+    except OSError as exc:  # a full disk: not even the few bytes of the owner's file
+        shutil.rmtree(root, ignore_errors=True)
         _remove_if_empty(out, created)
         raise output_error(out, exc) from None
     stage = Staging(root)
@@ -557,6 +590,7 @@ def staged(target: str | Path) -> Iterator[Staging]:
         else:
             shutil.rmtree(root, ignore_errors=True)
             _remove_if_empty(out, created)
+        _settle_left_behind(out, left, written=())
         if isinstance(exc, OSError):
             raise _with_lost(output_error(_failed_at(out, root, exc), exc), lost) from None
         if lost:
@@ -564,18 +598,102 @@ def staged(target: str | Path) -> Iterator[Staging]:
         raise
     else:
         shutil.rmtree(root, ignore_errors=True)
+        _settle_left_behind(out, left, written=stage.names)
 
 
-def _note_interrupted(out: Path) -> None:
-    """An :class:`InterruptedWrite` note for each staging folder in ``out`` that holds
-    the files a write moved aside (``.before``): that write was killed while its files
-    moved in, and ``out`` was left with some of its files and none of the ones they
-    replace (no report.json, say), which nothing said."""
+OWNER_FILE = ".owner"  # in a staging folder: the process writing it (pid, host, start)
+
+
+def _write_owner(root: Path) -> None:
+    """Record in the staging folder ``root`` which process owns it: its pid, the host
+    and the process's start time (so a pid reused by another process is not taken for
+    the owner), read by :func:`_owner_alive` at a later write."""
+    owner = {"pid": os.getpid(), "host": socket.gethostname(), "start": _started(os.getpid())}
+    (root / OWNER_FILE).write_text(json.dumps(owner), encoding="utf-8")
+
+
+def _started(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks after boot, field 22 of
+    ``/proc/PID/stat``), or None where that cannot be read (no /proc: not Linux)."""
     try:
-        stale = sorted(p for p in out.glob(".recuse-staging-*") if (p / ".before").is_dir())
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+        return int(stat.rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _owner_alive(folder: Path) -> bool | None:
+    """Whether the process that made the staging folder ``folder`` still runs: False
+    when it is gone (no process with its pid, or one started at another time: the pid
+    reused), True when it runs, None where that cannot be told (no owner file: a
+    folder of an older recuse; a folder written from another host, on a shared file
+    system; an owner file that cannot be read)."""
+    try:
+        owner = json.loads((folder / OWNER_FILE).read_text(encoding="utf-8"))
+        pid, host, start = int(owner["pid"]), owner["host"], owner["start"]
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    if host != socket.gethostname() or pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        pass
     except OSError:
-        return
-    for folder in stale:
+        return None
+    now = _started(pid)
+    return True if now is None or start is None else now == start
+
+
+def _left_behind(out: Path) -> list[Path]:
+    """The staging folders an earlier write left in ``out`` that no running process
+    owns or whose owner cannot be told; those without a ``.before`` folder whose owner
+    is gone are removed here: that write was stopped before its files moved in, so
+    they hold only its own unfinished files (a ``kill -9`` while a report was
+    written left them, each with the whole report's files, until removed by hand)."""
+    try:
+        found = sorted(out.glob(".recuse-staging-*"))
+    except OSError:
+        return []
+    left = []
+    for folder in found:
+        alive = _owner_alive(folder)
+        if alive:
+            continue  # a write running now, into the same folder
+        if alive is False and not (folder / ".before").is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
+        elif (folder / ".before").is_dir():
+            left.append(folder)
+    return left
+
+
+def _settle_left_behind(out: Path, left: list[Path], *, written: Iterable[str]) -> None:
+    """After this write into ``out``: each staging folder in ``left`` (a write killed
+    while its files moved in) is removed where its owner is gone and every file under
+    its ``.before`` is one this write has ``written`` — those earlier files are then
+    replaced, as a finished write would have replaced them; any other is said
+    (:func:`_note_interrupted`), and stays."""
+    names = set(written)
+    for folder in left:
+        before = folder / ".before"
+        try:
+            kept = {p.relative_to(before).as_posix() for p in before.rglob("*") if not p.is_dir()}
+        except OSError:
+            kept = {""}  # cannot be listed: not removed
+        if names and kept <= names and _owner_alive(folder) is False:
+            shutil.rmtree(folder, ignore_errors=True)
+        else:
+            _note_interrupted(folder, out)
+
+
+def _note_interrupted(folder: Path, out: Path) -> None:
+    """An :class:`InterruptedWrite` note for the staging folder ``folder`` in ``out``
+    that holds the files a write moved aside (``.before``): that write was killed while
+    its files moved in, and ``out`` was left with some of its files and none of the
+    ones they replace (no report.json, say), which nothing said."""
+    if folder.is_dir():
         warnings.warn(
             InterruptedWrite(
                 f"{folder}: an earlier write into {out} was stopped while its files moved in "
@@ -583,7 +701,7 @@ def _note_interrupted(out: Path) -> None:
                 f", some of its own were moved into {out}; this write replaces those it "
                 f"writes — remove {folder} once nothing in it is wanted"
             ),
-            stacklevel=4,
+            stacklevel=5,
         )
 
 

@@ -121,6 +121,17 @@ def _key(name: str) -> str:
     return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold()).strip()
 
 
+def _no_roster(p: Path) -> str:
+    """What ``p``, no regular file, is: a folder, a pipe or device, a link leading
+    nowhere (or a loop of links), or nothing. A pipe was "no such file", though
+    ``ls`` shows it there."""
+    if is_file(p, folder=True):
+        return "a folder"
+    if p.is_symlink() and not p.exists():
+        return "a link to nothing (or a loop of links)"
+    return "no such file" if not p.exists() else "a special file (a pipe, a device)"
+
+
 class Roster:
     """Lookup of canonical ids and families.
 
@@ -194,8 +205,7 @@ class Roster:
         if path:
             p = Path(path)
             if not is_file(p):
-                what = "a folder" if is_file(p, folder=True) else "no such file"
-                raise ConfigError(f"roster file {p}: {what} — give a roster TOML file")
+                raise ConfigError(f"roster file {p}: {_no_roster(p)} — give a roster TOML file")
             # UTF-8 (a byte-order mark dropped), bounded; a byte that is not names its line
             entries = entries_from(read_toml(p), str(p))
             no_name_taken(roster, entries, str(p))

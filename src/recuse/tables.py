@@ -189,7 +189,10 @@ def _first_bool(s: pd.Series) -> int | None:
     return _first(is_bool) if is_bool.any() else None
 
 
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+# ASCII digits only: Python's \d takes any script's (fullwidth "１０", Arabic-Indic "٧"),
+# which pandas reads as no number, and they were "number too large"
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", re.ASCII)
+_ASCII_SPACE = " \t\r\n\v\f"
 
 
 def _to_numeric(s: pd.Series) -> pd.Series:
@@ -519,7 +522,16 @@ def _coerce(
     bad = num.isna() & s.notna()
     if bad.any():
         i = _first(bad)
-        if _NUMBER.fullmatch(str(s.iloc[i]).strip()):
+        text = str(s.iloc[i])
+        if _NUMBER.fullmatch(text.strip()) and not _NUMBER.fullmatch(text.strip(_ASCII_SPACE)):
+            raise InputError(
+                f"expected a number, got {shown(text)}: a space other than the ordinary one "
+                "(a no-break space, as spreadsheets in some languages write) beside it",
+                row=i + 1,
+                **where,
+                fix="remove that space, or save the file with plain numbers",
+            )
+        if _NUMBER.fullmatch(text.strip(_ASCII_SPACE)):
             raise InputError(
                 f"number too large: {shown(s.iloc[i])}",
                 row=i + 1,

@@ -496,13 +496,45 @@ def test_an_empty_out_is_refused_not_read_as_the_current_folder(
 def test_a_flag_before_an_empty_argument_is_not_an_empty_value(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``--verbose`` takes no value: the "" after it is the data argument, read as
-    before (here: the current folder, which holds no data)."""
+    """``--verbose`` takes no value: the "" after it is the data argument, refused as
+    an empty argument (:func:`test_an_empty_argument_is_refused_not_read_as_the_current_folder`)."""
     monkeypatch.chdir(tmp_path)
     code, _, err = run(capsys, "audit", "--verbose", "", "--out", "o")
     assert code == 2 and "empty value" not in err
+    assert_one_line(code, err, "an empty argument '' for DATA")
     code, _, err = run(capsys, "audit", "x.csv", "--title", " ", "--out", "o")
     assert_one_line(code, err, "--title is given an empty value")
+
+
+@pytest.mark.parametrize(
+    ("args", "which"),
+    [
+        (["audit", "", "--out", "o"], "DATA"),
+        (["validate", " "], "PATH"),
+        (["certify", "apply", "t.json", "", "--out", "d.csv"], "SOURCE"),
+        (["--roster", "r.toml", "judge", "export", "", "--out", "x.csv"], "STORE"),
+    ],
+)
+def test_an_empty_argument_is_refused_not_read_as_the_current_folder(
+    args: list[str],
+    which: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``recuse audit "$DATA"`` with DATA unset: the empty path was ``.``, the current
+    folder, read as the data (a folder of another tool's files there was audited) or
+    named in the error (".: the folder holds no file recuse recognises") as if given."""
+    monkeypatch.chdir(tmp_path)
+    empty = next(a for a in args if not a.strip())
+    code, _, err = run(capsys, *args)
+    assert_one_line(
+        code,
+        err,
+        f"recuse: error: an empty argument {empty!r} for {which} (an unset shell "
+        "variable?) — give a file, folder or dataset name",
+    )
+    assert _files(tmp_path) == []
 
 
 # ------------------------------------------------------------ 4. long input names
@@ -843,6 +875,48 @@ def test_a_json_error_to_a_reader_that_stopped_reading_is_no_traceback(tmp_path:
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+def _limit_file_size() -> None:
+    """In the child: no file may grow past 512 bytes (``ulimit -f``, a full disk's
+    stand-in), its standard output's file included."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_FSIZE, (512, 512))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["analyses"], ["analyses", "--json"]],
+    ids=["table", "json"],
+)
+def test_standard_output_on_a_full_disk_is_one_line_and_exit_2(
+    tmp_path: Path, args: list[str]
+) -> None:
+    """`recuse analyses > out.txt` with the disk full (here: past `ulimit -f`): the
+    table gave a traceback and exit 1; the JSON, one write, gave exit 0 and a file cut
+    at 512 bytes that read as the command's whole answer (Python's buffered writer
+    lost the part the system refused, with no error)."""
+    whole = subprocess.run(
+        [sys.executable, "-m", "recuse", *args], capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=120, check=True,
+    )  # fmt: skip
+    assert len(whole.stdout.encode()) > 512  # more than the limit lets through
+    out = tmp_path / "out.txt"
+    with out.open("wb") as stdout:
+        done = subprocess.run(
+            [sys.executable, "-m", "recuse", *args],
+            stdout=stdout, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+            env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=120, check=False,
+            preexec_fn=_limit_file_size,
+        )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        "recuse: error: cannot write standard output (what was printed is cut short): a "
+        "file would pass the largest file size this process may write (ulimit -f) — raise "
+        "that limit, or write elsewhere with a redirect (> FILE) to another file or disk\n"
+    )
+    assert out.read_bytes() == whole.stdout.encode()[:512]
+
+
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="no /proc (Linux only)")
 def test_the_fix_names_the_option_that_gave_the_path(
     pairs_csv: Path, capsys: pytest.CaptureFixture[str]
@@ -859,3 +933,71 @@ def test_the_fix_names_the_option_that_gave_the_path(
 
     with pytest.raises(OutputError, match=r"write elsewhere with Report\.to_json\(path\)$"):
         check_output("/proc/r.json", option="Report.to_json")
+
+
+def test_a_named_pipe_where_the_report_goes_is_refused_not_waited_on(
+    pairs_csv: Path, tmp_path: Path
+) -> None:
+    """`mkfifo out/report.json`, then `recuse audit --out out`: the audit opened the
+    pipe to read the earlier report's table names and waited for a writer for good,
+    before any check of its folder (exit 124 under `timeout`). Now: one line, exit 2,
+    the pipe left as it was."""
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "report.json")
+    done = subprocess.run(
+        [sys.executable, "-m", "recuse", "audit", str(pairs_csv), "--out", str(out),
+         "--only", "position", "--no-config"],
+        capture_output=True, stdin=subprocess.DEVNULL, text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"recuse: error: --out {out}: report.json there is not a regular file (a pipe, "
+        "socket or device), where recuse writes a file — move or remove it, or give "
+        "another --out\n"
+    )
+    assert [p.name for p in out.iterdir()] == ["report.json"]
+    assert (out / "report.json").is_fifo()
+
+
+def test_an_input_whose_name_is_not_utf8_is_audited(
+    pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file named in Latin-1 (`caf\\xe9.csv`, as an old system or an unzipped archive
+    leaves it): its name, held by Python with a lone surrogate, named the tables
+    (pyarrow: "surrogates not allowed", a traceback) and the report's page. Now the
+    name reads `caf\\xe9.csv` wherever it is shown, and the report is written."""
+    data = tmp_path / os.fsdecode(b"caf\xe9.csv")
+    data.write_bytes(pairs_csv.read_bytes())
+    out = tmp_path / "out"
+    code = main(["audit", str(data), "--out", str(out), "--only", "position", "--no-config"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    (source,) = json.loads((out / "report.json").read_text("utf-8"))["provenance"]["sources"]
+    assert source["name"] == "caf\\xe9.csv"
+    assert source["files"] == ["caf\\xe9.csv"]
+    assert source["location"] == f"{tmp_path.resolve()}/caf\\xe9.csv"
+    assert f"<code>{tmp_path.resolve()}/caf\\xe9.csv</code>" in (out / "report.html").read_text(
+        "utf-8"
+    )
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_output_under_a_locale_without_the_dash_is_escaped_not_a_traceback(
+    pairs_csv: Path, encoding: str
+) -> None:
+    """Standard output in ASCII or Latin-1 (an old system's locale, PYTHONIOENCODING):
+    the em dash of `recuse validate`'s table and `recuse certify`'s lines ended the
+    command in a traceback (UnicodeEncodeError, exit 1). Now it is written as Python
+    writes it to stderr, ``\\u2014``."""
+    for args in (["validate", str(pairs_csv)], ["certify", "run", str(pairs_csv)]):
+        done = subprocess.run(
+            [sys.executable, "-m", "recuse", *args, "--no-config"], capture_output=True,
+            stdin=subprocess.DEVNULL, timeout=120, check=False,
+            env={**os.environ, "PYTHONPATH": str(SRC), "PYTHONIOENCODING": encoding},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr.decode(errors="replace")
+        assert b"Traceback" not in done.stderr
+        assert b"\\u2014" in done.stdout
+        done.stdout.decode(encoding)  # nothing the locale cannot show

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 
 from rich.console import Console
 
@@ -76,3 +77,45 @@ def test_a_narrow_terminal_keeps_the_caption() -> None:
     lines = _shown(t, 40).splitlines()
     assert "┃" not in "".join(lines) and lines[-1] == "sig. * = the 95% interval excludes 0"
     assert lines[0] == "Datasets"
+
+
+def test_standard_output_waits_on_a_full_non_blocking_pipe() -> None:
+    """A parent that sets its pipe non-blocking (Node's child processes do): a full pipe
+    made a write fail with BlockingIOError (a traceback, the rest of the output lost).
+    The guarded stdout waits until the reader takes more, and every byte arrives."""
+    import fcntl
+    import select
+    import threading
+    import time
+
+    from recuse.cli import _GuardedStdout
+
+    read, write = os.pipe()
+    fcntl.fcntl(write, fcntl.F_SETFL, fcntl.fcntl(write, fcntl.F_GETFL) | os.O_NONBLOCK)
+    text = "x" * 300_000  # more than any pipe holds at once (64 KiB on Linux)
+    stream = open(write, "w", encoding="utf-8", closefd=True)
+    failed: list[BaseException] = []
+
+    def write_all() -> None:
+        try:
+            _GuardedStdout(stream).write(text)
+        except BaseException as exc:  # the assertion below names it
+            failed.append(exc)
+        finally:
+            stream.close()
+
+    writer = threading.Thread(target=write_all)
+    writer.start()
+    # read only once the pipe is full (not writable) or the writer has ended: the
+    # writer then surely met a full pipe, whatever the machine's speed
+    deadline = time.monotonic() + 60
+    while writer.is_alive() and select.select([], [write], [], 0)[1]:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    got = b""
+    with open(read, "rb") as reader:
+        while chunk := reader.read(65536):
+            got += chunk
+    writer.join(timeout=60)
+    assert failed == []
+    assert got == text.encode()

@@ -324,3 +324,34 @@ def test_an_unknown_dataset_to_fetch_names_each_dataset_once_and_a_near_miss() -
             folders_for(typed)
         assert f"did you mean {meant!r}?" in str(caught.value)
         assert folders_for(meant)
+
+
+def test_a_data_folder_that_cannot_be_made_says_where_to_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """HOME not writable (a CI runner's, a container's): `recuse data fetch` said only
+    "cannot create the data folder ~/.cache/recuse/data: Permission denied", no fix."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.delenv("RECUSE_DATA_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    monkeypatch.setenv("HOME", str(blocker))
+    with pytest.raises(FetchError) as err:
+        fetch("hh-rlhf", base_url="http://127.0.0.1:9")
+    assert str(err.value) == (
+        f"cannot create the data folder {registry.default_data_dir()}: Not a directory — "
+        "give a folder you can write with --dest, or set RECUSE_DATA_DIR"
+    )
+    code = main(["data", "fetch", "hh-rlhf", "--base-url", "http://127.0.0.1:9"])
+    assert code == 2
+    assert capsys.readouterr().err == f"recuse: error: {err.value}\n"
+    monkeypatch.setenv("RECUSE_DATA_DIR", str(blocker / "data"))
+    with pytest.raises(FetchError) as err:
+        fetch("hh-rlhf", base_url="http://127.0.0.1:9")
+    assert str(err.value).endswith("with --dest, or change RECUSE_DATA_DIR")
+    with pytest.raises(FetchError) as err:
+        fetch("hh-rlhf", blocker / "data", base_url="http://127.0.0.1:9")
+    assert str(err.value) == (
+        f"cannot create the data folder {blocker / 'data'}: Not a directory — give a "
+        "folder you can write with --dest"
+    )

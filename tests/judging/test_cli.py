@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -384,3 +385,46 @@ def test_a_folder_given_as_the_store_is_called_a_folder(
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and f"{folder}: is a folder, not a store" in err
     assert "give the store's file" in err and not (tmp_path / "x.csv").exists()
+
+
+_PIPE = "not a regular file (a pipe, socket or device)"
+_NO_STORE = f"is {_PIPE}, not a store"
+_JUDGE = ["judge", "--data", "{pairs}", "--out", "{tmp}/s.db", "--model", "m", "--base-url"]
+_CERTIFY = ["certify", "run", "{pairs}", "--store"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "what"),
+    [
+        (["judge", "export", "{pipe}", "--out", "{tmp}/x.csv"], _NO_STORE),
+        (["judge", "card", "{pipe}"], _NO_STORE),
+        ([*_CERTIFY, "{pipe}"], _NO_STORE),
+        ([*_CERTIFY, "{store}", "--prices", "{pipe}"], _PIPE),
+        ([*_CERTIFY, "{store}", "--prices", "{tmp}"], "a folder, not a file"),
+        (["judge", "templates", "{pipe}"], _PIPE),
+        (["judge", "templates", "{tmp}"], "a folder, not a file"),
+        ([*_JUDGE, "http://127.0.0.1:9", "--template", "{pipe}"], f"is {_PIPE}"),
+    ],
+    ids=["export", "card", "certify-store", "prices-pipe", "prices-folder", "templates-pipe",
+         "templates-folder", "template-pipe"],
+)  # fmt: skip
+def test_a_pipe_or_folder_given_for_a_file_is_called_what_it_is(
+    argv: list[str], what: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A named pipe (or a folder) given as a store, a price table or a judge template
+    was "no such store", "price file not found", "no such file": the user, who sees it
+    with ls, looked for a missing file. It is never opened (a pipe would wait)."""
+    from recuse.judging.store import Store
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    pairs = tmp_path / "pairs.csv"
+    pd.DataFrame(fake_pairs(4)).assign(judge="m", p_a_first=1.0).to_csv(pairs, index=False)
+    with Store(tmp_path / "store.db"):
+        pass
+    names = {"pipe": pipe, "tmp": tmp_path, "pairs": pairs, "store": tmp_path / "store.db"}
+    code = main([a.format(**names) for a in argv])
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1 and what in err, err
+    assert "no such" not in err and "not found" not in err

@@ -7,12 +7,14 @@ exit code 2. Sub-commands live in the sibling modules and add themselves to ``ap
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
 import sys
 import warnings
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TextIO, cast
 
 from recuse.cli.app import GLOBAL_OPTIONS, app, parse_mapping
 from recuse.cli.console import UNWRAPPED, json_shown, one_line
@@ -104,10 +106,12 @@ def refuse_empty_values(args: list[str]) -> None:
     command: Any = typer.main.get_command(app)
     takes = {o for p in command.params if not getattr(p, "is_flag", True) for o in p.opts}
     head = args[: args.index("--")] if "--" in args else args
+    depth = 0  # the words that name the command (``certify apply``: 2)
     for word in head:
         sub = command.commands.get(word) if hasattr(command, "commands") else None
         if sub is not None:
             command = sub
+            depth += 1
             takes |= {o for p in command.params if not getattr(p, "is_flag", True) for o in p.opts}
     for k, word in enumerate(head):
         name, eq, value = word.partition("=")
@@ -119,6 +123,30 @@ def refuse_empty_values(args: list[str]) -> None:
                 f"{name} is given an empty value (an unset shell variable?) — give it a "
                 "value, or leave the option out"
             )
+    _refuse_empty_arguments(head, takes, command, depth)
+
+
+def _refuse_empty_arguments(head: list[str], takes: set[str], command: Any, depth: int) -> None:
+    """Refuse an empty argument (``recuse audit "$DATA"`` with ``DATA`` unset): its
+    path is ``.``, so the current folder was read as the data (a folder of another
+    tool's files there was audited) or named in the error as if it had been given.
+    ``takes``: the options that take the next word as their value; ``command``: the
+    command the first ``depth`` plain words name, whose arguments name the empty one."""
+    names = [p.name for p in command.params if getattr(p, "param_type_name", "") == "argument"]
+    words, plain = iter(head), -depth  # the index among the command's own arguments
+    for word in words:
+        if word.partition("=")[0] in takes and "=" not in word:
+            next(words, None)  # the option's value (an empty one was refused above)
+        elif word.startswith("-") and word.strip():
+            continue  # a flag
+        elif not word.strip():
+            which = names[min(plain, len(names) - 1)].upper() if names and plain >= 0 else ""
+            raise ConfigError(
+                f"an empty argument {word!r}{f' for {which}' if which else ''} (an unset "
+                "shell variable?) — give a file, folder or dataset name"
+            )
+        else:
+            plain += 1
 
 
 def _show_notes(show: Callable[..., None]) -> Callable[..., None]:
@@ -235,6 +263,96 @@ def _print_to_reader(text: str) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+class StdoutFailed(OSError):
+    """Standard output refused what was printed (a full disk, ``ulimit -f``; a closed
+    pipe is click's and :func:`_print_to_reader`'s): raised by :class:`_GuardedStdout`."""
+
+
+def _written(fd: int, data: bytes) -> int:
+    """``os.write(fd, data)``, waiting until ``fd`` takes bytes where it is non-blocking
+    (a pipe a parent process set so, as Node's child processes have): a full pipe said
+    "write could not complete without blocking" (BlockingIOError), a traceback."""
+    while True:
+        try:
+            return os.write(fd, data)
+        except BlockingIOError:
+            select.select([], [fd], [])
+
+
+class _GuardedStdout:
+    """``sys.stdout`` while a command runs: a write or flush that fails raises
+    :class:`StdoutFailed`, so that :func:`main` tells it from an error writing a file.
+    Stdout sent to a file on a full disk (or past ``ulimit -f``) gave a traceback and
+    exit 1 after a table cut short, or (``--json``, one write) exit 0 and the JSON cut
+    short: Python's buffered writer counted the write the system took part of as done,
+    and lost the rest with no error. So text goes to the descriptor itself, in a loop
+    until every byte is taken (where the stream has one; a test's capture has none),
+    with characters the locale's encoding lacks escaped (:meth:`_errors`)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            fd = self._stream.fileno()
+        except (OSError, ValueError):  # io.UnsupportedOperation: an in-memory stream
+            fd = -1
+        try:
+            if fd < 0:
+                return self._stream.write(text)
+            self._stream.flush()  # what went through the stream first stays first
+            data = text.encode(self._stream.encoding or "utf-8", self._errors())
+            while data:
+                data = data[_written(fd, data) :]
+            return len(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StdoutFailed(exc.errno, exc.strerror) from exc
+
+    def _errors(self) -> str:
+        """How a character the output's encoding lacks is written: as Python writes
+        it to stderr, ``\\u2014`` (an em dash under a Latin-1 or ASCII locale, where a
+        table's dash ended the command in a traceback), unless the stream says
+        otherwise."""
+        errors = self._stream.errors or "strict"
+        return "backslashreplace" if errors == "strict" else errors
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise StdoutFailed(exc.errno, exc.strerror) from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _stdout_guarded() -> Iterator[None]:
+    """``sys.stdout`` wrapped in :class:`_GuardedStdout` for the block."""
+    stream = sys.stdout
+    sys.stdout = cast(TextIO, _GuardedStdout(stream))
+    try:
+        yield
+    finally:
+        sys.stdout = stream
+
+
+def _stdout_failed(exc: OSError) -> int:
+    """Say that standard output failed (:func:`recuse.outputs.stdout_error`) and end
+    with 2; what is still buffered goes nowhere (flushed at exit it would fail again)."""
+    from recuse.outputs import stdout_error
+
+    with contextlib.suppress(OSError):
+        print(f"recuse: error: {one_line(stdout_error(exc))}", file=sys.stderr, flush=True)
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``recuse`` console script; returns the exit code."""
     try:
@@ -256,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         say_interrupted(program=argv is None, resumes=False)
         return stopped_code()
     try:
-        with warnings.catch_warnings(), renaming_by("flag"):  # a fix says --map
+        with warnings.catch_warnings(), renaming_by("flag"), _stdout_guarded():
             warnings.simplefilter("always", ReaderNote)
             warnings.showwarning = _show_notes(warnings.showwarning)
             refuse_empty_values(args)
@@ -276,8 +394,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"recuse: error: {one_line(exc)}", file=sys.stderr)
         as_json = json_error(args, str(exc), 2)
         if as_json is not None:
-            _print_to_reader(json_shown(as_json))
+            try:
+                _print_to_reader(json_shown(as_json))
+            except OSError as failed:
+                return _stdout_failed(failed)
         return 2
+    except StdoutFailed as exc:
+        return _stdout_failed(exc)
     except KeyboardInterrupt:
         say_interrupted(program=argv is None, resumes=resumes)
         return stopped_code()

@@ -265,9 +265,10 @@ def fetch_command(
         transient=True,
     ) as progress:
         task = progress.add_task("starting", total=total)
-        report = fetching.fetch(
-            names, root, base_url=base_url, progress=_RichFetchProgress(progress, task)
-        )
+        report = fetching.fetch(  # None: the default folder, whose error names the variable
+            names, root if dest else None, base_url=base_url,
+            progress=_RichFetchProgress(progress, task),
+        )  # fmt: skip
     console.print(
         cell(
             f"{len(report.downloaded)} file(s) downloaded "

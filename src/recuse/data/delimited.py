@@ -113,7 +113,20 @@ class CsvScan:
             try:
                 return self._check(csv.reader(self._lines(), delimiter=self.sep))
             except csv.Error as exc:
+                if "new-line character seen in unquoted field" in str(exc):
+                    raise self._lone_cr() from None
                 raise self._unparsable(str(exc)) from None
+
+    def _lone_cr(self) -> InputError:
+        """A carriage return inside an unquoted field of a file whose lines end in LF:
+        pandas took it for a line break, so the row was read as two, and the error
+        named the next row ("the prompt text is missing") where nothing is wrong."""
+        return InputError(
+            "a carriage return (CR, \\r) inside an unquoted field: it would split the row in two",
+            file=self.path,
+            row=self.row,
+            fix="quote the field, or remove the CR (write the file again with a CSV writer)",
+        )
 
     def _unparsable(self, why: str) -> InputError:
         return InputError(
@@ -223,9 +236,34 @@ def _scan_csv(raw: bytes, start: int, sep: str, path: Path) -> None:
             row=row,
             fix="save the file as UTF-8",
         ) from None
-    if '"' not in text and _plainly_fine(_csv_lines(text, join_blank=False), sep, path):
+    _no_nul(text, sep, path)
+    lone_cr = "\n" in text and _LONE_CR.search(text) is not None  # the full scan finds it
+    plain = '"' not in text and not lone_cr
+    if plain and _plainly_fine(_csv_lines(text, join_blank=False), sep, path):
         return
     CsvScan(_csv_lines(text), sep, path).run()
+
+
+#: a carriage return that ends no line (not before a line feed)
+_LONE_CR = re.compile("\r(?!\n)")
+
+
+def _no_nul(text: str, sep: str, path: Path) -> None:
+    """Refuse a NUL byte (0x00) in a delimited file, at its data record: no text holds
+    one (a crash pads a file with them; a binary file has them). pandas read one in a
+    cell as part of the text: a judge ``gpt-4o`` with a NUL after it was a second
+    judge, and the file was "a valid pairs table". (JSON lines refuse a raw one as
+    not JSON; the escape ``\\u0000`` there is the writer's own choice, and is read.)"""
+    at = text.find("\x00")
+    if at < 0:
+        return
+    row = CsvScan(_csv_lines(text[:at] + "X"), sep, path, to_end=True).run()
+    raise InputError(
+        f"a NUL byte (0x00){'' if row else ' in the header'}, which no text holds",
+        file=path,
+        row=row,
+        fix="the file is damaged (a crash can leave NUL bytes) or not CSV: write it again",
+    )
 
 
 def _plainly_fine(lines: list[str], sep: str, path: Path) -> bool:

@@ -339,6 +339,11 @@ def fetch_file(
     return True
 
 
+def _set_or_change(env: str) -> str:
+    """How the fix words the variable ``env``: "change" where it is set, else "set"."""
+    return "change" if os.environ.get(env) else "set"
+
+
 def fetch(
     name: str | Iterable[str],
     dest: str | Path | None = None,
@@ -367,7 +372,12 @@ def fetch(
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise FetchError(f"cannot create the data folder {root}: {exc.strerror or exc}") from None
+        env = registry.DATA_DIR_ENV
+        where = "--dest" + ("" if dest is not None else f", or {_set_or_change(env)} {env}")
+        raise FetchError(
+            f"cannot create the data folder {root}: {exc.strerror or exc} — give a folder "
+            f"you can write with {where}"
+        ) from None
     http = client or _client()
     downloaded: list[SourceFile] = []
     skipped: list[SourceFile] = []

@@ -28,7 +28,7 @@ from recuse.data.reading_notes import pairs_notes, spaceless_words
 from recuse.data.record_lines import rows_located
 from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError, RecuseError
-from recuse.files import ABSENT_ERRNOS, unreadable_path
+from recuse.files import ABSENT_ERRNOS, path_text, unreadable_path
 from recuse.reference import LABEL_NAMES, REFERENCE_NAMES, ReferenceKind
 from recuse.roster import Roster
 from recuse.tables import (
@@ -64,12 +64,19 @@ class Source:
     #: with, where the table says (a store's export: :func:`judge_prompts`)
     judge_prompts: tuple[tuple[str, str, str, str], ...] = ()
 
+    @property
+    def shown_location(self) -> str:
+        """:attr:`location` as text every writer takes (:func:`recuse.files.path_text`):
+        the report's page held a folder's name that is not UTF-8 as it was, and its
+        write ended in a traceback."""
+        return path_text(self.location)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "table": self.table,
             "rows": self.rows,
-            "location": self.location,
+            "location": self.shown_location,
             "files": list(self.files),
             "upstream": self.upstream,
             "judges": list(self.judges),
@@ -510,7 +517,10 @@ def load_input(
                 notes = (*notes, *pairs_notes(frame, swapped_frame=how.swapped_frame))
         if kind == "pairs":
             notes = (*notes, *spaceless_words(frame))
-        location, upstream, files, name = str(path.resolve()), "", (path.name,), path.name
+        # a name whose bytes are not UTF-8 (held as lone surrogates) as \xNN escapes: it
+        # names tables and the report, whose writers take no surrogate (a traceback)
+        name = path_text(path.name)
+        location, upstream, files = str(path.resolve()), "", (name,)
         reference, label, mix = file_reference(frame, kind)
         notes = (*notes, *mix)
     judges: tuple[str, ...] = ()

@@ -52,7 +52,7 @@ import pandas as pd
 
 from recuse import numbers
 from recuse.errors import InputError
-from recuse.files import TOO_DEEP, is_file
+from recuse.files import TOO_DEEP, is_file, no_file
 from recuse.judging.device import peak_tflops
 from recuse.judging.rate import per_second
 from recuse.roster import Roster
@@ -472,8 +472,8 @@ def read_prices(path: str | Path, *, roster: Roster | None = None) -> PriceTable
     passes its ``--roster``): two rows naming one judge (``gpt-4o`` and ``GPT-4o``, or a
     name and its alias) are an :class:`InputError`, not the later row silently winning."""
     p = Path(path)
-    if not is_file(p):
-        raise InputError("price file not found", file=p)
+    if not is_file(p):  # a folder or a pipe was "price file not found"
+        raise no_file(p, fix="give the price table (CSV or TOML) with --prices")
     need = ("input_per_million", "output_per_million")
     rows: list[PriceRow] = []
     try:

@@ -1487,6 +1487,12 @@ def no_store(path: Path, *, fix: str) -> InputError:
             file=path,
             fix="give the store's file, e.g. runs/smol.sqlite",
         )
+    if path.exists():  # a pipe was "no such store", though ls shows it
+        return InputError(
+            "is not a regular file (a pipe, socket or device), not a store",
+            file=path,
+            fix="give the store's file, e.g. runs/smol.sqlite",
+        )
     return InputError("no such store", file=path, fix=fix)
 
 

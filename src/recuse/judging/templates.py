@@ -270,6 +270,20 @@ def _format_fields(text: str, *, file: Path, where: str) -> list[str]:
 # --- reading files -----------------------------------------------------------------------
 
 
+def _no_template(path: Path) -> str:
+    """What ``path``, no regular file, is: "a folder", "not a regular file (a pipe,
+    socket or device)" or "no such file" (a folder or a pipe was "no such file")."""
+    from recuse.files import is_file
+
+    if is_file(path, folder=True):
+        return "a folder, not a file"
+    try:
+        path.stat()
+    except OSError:
+        return "no such file"
+    return "not a regular file (a pipe, socket or device)"
+
+
 def split_spec(spec: str | Path) -> tuple[Path, str | None]:
     """``FILE`` or ``FILE:NAME`` -> (file, name)."""
     from recuse.files import is_file
@@ -280,8 +294,10 @@ def split_spec(spec: str | Path) -> tuple[Path, str | None]:
     head, sep, name = str(spec).rpartition(":")
     if sep and head and is_file(head) and name:
         return Path(head), name
+    what = _no_template(path)
+    said = f"no such file {str(spec)!r}" if what == "no such file" else f"{str(spec)!r} is {what}"
     raise ConfigError(
-        f"--template: no such file {str(spec)!r} — give a template file (TOML, FastChat "
+        f"--template: {said} — give a template file (TOML, FastChat "
         "judge_prompts.jsonl, Arena-Hard-Auto YAML or AlpacaEval configs.yaml), with "
         ":NAME to pick one of several prompts"
     )
@@ -293,7 +309,7 @@ def template_entries(path: str | Path) -> list[TemplateEntry]:
 
     path = Path(path)
     if not is_file(path):
-        raise InputError("no such file", file=path, fix="give a judge template file")
+        raise InputError(_no_template(path), file=path, fix="give a judge template file")
     suffix = path.suffix.lower()
     if suffix == ".toml":
         return [TemplateEntry(path.stem, _read_toml(path))]

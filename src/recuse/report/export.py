@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -92,9 +93,14 @@ def _earlier_tables(folder: Path) -> set[str]:
     """File names of the tables listed by the report already in ``folder`` (if any):
     recuse's only, a report.json with a ``schema_version`` and its tables by name, each
     with its rows. Another tool's report.json listing ``tables`` named files of its own
-    that were removed as an earlier audit's."""
+    that were removed as an earlier audit's. A report.json that is no regular file is
+    not read: a named pipe there (``mkfifo``) held the audit for good, waiting for a
+    writer, before it checked its folder."""
+    page = folder / "report.json"
     try:
-        earlier = json.loads((folder / "report.json").read_text("utf-8"))
+        if not stat.S_ISREG(page.stat().st_mode):
+            return set()
+        earlier = json.loads(page.read_text("utf-8"))
         tables = earlier["tables"]
         if "schema_version" not in earlier or not all(
             isinstance(t, dict) and "rows" in t for t in tables.values()

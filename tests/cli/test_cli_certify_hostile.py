@@ -170,12 +170,20 @@ def test_an_output_that_is_the_input_is_refused(
 def test_a_cascade_or_judge_list_without_names_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], names: str
 ) -> None:
-    """Before: `--cascade ,` certified the judges and silently ran no cascade."""
+    """Before: `--cascade ,` certified the judges and silently ran no cascade. An empty
+    value is refused as every option's is (`certify SOURCE` runs `certify run`, whose
+    options these are: the refusal of empty arguments read `--cascade ""`'s value as an
+    empty SOURCE, 'give a file, folder or dataset name')."""
     src = _pairs(tmp_path)
     for option in ("--cascade", "--judge"):
         code, text = _run(["certify", str(src), option, names], capsys)
         assert code == 2, text
-        assert f"{option} {names!r} names no judge" in text and "Traceback" not in text
+        said = (
+            f"{option} is given an empty value (an unset shell variable?)"
+            if not names
+            else f"{option} {names!r} names no judge"
+        )
+        assert said in text and "Traceback" not in text, text
 
 
 @pytest.mark.parametrize("names", ["gpt-4,,claude-v1", ",gpt-4", "gpt-4,", "gpt-4, ,claude-v1"])

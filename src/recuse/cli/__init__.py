@@ -107,11 +107,15 @@ def refuse_empty_values(args: list[str]) -> None:
     takes = {o for p in command.params if not getattr(p, "is_flag", True) for o in p.opts}
     head = args[: args.index("--")] if "--" in args else args
     depth = 0  # the words that name the command (``certify apply``: 2)
-    for word in head:
+    for k, word in enumerate(head):
         sub = command.commands.get(word) if hasattr(command, "commands") else None
+        named = sub is not None
+        if not named and k == depth and getattr(command, "default_command", None):
+            # ``recuse certify SOURCE --cascade ""`` runs ``certify run``: its options
+            sub = None if word in ("--help", "-h") else command.commands[command.default_command]
         if sub is not None:
             command = sub
-            depth += 1
+            depth += named
             takes |= {o for p in command.params if not getattr(p, "is_flag", True) for o in p.opts}
     for k, word in enumerate(head):
         name, eq, value = word.partition("=")

@@ -176,3 +176,24 @@ def test_one_flip_reads_no_narrower_than_none() -> None:
     assert one.ci_low <= 0.5 - u1 / 2 + 1e-12 and one.ci_high == pytest.approx(0.5 + u1 / 2)
     assert one.ci_high - one.ci_low > none.ci_high - none.ci_low
     assert one.p_value > 0.1 and one.ci_low < 0.5 < one.ci_high  # holds no bias: not flagged
+
+
+def test_a_widened_interval_claims_no_power_its_width_denies() -> None:
+    """One of 30 one-pair prompts flips: the interval is widened to about 0.52 [0.44,
+    0.57] while the resamples' spread is 0.016, from which the report's "±X detectable"
+    ((z_0.95 + z_0.8) · se, 80% power at 90%) read ±0.040 — a bias smaller than the
+    interval's own half-width (0.064), which an estimate sitting exactly on it could not
+    flag. The standard error is now at least the half-width over z_0.95, so the
+    detectable size exceeds the half-width by (z + z_0.8) / z, and the gate's z · se is
+    the half-width shown."""
+    from scipy.stats import norm
+
+    same = [1.0, 0] * 15
+    tab = _blocks([0.0, *same[1:]], same, [f"p{k}" for k in range(30)])
+    for fn in (first_position_rate, flip_rate, position_consistency):
+        r = fn(tab, boot=Resampling(n_boot=400, seed=3), min_n=1)
+        assert "widened by Student's t" in r.method
+        half = (r.ci_high - r.ci_low) / 2
+        detectable = (norm.ppf(0.95) + norm.ppf(0.8)) * r.std_error
+        assert detectable > half * 1.5  # (1.645 + 0.842) / 1.645 = 1.51
+        assert norm.ppf(0.95) * r.std_error == pytest.approx(half)

@@ -494,6 +494,10 @@ def to_results(
                     heaviest=est.heaviest,
                 )  # fmt: skip
                 p = p if math.isnan(p) else max(p, t_p)
+                # the standard error the widened interval implies, where it is wider than
+                # the resamples' spread: "±0.040 detectable" beside 0.52 [0.44, 0.57] (1
+                # pair of 30 changing) claimed a power the interval does not have
+                std_error = widened_error(std_error, low, high, level=boot.level)
                 words = moved_method(boot=boot, interval=spec.stat.interval or interval)
             elif spec.unseen:
                 words = interval_method(boot, spec.stat.interval or interval)
@@ -613,6 +617,24 @@ def moved_method(*, boot: Resampling, interval: Interval = "bca") -> str:
         "exact one-sided Clopper–Pearson bound on the share of prompts whose verdict "
         "changes with the order"
     )
+
+
+def widened_error(std_error: float, low: float, high: float, *, level: float) -> float:
+    """The standard error of a position rate whose interval :func:`moved_span` widened:
+    the resamples' standard deviation, or the interval's half-width over the normal
+    quantile where that is larger, ``max(se, (high − low) / (2 z))`` with ``z =
+    z((1 + level) / 2)`` — what the "±X detectable" line ((z + z_0.8) · se) and the
+    gate's projection (z · se) read, so neither claims a power or a half-width the
+    interval shown does not have (NaN stays NaN).
+
+    >>> round(widened_error(0.0159, 0.4382, 0.5667, level=0.9), 4)
+    0.0391
+    >>> widened_error(0.05, 0.45, 0.55, level=0.9)
+    0.05
+    """
+    if math.isnan(std_error):
+        return std_error
+    return max(std_error, (high - low) / (2 * NormalDist().inv_cdf((1 + level) / 2)))
 
 
 def moving_pairs(spec: MetricSpec, est: GroupEstimate) -> int | None:

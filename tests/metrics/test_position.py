@@ -176,3 +176,60 @@ def test_one_flip_reads_no_narrower_than_none() -> None:
     assert one.ci_low <= 0.5 - u1 / 2 + 1e-12 and one.ci_high == pytest.approx(0.5 + u1 / 2)
     assert one.ci_high - one.ci_low > none.ci_high - none.ci_low
     assert one.p_value > 0.1 and one.ci_low < 0.5 < one.ci_high  # holds no bias: not flagged
+
+
+def test_a_widened_interval_claims_no_power_its_width_denies() -> None:
+    """One of 30 one-pair prompts flips: the interval is widened to about 0.52 [0.44,
+    0.57] while the resamples' spread is 0.016, from which the report's "±X detectable"
+    ((z_0.95 + z_0.8) · se, 80% power at 90%) read ±0.040 — a bias smaller than the
+    interval's own half-width (0.064), which an estimate sitting exactly on it could not
+    flag. The standard error is now at least the half-width over z_0.95, so the
+    detectable size exceeds the half-width by (z + z_0.8) / z, and the gate's z · se is
+    the half-width shown."""
+    from scipy.stats import norm
+
+    same = [1.0, 0] * 15
+    tab = _blocks([0.0, *same[1:]], same, [f"p{k}" for k in range(30)])
+    for fn in (first_position_rate, flip_rate, position_consistency):
+        r = fn(tab, boot=Resampling(n_boot=400, seed=3), min_n=1)
+        assert "widened by Student's t" in r.method
+        half = (r.ci_high - r.ci_low) / 2
+        detectable = (norm.ppf(0.95) + norm.ppf(0.8)) * r.std_error
+        assert detectable > half * 1.5  # (1.645 + 0.842) / 1.645 = 1.51
+        assert norm.ppf(0.95) * r.std_error == pytest.approx(half)
+
+
+def test_flips_that_balance_on_a_prompt_read_no_narrower_than_none() -> None:
+    """Prompt p0 holds two pairs, one flipping to the first slot and one to the second;
+    the other 28 prompts' pairs never change. Every resample's first-position rate is
+    0.5, so the bootstrap read 0.50 [0.50, 0.50] "no variation" — narrower than the
+    exact bound the same prompts give with no flip at all. Now the exact bound for 1 of
+    29 prompts changing, u = beta.ppf(0.9, 2, 28), times the largest prompt's pairs over
+    the mean's (2 / (30 / 29)): 0.5 ± s / 2 (scipy, by hand). And where the bootstrap's
+    end sits on the estimate (3 one-pair prompts, one flipping, at level 0.5: BCa low =
+    0.667 = the estimate), that end is the exact bound's, 0.5 − beta.ppf(0.5, 2, 2) / 2
+    = 0.25, and the p-value 1: it read [0.667, 0.833] beside p = 0.25."""
+    from scipy.stats import beta
+
+    same = [1.0, 0] * 15
+    prompts = ["p0", "p0"] + [f"p{k}" for k in range(1, 29)]
+    boot = Resampling(n_boot=400, seed=3)
+    none = first_position_rate(_blocks(same, same, prompts), boot=boot, min_n=1)
+    tab = _blocks([1.0, 0.0, *same[2:]], [0.0, 1.0, *same[2:]], prompts)
+    r = first_position_rate(tab, boot=boot, min_n=1)
+    s = float(beta.ppf(0.9, 2, 28)) * 2 / (30 / 29)
+    assert r.estimate == 0.5
+    assert (r.ci_low, r.ci_high) == pytest.approx((0.5 - s / 2, 0.5 + s / 2))
+    assert r.ci_high - r.ci_low > none.ci_high - none.ci_low
+    assert not r.fixed and r.p_value == 1.0
+    assert not any(
+        w.startswith("no variation in the resamples: the interval says") for w in r.warnings
+    )
+    assert any("they balance" in w for w in r.warnings)
+    one = first_position_rate(
+        table([(1.0, 0.0), (1.0, 1.0), (0.0, 0.0)]),
+        boot=Resampling(n_boot=1000, seed=1, level=0.5), min_n=1,
+    )  # fmt: skip
+    assert one.estimate == pytest.approx(2 / 3)
+    assert one.ci_low == pytest.approx(0.5 - float(beta.ppf(0.5, 2, 2)) / 2)
+    assert one.ci_low < 0.5 < one.ci_high and one.p_value >= 0.5

@@ -484,7 +484,12 @@ def to_results(
             # widened where at most half the prompts change with the order: the few that
             # do carry the variance (where most do, the rare ones are those that do not,
             # which the exact bound on the changing ones cannot bound: it read [0, 1])
-            widen = spec.unseen and not flat and 0 <= est.moving <= est.n_clusters / 2
+            # (and where the resamples cannot vary though some pairs change: prompts whose
+            # own first-position rate is 0.5, a flip each way, read 0.50 [0.50, 0.50],
+            # narrower than the exact bound of none changing)
+            widen = spec.unseen and 0 <= est.moving <= est.n_clusters / 2
+            balanced = widen and flat and est.moving > 0
+            widen = widen and (not flat or balanced)
             if widen:
                 # few pairs change with the order: the bootstrap's ends widened by t, up to
                 # the exact bound on the prompts that change (moved_span)
@@ -494,6 +499,10 @@ def to_results(
                     heaviest=est.heaviest,
                 )  # fmt: skip
                 p = p if math.isnan(p) else max(p, t_p)
+                # the standard error the widened interval implies, where it is wider than
+                # the resamples' spread: "±0.040 detectable" beside 0.52 [0.44, 0.57] (1
+                # pair of 30 changing) claimed a power the interval does not have
+                std_error = widened_error(std_error, low, high, level=boot.level)
                 words = moved_method(boot=boot, interval=spec.stat.interval or interval)
             elif spec.unseen:
                 words = interval_method(boot, spec.stat.interval or interval)
@@ -529,7 +538,7 @@ def to_results(
                     null=spec.null,
                     warnings=interval_warnings(
                         est,
-                        constant=constant,
+                        constant=BALANCED if balanced else constant,
                         exact=unseen,
                         moving=moving_pairs(spec, est) if widen else None,
                     )
@@ -615,6 +624,33 @@ def moved_method(*, boot: Resampling, interval: Interval = "bca") -> str:
     )
 
 
+def widened_error(std_error: float, low: float, high: float, *, level: float) -> float:
+    """The standard error of a position rate whose interval :func:`moved_span` widened:
+    the resamples' standard deviation, or the interval's half-width over the normal
+    quantile where that is larger, ``max(se, (high − low) / (2 z))`` with ``z =
+    z((1 + level) / 2)`` — what the "±X detectable" line ((z + z_0.8) · se) and the
+    gate's projection (z · se) read, so neither claims a power or a half-width the
+    interval shown does not have (NaN stays NaN).
+
+    >>> round(widened_error(0.0159, 0.4382, 0.5667, level=0.9), 4)
+    0.0391
+    >>> widened_error(0.05, 0.45, 0.55, level=0.9)
+    0.05
+    """
+    if math.isnan(std_error):
+        return std_error
+    return max(std_error, (high - low) / (2 * NormalDist().inv_cdf((1 + level) / 2)))
+
+
+#: said in place of the zero-width warning of a position rate whose resamples cannot vary
+#: though some pairs change with the order (:func:`to_results`)
+BALANCED = (
+    "no variation in the resamples, though some pairs change their verdict with the order: "
+    "on each prompt holding such pairs they balance (as many to the first slot as to the "
+    "second), so the interval is the exact bound on the share of prompts that change"
+)
+
+
 def moving_pairs(spec: MetricSpec, est: GroupEstimate) -> int | None:
     """The pairs that move a :attr:`~recuse.metrics.bootstrap.GroupedStatistic.sparse`
     rate (the last of its totals: the pairs whose verdict changes with the order), or
@@ -656,7 +692,10 @@ def moved_span(
       which moves a rate at most ``s`` from its no-bias value (``bound="floor"``:
       ``[null, null + s]``; ``"ceiling"``: ``[null − s, null]``; else ``null ± s/2``);
     * and never inside the bootstrap's ends:
-      ``low' = min(low, max(value − f (value − low), e_low))``, likewise ``high'``.
+      ``low' = min(low, max(value − f (value − low), e_low))``, likewise ``high'``; an
+      end the bootstrap put on the estimate (``low = value``: nothing for ``f`` to
+      scale, as where the resamples cannot vary) is the exact bound's, ``min(low,
+      e_low)``, and the p-value 1 where it is the end toward ``null``.
 
     :func:`to_results` widens where at most half the prompts change (``m ≤ n/2``): where
     most do, the rare prompts are those that do not, whose variance the t factor would
@@ -693,14 +732,13 @@ def moved_span(
         e_low, e_high = null - s, null
     else:
         e_low, e_high = null - s / 2, null + s / 2
-    t_low = value - f * (value - low) if value > low else low
-    t_high = value + f * (high - value) if high > value else high
+    # an end on the estimate leaves t no width to scale: the exact bound stands there
+    t_low = value - f * (value - low) if value > low else -math.inf
+    t_high = value + f * (high - value) if high > value else math.inf
     new_low, new_high = min(low, max(t_low, e_low)), max(high, min(t_high, e_high))
     half = value - low if null < value else high - value
-    if effective <= 1 or null == value:
-        p = 1.0
-    elif half <= 0:
-        p = 0.0
+    if effective <= 1 or null == value or half <= 0:
+        p = 1.0  # no t test: the end toward null is the exact bound's, which holds it
     else:
         p = float(2 * t.sf(abs(value - null) / (half / z), effective - 1))
     return new_low, new_high, p

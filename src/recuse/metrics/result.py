@@ -255,7 +255,9 @@ COLUMNS: dict[str, str] = {
     "n_boot_dropped": "of those, resamples in which the statistic was undefined (a zero "
     "denominator), left out of the interval",
     "n_boot_unfit": "kept resamples whose refitted model had no finite estimate",
-    "std_error": "the standard deviation of the kept resamples, in the estimate's unit",
+    "std_error": "the standard deviation of the kept resamples, in the estimate's unit "
+    "(a position rate whose interval is widened for few pairs changing with the order: "
+    "at least the interval's half-width over the normal quantile)",
     "p_value": "two-sided, against null (the interval inverted, never below 2/(B+1)); "
     "empty: no test (null is the metric's floor or ceiling)",
     "null": "the no-bias value in the estimate's unit (0.5 for the first-position rate; "

@@ -279,6 +279,26 @@ def _written(fd: int, data: bytes) -> int:
             select.select([], [fd], [])
 
 
+def _encoded(text: str, encoding: str, errors: str) -> bytes:
+    """``text.encode(encoding, errors)``, with each character that handler cannot
+    write written as ``\\u2014`` instead (backslashreplace). A C locale's standard
+    output is ASCII with ``surrogateescape``, which writes a file name's undecodable
+    bytes back as they were but no em dash: a table's dash ended the command in a
+    traceback (UnicodeEncodeError) there."""
+    try:
+        return text.encode(encoding, errors)
+    except UnicodeEncodeError:
+        return b"".join(_encoded_char(c, encoding, errors) for c in text)
+
+
+def _encoded_char(char: str, encoding: str, errors: str) -> bytes:
+    """One character of :func:`_encoded`."""
+    try:
+        return char.encode(encoding, errors)
+    except UnicodeEncodeError:
+        return char.encode(encoding, "backslashreplace")
+
+
 class _GuardedStdout:
     """``sys.stdout`` while a command runs: a write or flush that fails raises
     :class:`StdoutFailed`, so that :func:`main` tells it from an error writing a file.
@@ -301,7 +321,7 @@ class _GuardedStdout:
             if fd < 0:
                 return self._stream.write(text)
             self._stream.flush()  # what went through the stream first stays first
-            data = text.encode(self._stream.encoding or "utf-8", self._errors())
+            data = _encoded(text, self._stream.encoding or "utf-8", self._errors())
             while data:
                 data = data[_written(fd, data) :]
             return len(text)

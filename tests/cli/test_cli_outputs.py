@@ -917,6 +917,32 @@ def test_standard_output_on_a_full_disk_is_one_line_and_exit_2(
     assert out.read_bytes() == whole.stdout.encode()[:512]
 
 
+def _close_stdout() -> None:
+    """In the child before it runs: standard output closed, as ``recuse ... >&-``."""
+    os.close(1)
+
+
+@pytest.mark.parametrize(
+    "args, code",
+    [(["analyses"], 0), (["validate", "no-such.csv", "--json"], 2)],
+    ids=["table", "json-error"],
+)
+def test_standard_output_closed_is_no_traceback(args: list[str], code: int) -> None:
+    """`recuse analyses >&-`: Python sets sys.stdout to None, and recuse's own
+    ``sys.stdout.isatty()`` (then the guard's wrapping of None) ended every command in a
+    traceback, exit 1. What is printed now goes nowhere, as print and click do there;
+    the command ends as it would (an error still said on stderr, with its code)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "recuse", *args], stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL, text=True, env={**os.environ, "PYTHONPATH": str(SRC)},
+        timeout=120, check=False, preexec_fn=_close_stdout,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr
+    assert done.returncode == code, done.stderr
+    expected = "" if code == 0 else "recuse: error: no-such.csv: file not found"
+    assert done.stderr.startswith(expected)
+
+
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="no /proc (Linux only)")
 def test_the_fix_names_the_option_that_gave_the_path(
     pairs_csv: Path, capsys: pytest.CaptureFixture[str]

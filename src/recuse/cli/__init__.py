@@ -352,13 +352,19 @@ class _GuardedStdout:
 
 @contextlib.contextmanager
 def _stdout_guarded() -> Iterator[None]:
-    """``sys.stdout`` wrapped in :class:`_GuardedStdout` for the block."""
+    """``sys.stdout`` wrapped in :class:`_GuardedStdout` for the block. Where there is
+    none (standard output closed, ``>&-``: Python sets it to None), what is printed
+    goes nowhere, as ``print`` and click do then; the guard's wrapping of None gave a
+    traceback."""
     stream = sys.stdout
-    sys.stdout = cast(TextIO, _GuardedStdout(stream))
+    nowhere = open(os.devnull, "w", encoding="utf-8") if stream is None else None
+    sys.stdout = cast(TextIO, _GuardedStdout(nowhere or stream))
     try:
         yield
     finally:
         sys.stdout = stream
+        if nowhere is not None:
+            nowhere.close()
 
 
 def _stdout_failed(exc: OSError) -> int:
@@ -380,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # a Ctrl-C while the commands load: none has begun
         say_interrupted(program=argv is None, resumes=False)
         return stopped_code()
-    if not sys.stdout.isatty():
+    if sys.stdout is None or not sys.stdout.isatty():  # None: closed (>&-)
         # help and usage errors off a terminal: plain click text, one line per option
         # (a rich box there is 80 columns wide and cuts text with "…")
         app.rich_markup_mode = None

@@ -8,6 +8,7 @@ exit code 2. Sub-commands live in the sibling modules and add themselves to ``ap
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import select
@@ -306,17 +307,14 @@ class _GuardedStdout:
     exit 1 after a table cut short, or (``--json``, one write) exit 0 and the JSON cut
     short: Python's buffered writer counted the write the system took part of as done,
     and lost the rest with no error. So text goes to the descriptor itself, in a loop
-    until every byte is taken (where the stream has one; a test's capture has none),
+    until every byte is taken (where the stream is a text file: :meth:`_descriptor`),
     with characters the locale's encoding lacks escaped (:meth:`_errors`)."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        try:
-            fd = self._stream.fileno()
-        except (OSError, ValueError):  # io.UnsupportedOperation: an in-memory stream
-            fd = -1
+        fd = self._descriptor()
         try:
             if fd < 0:
                 return self._stream.write(text)
@@ -329,6 +327,19 @@ class _GuardedStdout:
             raise
         except OSError as exc:
             raise StdoutFailed(exc.errno, exc.strerror) from exc
+
+    def _descriptor(self) -> int:
+        """The descriptor a write goes to directly, or -1 to write through the stream:
+        only a text file's own (an :class:`io.TextIOWrapper`, whose writes reach that
+        descriptor). Another stream's ``fileno`` need not be where its text goes: a
+        Jupyter kernel's stdout gives the kernel's own terminal, where ``main()`` run in
+        a notebook cell wrote its tables instead of the cell; a test's capture has none."""
+        if not isinstance(self._stream, io.TextIOWrapper):
+            return -1
+        try:
+            return self._stream.fileno()
+        except (OSError, ValueError):  # io.UnsupportedOperation, a closed file
+            return -1
 
     def _errors(self) -> str:
         """How a character the output's encoding lacks is written: as Python writes

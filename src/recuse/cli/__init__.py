@@ -300,6 +300,40 @@ def _encoded_char(char: str, encoding: str, errors: str) -> bytes:
         return char.encode(encoding, "backslashreplace")
 
 
+def _write_all(stream: TextIO, fd: int, data: bytes) -> None:
+    """Write ``data`` to ``fd``, ``stream``'s descriptor, after what went through the
+    stream (so it stays first), until every byte is taken; an ``OSError`` but a closed
+    pipe's is raised as :class:`StdoutFailed`."""
+    try:
+        stream.flush()
+        while data:
+            data = data[_written(fd, data) :]
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise StdoutFailed(exc.errno, exc.strerror) from exc
+
+
+class _GuardedBytes(io.RawIOBase):
+    """``sys.stdout.buffer`` while a command runs (:attr:`_GuardedStdout.buffer`): bytes
+    written to the descriptor until all are taken, a failure :class:`StdoutFailed`."""
+
+    def __init__(self, stream: TextIO, fd: int) -> None:
+        super().__init__()
+        self._stream, self._fd = stream, fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def write(self, data: Any) -> int:
+        raw = bytes(data)
+        _write_all(self._stream, self._fd, raw)
+        return len(raw)
+
+
 class _GuardedStdout:
     """``sys.stdout`` while a command runs: a write or flush that fails raises
     :class:`StdoutFailed`, so that :func:`main` tells it from an error writing a file.
@@ -315,18 +349,24 @@ class _GuardedStdout:
 
     def write(self, text: str) -> int:
         fd = self._descriptor()
-        try:
-            if fd < 0:
+        if fd < 0:
+            try:
                 return self._stream.write(text)
-            self._stream.flush()  # what went through the stream first stays first
-            data = _encoded(text, self._stream.encoding or "utf-8", self._errors())
-            while data:
-                data = data[_written(fd, data) :]
-            return len(text)
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise StdoutFailed(exc.errno, exc.strerror) from exc
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                raise StdoutFailed(exc.errno, exc.strerror) from exc
+        data = _encoded(text, self._stream.encoding or "utf-8", self._errors())
+        _write_all(self._stream, fd, data)
+        return len(text)
+
+    @property
+    def buffer(self) -> Any:
+        """The stream's bytes, guarded as its text is (:class:`_GuardedBytes`): click
+        writes there under an ASCII locale (it takes such a stream for misconfigured
+        and writes UTF-8 to its buffer), and a full disk was unsaid again, exit 0."""
+        fd = self._descriptor()
+        return self._stream.buffer if fd < 0 else _GuardedBytes(self._stream, fd)
 
     def _descriptor(self) -> int:
         """The descriptor a write goes to directly, or -1 to write through the stream:

@@ -211,14 +211,29 @@ def _blank(record: list[str]) -> bool:
 
 
 def _csv_lines(text: str, *, join_blank: bool = True) -> list[str]:
-    """The lines of a delimited file for :class:`CsvScan`: split at LF (at CR in a file
-    without LF); with ``join_blank``, runs of blank lines first joined into one (they
-    hold no record, and inside a quoted field they change no field count), so that
-    millions of them cost neither a long list nor a long loop."""
-    newline = "\n" if "\n" in text else "\r"
+    """The lines of a delimited file for :class:`CsvScan`: split at its line ending
+    (:func:`line_ending`); with ``join_blank``, runs of blank lines first joined into
+    one (they hold no record, and inside a quoted field they change no field count), so
+    that millions of them cost neither a long list nor a long loop."""
+    newline = line_ending(text)
     if join_blank:
         text = re.sub(f"{newline}(?:[ \\t\\r]*{newline})+", newline, text)
     return text.split(newline)
+
+
+def line_ending(text: str) -> str:
+    """The line ending of a delimited file's ``text``: CR where its first line ends in a
+    CR alone (Excel for Mac's "CSV (Macintosh)", classic Mac files), else LF (a CRLF
+    file's CRs end its lines' text). Any LF in the file made it LF, so such a file
+    with a line break inside a quoted cell (Alt-Enter in a spreadsheet: an LF) was
+    split at that LF alone, and refused as "a carriage return inside an unquoted
+    field" where pandas reads it whole.
+
+    >>> line_ending("a,b\r1,2\r"), line_ending('a,b\r1,"x\ny"\r'), line_ending("a,b\r\n1,2")
+    ('\r', '\r', '\n')
+    """
+    cr, lf = text.find("\r"), text.find("\n")
+    return "\r" if cr >= 0 and (lf < 0 or cr + 1 < lf) else "\n"
 
 
 def _scan_csv(raw: bytes, start: int, sep: str, path: Path) -> None:
@@ -237,7 +252,8 @@ def _scan_csv(raw: bytes, start: int, sep: str, path: Path) -> None:
             fix="save the file as UTF-8",
         ) from None
     _no_nul(text, sep, path)
-    lone_cr = "\n" in text and _LONE_CR.search(text) is not None  # the full scan finds it
+    # a CR that ends no line, where lines end in LF: the full scan finds it
+    lone_cr = line_ending(text) == "\n" and _LONE_CR.search(text) is not None
     plain = '"' not in text and not lone_cr
     if plain and _plainly_fine(_csv_lines(text, join_blank=False), sep, path):
         return

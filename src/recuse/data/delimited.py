@@ -82,8 +82,11 @@ class CsvScan:
     found later (a byte that is not UTF-8): it is not checked, only located.
     """
 
-    def __init__(self, lines: list[str], sep: str, path: Path, *, to_end: bool = False) -> None:
+    def __init__(
+        self, lines: list[str], sep: str, path: Path, *, to_end: bool = False, stray: str = "\r"
+    ) -> None:
         self.lines, self.sep, self.path, self.to_end = lines, sep, path, to_end
+        self.stray = stray  # the line break that ends no line (CR; LF in a CR file)
         self.limit = max_row_bytes()
         self.kind = "tab" if sep == "\t" else "comma"
         self.done = 0  # data records read
@@ -118,14 +121,19 @@ class CsvScan:
                 raise self._unparsable(str(exc)) from None
 
     def _lone_cr(self) -> InputError:
-        """A carriage return inside an unquoted field of a file whose lines end in LF:
-        pandas took it for a line break, so the row was read as two, and the error
-        named the next row ("the prompt text is missing") where nothing is wrong."""
+        """A carriage return inside an unquoted field of a file whose lines end in LF
+        (or a line feed in one whose lines end in CR): pandas took it for a line break,
+        so the row was read as two, and the error named the next row ("the prompt text
+        is missing") where nothing is wrong."""
+        cr = self.stray == "\r"
+        what = "a carriage return (CR, \\r)" if cr else "a line feed (LF, \\n)"
+        where = "" if cr else " of a file whose lines end in CR alone"
         return InputError(
-            "a carriage return (CR, \\r) inside an unquoted field: it would split the row in two",
+            f"{what} inside an unquoted field{where}: it would split the row in two",
             file=self.path,
             row=self.row,
-            fix="quote the field, or remove the CR (write the file again with a CSV writer)",
+            fix=f"quote the field, or remove the {'CR' if cr else 'LF'} (write the file "
+            "again with a CSV writer)",
         )
 
     def _unparsable(self, why: str) -> InputError:
@@ -252,12 +260,14 @@ def _scan_csv(raw: bytes, start: int, sep: str, path: Path) -> None:
             fix="save the file as UTF-8",
         ) from None
     _no_nul(text, sep, path)
-    # a CR that ends no line, where lines end in LF: the full scan finds it
-    lone_cr = line_ending(text) == "\n" and _LONE_CR.search(text) is not None
-    plain = '"' not in text and not lone_cr
+    # a line break that ends no line (a CR where lines end in LF, an LF where they end
+    # in CR): pandas splits the row there; the full scan finds it
+    lf_ended = line_ending(text) == "\n"
+    stray = _LONE_CR.search(text) is not None if lf_ended else "\n" in text
+    plain = '"' not in text and not stray
     if plain and _plainly_fine(_csv_lines(text, join_blank=False), sep, path):
         return
-    CsvScan(_csv_lines(text), sep, path).run()
+    CsvScan(_csv_lines(text), sep, path, stray="\r" if lf_ended else "\n").run()
 
 
 #: a carriage return that ends no line (not before a line feed)

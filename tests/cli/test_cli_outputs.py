@@ -513,6 +513,9 @@ def test_a_flag_before_an_empty_argument_is_not_an_empty_value(
         (["validate", " "], "PATH"),
         (["certify", "apply", "t.json", "", "--out", "d.csv"], "SOURCE"),
         (["--roster", "r.toml", "judge", "export", "", "--out", "x.csv"], "STORE"),
+        # after --, as a careful script writes it: the current folder was read still
+        (["audit", "--out", "o", "--", ""], "DATA"),
+        (["certify", "apply", "--out", "d.csv", "--", "t.json", ""], "SOURCE"),
     ],
 )
 def test_an_empty_argument_is_refused_not_read_as_the_current_folder(

@@ -99,8 +99,8 @@ def refuse_empty_values(args: list[str]) -> None:
     empty value (``--out ""``, or ``--out "$DIR"`` with ``DIR`` unset): a path read from
     it is ``.``, so the report went into the current folder, and a dataset folder or
     config file was looked for there; an empty roster was ignored; an empty name or
-    number is no value either. Flags take no value and are left alone, and so is
-    everything after ``--``.
+    number is no value either. Flags take no value and are left alone; after ``--``
+    every word is an argument, and only an empty one is refused.
     """
     import typer.main
 
@@ -124,15 +124,20 @@ def refuse_empty_values(args: list[str]) -> None:
                 f"{name} is given an empty value (an unset shell variable?) — give it a "
                 "value, or leave the option out"
             )
-    _refuse_empty_arguments(head, takes, command, depth)
+    rest = args[args.index("--") + 1 :] if "--" in args else []
+    _refuse_empty_arguments(head, takes, command, depth, rest=rest)
 
 
-def _refuse_empty_arguments(head: list[str], takes: set[str], command: Any, depth: int) -> None:
+def _refuse_empty_arguments(
+    head: list[str], takes: set[str], command: Any, depth: int, *, rest: list[str]
+) -> None:
     """Refuse an empty argument (``recuse audit "$DATA"`` with ``DATA`` unset): its
     path is ``.``, so the current folder was read as the data (a folder of another
     tool's files there was audited) or named in the error as if it had been given.
     ``takes``: the options that take the next word as their value; ``command``: the
-    command the first ``depth`` plain words name, whose arguments name the empty one."""
+    command the first ``depth`` plain words name, whose arguments name the empty one;
+    ``rest``: the words after ``--``, every one an argument (``recuse audit --
+    "$DATA"``, as a careful script writes it, read the current folder)."""
     names = [p.name for p in command.params if getattr(p, "param_type_name", "") == "argument"]
     words, plain = iter(head), -depth  # the index among the command's own arguments
     for word in words:
@@ -141,13 +146,23 @@ def _refuse_empty_arguments(head: list[str], takes: set[str], command: Any, dept
         elif word.startswith("-") and word.strip():
             continue  # a flag
         elif not word.strip():
-            which = names[min(plain, len(names) - 1)].upper() if names and plain >= 0 else ""
-            raise ConfigError(
-                f"an empty argument {word!r}{f' for {which}' if which else ''} (an unset "
-                "shell variable?) — give a file, folder or dataset name"
-            )
+            raise _empty_argument(word, names, plain)
         else:
             plain += 1
+    for word in rest:
+        if not word.strip():
+            raise _empty_argument(word, names, plain)
+        plain += 1
+
+
+def _empty_argument(word: str, names: list[str], plain: int) -> ConfigError:
+    """The error for the empty argument ``word``, the ``plain``-th of the command's
+    arguments ``names`` (the last takes the rest; none where ``plain`` < 0)."""
+    which = names[min(plain, len(names) - 1)].upper() if names and plain >= 0 else ""
+    return ConfigError(
+        f"an empty argument {word!r}{f' for {which}' if which else ''} (an unset "
+        "shell variable?) — give a file, folder or dataset name"
+    )
 
 
 def _show_notes(show: Callable[..., None]) -> Callable[..., None]:

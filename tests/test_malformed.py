@@ -286,6 +286,14 @@ CASES += [
         "line 3 (data row 2): a carriage return (CR, \\r) inside an unquoted field: it "
         "would split the row in two — quote the field",
     ),
+    # the same with the line endings swapped (lines ending in CR alone, Excel for Mac's
+    # "CSV (Macintosh)"; an LF alone in an unquoted cell): "row 3, missing prompt_id"
+    (
+        "pairs_lone_lf_in_cr_file.csv",
+        "pairs",
+        "data row 2: a line feed (LF, \\n) inside an unquoted field of a file whose lines "
+        "end in CR alone: it would split the row in two — quote the field, or remove the LF",
+    ),
     # a digit of another script (fullwidth 8) and a no-break space after a number were
     # "number too large" (Python's \\d takes any script's digits; str.strip any space)
     (

@@ -655,7 +655,12 @@ def test_a_staging_folder_whose_pid_was_reused_is_taken_for_a_dead_one(tmp_path:
     out = tmp_path / "report"
     stale = out / ".recuse-staging-0123456789ab"
     stale.mkdir(parents=True)
-    owner = {"pid": os.getpid(), "host": outputs.socket.gethostname(), "start": 1}
+    owner = {
+        "pid": os.getpid(),
+        "host": outputs.socket.gethostname(),
+        "start": 1,
+        "machine": outputs._machine(),
+    }
     (stale / outputs.OWNER_FILE).write_text(json.dumps(owner))
     (stale / "report.json").write_text("half")
     assert outputs._owner_alive(stale) is False
@@ -665,6 +670,40 @@ def test_a_staging_folder_whose_pid_was_reused_is_taken_for_a_dead_one(tmp_path:
     owner["host"] = "another-host"  # a shared file system: cannot be told, kept
     (stale / outputs.OWNER_FILE).write_text(json.dumps(owner))
     assert outputs._owner_alive(stale) is None
+
+
+def test_a_live_write_in_another_pid_namespace_of_the_same_host_name_is_kept(
+    tmp_path: Path,
+) -> None:
+    """A write from a container that shares the host's name but not its pids (``docker
+    run --network host``), or from another machine of the same name on a shared file
+    system: its pid means nothing here. Its staging folder, holding the write's files
+    while it runs, was removed as a dead owner's wherever that pid was free here."""
+    here = outputs._machine()
+    if here is None:
+        pytest.skip("no /proc: the boot and pid namespace cannot be read here")
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    pid = int(gone.stdout)  # a pid free here (the process has ended)
+    out = tmp_path / "report"
+    live = out / ".recuse-staging-0123456789ab"
+    live.mkdir(parents=True)
+    for machine in ("another-boot pid:[4026531836]", here.split()[0] + " pid:[1]"):
+        owner = {"pid": pid, "host": outputs.socket.gethostname(), "start": 5, "machine": machine}
+        (live / outputs.OWNER_FILE).write_text(json.dumps(owner))
+        (live / "report.json").write_text("being written")
+        assert outputs._owner_alive(live) is None
+        with outputs.staged(out) as stage:
+            stage.write_text("tables/a.csv", "mine")
+        assert (live / "report.json").read_text() == "being written"
+    owner["machine"] = here  # this boot and namespace: that pid is gone
+    (live / outputs.OWNER_FILE).write_text(json.dumps(owner))
+    assert outputs._owner_alive(live) is False
 
 
 def test_a_killed_write_whose_old_files_this_write_does_not_replace_stays_and_is_said(

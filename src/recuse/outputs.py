@@ -608,8 +608,28 @@ def _write_owner(root: Path) -> None:
     """Record in the staging folder ``root`` which process owns it: its pid, the host
     and the process's start time (so a pid reused by another process is not taken for
     the owner), read by :func:`_owner_alive` at a later write."""
-    owner = {"pid": os.getpid(), "host": socket.gethostname(), "start": _started(os.getpid())}
+    owner = {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "start": _started(os.getpid()),
+        "machine": _machine(),
+    }
     (root / OWNER_FILE).write_text(json.dumps(owner), encoding="utf-8")
+
+
+def _machine() -> str | None:
+    """Which kernel boot and which process-id namespace this process runs in (Linux:
+    ``/proc/sys/kernel/random/boot_id`` and the ``/proc/self/ns/pid`` link), or None
+    where they cannot be read (no /proc: not Linux). A pid means one process only
+    within both: the host name alone took a write in a container sharing the host's
+    name (``docker run --network host``) but not its pids, or one from another machine
+    of the same name on a shared file system, for a process gone here, and its
+    staging folder was removed while it ran."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="utf-8").strip()
+        return f"{boot} {os.readlink('/proc/self/ns/pid')}"
+    except OSError:
+        return None
 
 
 def _started(pid: int) -> int | None:
@@ -627,13 +647,15 @@ def _owner_alive(folder: Path) -> bool | None:
     when it is gone (no process with its pid, or one started at another time: the pid
     reused), True when it runs, None where that cannot be told (no owner file: a
     folder of an older recuse; a folder written from another host, on a shared file
-    system; an owner file that cannot be read)."""
+    system, or from another boot or pid namespace (:func:`_machine`: a container's);
+    an owner file that cannot be read)."""
     try:
         owner = json.loads((folder / OWNER_FILE).read_text(encoding="utf-8"))
         pid, host, start = int(owner["pid"]), owner["host"], owner["start"]
-    except (OSError, ValueError, TypeError, KeyError):
+        machine = owner.get("machine")
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
-    if host != socket.gethostname() or pid <= 0:
+    if host != socket.gethostname() or machine != _machine() or pid <= 0:
         return None
     try:
         os.kill(pid, 0)  # signal 0: only asks whether the process exists

@@ -340,6 +340,25 @@ def test_profile_names_where_the_time_went(
     assert any(ln.endswith("(self-preference)") for ln in lines), lines
 
 
+def test_one_analysis_not_made_of_a_labels_only_table_is_said_in_the_singular(
+    pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--only verbosity` on a table of labels only: one analysis not made (verbosity's
+    judge part), and the data line read "(1 analyses not made"."""
+    import pandas as pd
+
+    verdicts = ["judge", "p_a", "p_a_first", "p_a_second", "status_first", "status_second"]
+    frame = pd.read_csv(pairs_csv).drop(columns=verdicts, errors="ignore")
+    labels = tmp_path / "labels.csv"
+    frame.drop_duplicates("item_id").to_csv(labels, index=False)
+    args = ["audit", str(labels), "--only", "verbosity", "--n-boot", "100"]
+    assert main([*args, "--out", str(tmp_path / "r")]) == 0
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert len([s for s in report["skipped"] if s["dataset"] == labels.name]) == 1
+    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("data: ")]
+    assert "judge bias needs verdicts (1 analysis not made; reasons in the report)" in line
+
+
 def test_every_source_is_named_with_what_was_done_with_it(
     pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -513,6 +513,9 @@ def test_a_flag_before_an_empty_argument_is_not_an_empty_value(
         (["validate", " "], "PATH"),
         (["certify", "apply", "t.json", "", "--out", "d.csv"], "SOURCE"),
         (["--roster", "r.toml", "judge", "export", "", "--out", "x.csv"], "STORE"),
+        # after --, as a careful script writes it: the current folder was read still
+        (["audit", "--out", "o", "--", ""], "DATA"),
+        (["certify", "apply", "--out", "d.csv", "--", "t.json", ""], "SOURCE"),
     ],
 )
 def test_an_empty_argument_is_refused_not_read_as_the_current_folder(
@@ -884,37 +887,66 @@ def _limit_file_size() -> None:
 
 
 @pytest.mark.parametrize(
-    "args",
-    [["analyses"], ["analyses", "--json"]],
-    ids=["table", "json"],
+    "args, encoding",
+    [(["analyses"], "utf-8"), (["analyses", "--json"], "utf-8"), (["analyses"], "ascii")],
+    ids=["table", "json", "ascii-locale"],
 )
 def test_standard_output_on_a_full_disk_is_one_line_and_exit_2(
-    tmp_path: Path, args: list[str]
+    tmp_path: Path, args: list[str], encoding: str
 ) -> None:
     """`recuse analyses > out.txt` with the disk full (here: past `ulimit -f`): the
     table gave a traceback and exit 1; the JSON, one write, gave exit 0 and a file cut
     at 512 bytes that read as the command's whole answer (Python's buffered writer
-    lost the part the system refused, with no error)."""
+    lost the part the system refused, with no error). Under an ASCII locale click
+    writes the lines to stdout's buffer (it takes the stream for misconfigured), past
+    the guard: exit 0 and the file cut short again, until the buffer was guarded too."""
+    env = {**os.environ, "PYTHONPATH": str(SRC), "PYTHONIOENCODING": encoding}
     whole = subprocess.run(
-        [sys.executable, "-m", "recuse", *args], capture_output=True, text=True,
-        env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=120, check=True,
+        [sys.executable, "-m", "recuse", *args], capture_output=True,
+        env=env, timeout=120, check=True,
     )  # fmt: skip
-    assert len(whole.stdout.encode()) > 512  # more than the limit lets through
+    assert len(whole.stdout) > 512  # more than the limit lets through
     out = tmp_path / "out.txt"
     with out.open("wb") as stdout:
         done = subprocess.run(
             [sys.executable, "-m", "recuse", *args],
             stdout=stdout, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-            env={**os.environ, "PYTHONPATH": str(SRC)}, timeout=120, check=False,
-            preexec_fn=_limit_file_size,
+            env=env, timeout=120, check=False, preexec_fn=_limit_file_size,
         )  # fmt: skip
     assert done.returncode == 2, done.stderr
-    assert done.stderr == (
+    said = (
         "recuse: error: cannot write standard output (what was printed is cut short): a "
         "file would pass the largest file size this process may write (ulimit -f) — raise "
         "that limit, or write elsewhere with a redirect (> FILE) to another file or disk\n"
-    )
-    assert out.read_bytes() == whole.stdout.encode()[:512]
+    )  # as Python writes stderr in the locale: \u2014 for the dash under ASCII
+    assert done.stderr == said.encode(encoding, "backslashreplace").decode(encoding)
+    assert out.read_bytes() == whole.stdout[:512]
+
+
+def _close_stdout() -> None:
+    """In the child before it runs: standard output closed, as ``recuse ... >&-``."""
+    os.close(1)
+
+
+@pytest.mark.parametrize(
+    "args, code",
+    [(["analyses"], 0), (["validate", "no-such.csv", "--json"], 2)],
+    ids=["table", "json-error"],
+)
+def test_standard_output_closed_is_no_traceback(args: list[str], code: int) -> None:
+    """`recuse analyses >&-`: Python sets sys.stdout to None, and recuse's own
+    ``sys.stdout.isatty()`` (then the guard's wrapping of None) ended every command in a
+    traceback, exit 1. What is printed now goes nowhere, as print and click do there;
+    the command ends as it would (an error still said on stderr, with its code)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "recuse", *args], stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL, text=True, env={**os.environ, "PYTHONPATH": str(SRC)},
+        timeout=120, check=False, preexec_fn=_close_stdout,
+    )  # fmt: skip
+    assert "Traceback" not in done.stderr
+    assert done.returncode == code, done.stderr
+    expected = "" if code == 0 else "recuse: error: no-such.csv: file not found"
+    assert done.stderr.startswith(expected)
 
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="no /proc (Linux only)")
@@ -983,14 +1015,15 @@ def test_an_input_whose_name_is_not_utf8_is_audited(
     )
 
 
-@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1", "ascii:surrogateescape"])
 def test_output_under_a_locale_without_the_dash_is_escaped_not_a_traceback(
     pairs_csv: Path, encoding: str
 ) -> None:
     """Standard output in ASCII or Latin-1 (an old system's locale, PYTHONIOENCODING):
     the em dash of `recuse validate`'s table and `recuse certify`'s lines ended the
     command in a traceback (UnicodeEncodeError, exit 1). Now it is written as Python
-    writes it to stderr, ``\\u2014``."""
+    writes it to stderr, ``\\u2014``; so too under a C locale, whose ASCII output
+    writes with ``surrogateescape`` (a traceback still, before its own fallback)."""
     for args in (["validate", str(pairs_csv)], ["certify", "run", str(pairs_csv)]):
         done = subprocess.run(
             [sys.executable, "-m", "recuse", *args, "--no-config"], capture_output=True,
@@ -1000,4 +1033,4 @@ def test_output_under_a_locale_without_the_dash_is_escaped_not_a_traceback(
         assert done.returncode == 0, done.stderr.decode(errors="replace")
         assert b"Traceback" not in done.stderr
         assert b"\\u2014" in done.stdout
-        done.stdout.decode(encoding)  # nothing the locale cannot show
+        done.stdout.decode(encoding.split(":")[0])  # nothing the locale cannot show

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 
+import pytest
 from rich.console import Console
 
 from recuse.cli.console import TerminalTable
@@ -119,3 +121,40 @@ def test_standard_output_waits_on_a_full_non_blocking_pipe() -> None:
     writer.join(timeout=60)
     assert failed == []
     assert got == text.encode()
+
+
+class _KernelStdout(io.TextIOBase):
+    """A Jupyter kernel's ``sys.stdout`` (ipykernel's OutStream): text written to it
+    goes to the notebook cell; its ``fileno()`` is the kernel's own terminal."""
+
+    def __init__(self, terminal: int) -> None:
+        self.cell: list[str] = []
+        self._terminal = terminal
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):  # as OutStream: text only
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self.cell.append(text)
+        return len(text)
+
+    def fileno(self) -> int:
+        return self._terminal
+
+
+def test_main_in_a_notebook_cell_prints_into_the_cell(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``recuse.cli.main([...])`` run in a notebook cell: the guard wrote to the stream's
+    descriptor, and a kernel's stdout gives its own terminal there, so the tables went to
+    the Jupyter server's log instead of the cell. Text reaches the stream's own write
+    (the descriptor is written directly only for a text file), and sys.stdout is the
+    kernel's again after the command."""
+    from recuse.cli import main
+
+    read, write = os.pipe()
+    kernel = _KernelStdout(write)
+    monkeypatch.setattr("sys.stdout", kernel)
+    assert main(["analyses"]) == 0
+    assert sys.stdout is kernel
+    os.close(write)
+    with open(read, "rb") as terminal:
+        assert terminal.read() == b""
+    assert "".join(kernel.cell).startswith("self-preference — Self-preference (pairs)\n")

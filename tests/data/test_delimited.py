@@ -159,3 +159,21 @@ def test_an_empty_cell_among_ids_past_the_64_bit_signed_range_is_missing(
     assert got["id"].isna().sum() == len(empty) == (n + 998) // 1000
     assert got["id"].iloc[words:].isna().tolist() == [not i for i in ids]
     assert got["id"].iloc[-1] == ids[-1] and got["id"].iloc[words] == f"{2**63}"
+
+
+@pytest.mark.parametrize("ending", ["\r", "\r\n", "\n"], ids=["cr", "crlf", "lf"])
+def test_a_line_break_inside_a_quoted_cell_is_read_whatever_the_line_ending(
+    tmp_path: Path, ending: str
+) -> None:
+    """Excel for Mac's "CSV (Macintosh)" ends lines in CR alone, and a cell with a line
+    break in it (Alt-Enter) holds an LF, quoted: the scan split such a file at that LF
+    (any LF made the file an LF file) and refused it, "a carriage return (CR, \\r) inside
+    an unquoted field", where pandas reads it. A CR quoted in a cell of an LF or CRLF
+    file is text too. Each cell as written, in every line ending."""
+    cells = ["first part\nsecond part", "one\rtwo", "plain"]
+    lines = ["id,note", *(f'{k},"{c}"' for k, c in enumerate(cells)), "3,end"]
+    path = tmp_path / "t.csv"
+    path.write_bytes((ending.join(lines) + ending).encode())
+    got = read_csv(path)
+    assert got["note"].tolist() == [*cells, "end"]
+    assert got["id"].astype(int).tolist() == [0, 1, 2, 3]

@@ -8,6 +8,7 @@ exit code 2. Sub-commands live in the sibling modules and add themselves to ``ap
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import select
@@ -98,8 +99,8 @@ def refuse_empty_values(args: list[str]) -> None:
     empty value (``--out ""``, or ``--out "$DIR"`` with ``DIR`` unset): a path read from
     it is ``.``, so the report went into the current folder, and a dataset folder or
     config file was looked for there; an empty roster was ignored; an empty name or
-    number is no value either. Flags take no value and are left alone, and so is
-    everything after ``--``.
+    number is no value either. Flags take no value and are left alone; after ``--``
+    every word is an argument, and only an empty one is refused.
     """
     import typer.main
 
@@ -127,15 +128,20 @@ def refuse_empty_values(args: list[str]) -> None:
                 f"{name} is given an empty value (an unset shell variable?) — give it a "
                 "value, or leave the option out"
             )
-    _refuse_empty_arguments(head, takes, command, depth)
+    rest = args[args.index("--") + 1 :] if "--" in args else []
+    _refuse_empty_arguments(head, takes, command, depth, rest=rest)
 
 
-def _refuse_empty_arguments(head: list[str], takes: set[str], command: Any, depth: int) -> None:
+def _refuse_empty_arguments(
+    head: list[str], takes: set[str], command: Any, depth: int, *, rest: list[str]
+) -> None:
     """Refuse an empty argument (``recuse audit "$DATA"`` with ``DATA`` unset): its
     path is ``.``, so the current folder was read as the data (a folder of another
     tool's files there was audited) or named in the error as if it had been given.
     ``takes``: the options that take the next word as their value; ``command``: the
-    command the first ``depth`` plain words name, whose arguments name the empty one."""
+    command the first ``depth`` plain words name, whose arguments name the empty one;
+    ``rest``: the words after ``--``, every one an argument (``recuse audit --
+    "$DATA"``, as a careful script writes it, read the current folder)."""
     names = [p.name for p in command.params if getattr(p, "param_type_name", "") == "argument"]
     words, plain = iter(head), -depth  # the index among the command's own arguments
     for word in words:
@@ -144,13 +150,23 @@ def _refuse_empty_arguments(head: list[str], takes: set[str], command: Any, dept
         elif word.startswith("-") and word.strip():
             continue  # a flag
         elif not word.strip():
-            which = names[min(plain, len(names) - 1)].upper() if names and plain >= 0 else ""
-            raise ConfigError(
-                f"an empty argument {word!r}{f' for {which}' if which else ''} (an unset "
-                "shell variable?) — give a file, folder or dataset name"
-            )
+            raise _empty_argument(word, names, plain)
         else:
             plain += 1
+    for word in rest:
+        if not word.strip():
+            raise _empty_argument(word, names, plain)
+        plain += 1
+
+
+def _empty_argument(word: str, names: list[str], plain: int) -> ConfigError:
+    """The error for the empty argument ``word``, the ``plain``-th of the command's
+    arguments ``names`` (the last takes the rest; none where ``plain`` < 0)."""
+    which = names[min(plain, len(names) - 1)].upper() if names and plain >= 0 else ""
+    return ConfigError(
+        f"an empty argument {word!r}{f' for {which}' if which else ''} (an unset "
+        "shell variable?) — give a file, folder or dataset name"
+    )
 
 
 def _show_notes(show: Callable[..., None]) -> Callable[..., None]:
@@ -283,6 +299,60 @@ def _written(fd: int, data: bytes) -> int:
             select.select([], [fd], [])
 
 
+def _encoded(text: str, encoding: str, errors: str) -> bytes:
+    """``text.encode(encoding, errors)``, with each character that handler cannot
+    write written as ``\\u2014`` instead (backslashreplace). A C locale's standard
+    output is ASCII with ``surrogateescape``, which writes a file name's undecodable
+    bytes back as they were but no em dash: a table's dash ended the command in a
+    traceback (UnicodeEncodeError) there."""
+    try:
+        return text.encode(encoding, errors)
+    except UnicodeEncodeError:
+        return b"".join(_encoded_char(c, encoding, errors) for c in text)
+
+
+def _encoded_char(char: str, encoding: str, errors: str) -> bytes:
+    """One character of :func:`_encoded`."""
+    try:
+        return char.encode(encoding, errors)
+    except UnicodeEncodeError:
+        return char.encode(encoding, "backslashreplace")
+
+
+def _write_all(stream: TextIO, fd: int, data: bytes) -> None:
+    """Write ``data`` to ``fd``, ``stream``'s descriptor, after what went through the
+    stream (so it stays first), until every byte is taken; an ``OSError`` but a closed
+    pipe's is raised as :class:`StdoutFailed`."""
+    try:
+        stream.flush()
+        while data:
+            data = data[_written(fd, data) :]
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise StdoutFailed(exc.errno, exc.strerror) from exc
+
+
+class _GuardedBytes(io.RawIOBase):
+    """``sys.stdout.buffer`` while a command runs (:attr:`_GuardedStdout.buffer`): bytes
+    written to the descriptor until all are taken, a failure :class:`StdoutFailed`."""
+
+    def __init__(self, stream: TextIO, fd: int) -> None:
+        super().__init__()
+        self._stream, self._fd = stream, fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def write(self, data: Any) -> int:
+        raw = bytes(data)
+        _write_all(self._stream, self._fd, raw)
+        return len(raw)
+
+
 class _GuardedStdout:
     """``sys.stdout`` while a command runs: a write or flush that fails raises
     :class:`StdoutFailed`, so that :func:`main` tells it from an error writing a file.
@@ -290,29 +360,45 @@ class _GuardedStdout:
     exit 1 after a table cut short, or (``--json``, one write) exit 0 and the JSON cut
     short: Python's buffered writer counted the write the system took part of as done,
     and lost the rest with no error. So text goes to the descriptor itself, in a loop
-    until every byte is taken (where the stream has one; a test's capture has none),
+    until every byte is taken (where the stream is a text file: :meth:`_descriptor`),
     with characters the locale's encoding lacks escaped (:meth:`_errors`)."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        try:
-            fd = self._stream.fileno()
-        except (OSError, ValueError):  # io.UnsupportedOperation: an in-memory stream
-            fd = -1
-        try:
-            if fd < 0:
+        fd = self._descriptor()
+        if fd < 0:
+            try:
                 return self._stream.write(text)
-            self._stream.flush()  # what went through the stream first stays first
-            data = text.encode(self._stream.encoding or "utf-8", self._errors())
-            while data:
-                data = data[_written(fd, data) :]
-            return len(text)
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise StdoutFailed(exc.errno, exc.strerror) from exc
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                raise StdoutFailed(exc.errno, exc.strerror) from exc
+        data = _encoded(text, self._stream.encoding or "utf-8", self._errors())
+        _write_all(self._stream, fd, data)
+        return len(text)
+
+    @property
+    def buffer(self) -> Any:
+        """The stream's bytes, guarded as its text is (:class:`_GuardedBytes`): click
+        writes there under an ASCII locale (it takes such a stream for misconfigured
+        and writes UTF-8 to its buffer), and a full disk was unsaid again, exit 0."""
+        fd = self._descriptor()
+        return self._stream.buffer if fd < 0 else _GuardedBytes(self._stream, fd)
+
+    def _descriptor(self) -> int:
+        """The descriptor a write goes to directly, or -1 to write through the stream:
+        only a text file's own (an :class:`io.TextIOWrapper`, whose writes reach that
+        descriptor). Another stream's ``fileno`` need not be where its text goes: a
+        Jupyter kernel's stdout gives the kernel's own terminal, where ``main()`` run in
+        a notebook cell wrote its tables instead of the cell; a test's capture has none."""
+        if not isinstance(self._stream, io.TextIOWrapper):
+            return -1
+        try:
+            return self._stream.fileno()
+        except (OSError, ValueError):  # io.UnsupportedOperation, a closed file
+            return -1
 
     def _errors(self) -> str:
         """How a character the output's encoding lacks is written: as Python writes
@@ -336,13 +422,19 @@ class _GuardedStdout:
 
 @contextlib.contextmanager
 def _stdout_guarded() -> Iterator[None]:
-    """``sys.stdout`` wrapped in :class:`_GuardedStdout` for the block."""
+    """``sys.stdout`` wrapped in :class:`_GuardedStdout` for the block. Where there is
+    none (standard output closed, ``>&-``: Python sets it to None), what is printed
+    goes nowhere, as ``print`` and click do then; the guard's wrapping of None gave a
+    traceback."""
     stream = sys.stdout
-    sys.stdout = cast(TextIO, _GuardedStdout(stream))
+    nowhere = open(os.devnull, "w", encoding="utf-8") if stream is None else None
+    sys.stdout = cast(TextIO, _GuardedStdout(nowhere or stream))
     try:
         yield
     finally:
         sys.stdout = stream
+        if nowhere is not None:
+            nowhere.close()
 
 
 def _stdout_failed(exc: OSError) -> int:
@@ -364,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # a Ctrl-C while the commands load: none has begun
         say_interrupted(program=argv is None, resumes=False)
         return stopped_code()
-    if not sys.stdout.isatty():
+    if sys.stdout is None or not sys.stdout.isatty():  # None: closed (>&-)
         # help and usage errors off a terminal: plain click text, one line per option
         # (a rich box there is 80 columns wide and cuts text with "…")
         app.rich_markup_mode = None

@@ -82,8 +82,11 @@ class CsvScan:
     found later (a byte that is not UTF-8): it is not checked, only located.
     """
 
-    def __init__(self, lines: list[str], sep: str, path: Path, *, to_end: bool = False) -> None:
+    def __init__(
+        self, lines: list[str], sep: str, path: Path, *, to_end: bool = False, stray: str = "\r"
+    ) -> None:
         self.lines, self.sep, self.path, self.to_end = lines, sep, path, to_end
+        self.stray = stray  # the line break that ends no line (CR; LF in a CR file)
         self.limit = max_row_bytes()
         self.kind = "tab" if sep == "\t" else "comma"
         self.done = 0  # data records read
@@ -118,14 +121,19 @@ class CsvScan:
                 raise self._unparsable(str(exc)) from None
 
     def _lone_cr(self) -> InputError:
-        """A carriage return inside an unquoted field of a file whose lines end in LF:
-        pandas took it for a line break, so the row was read as two, and the error
-        named the next row ("the prompt text is missing") where nothing is wrong."""
+        """A carriage return inside an unquoted field of a file whose lines end in LF
+        (or a line feed in one whose lines end in CR): pandas took it for a line break,
+        so the row was read as two, and the error named the next row ("the prompt text
+        is missing") where nothing is wrong."""
+        cr = self.stray == "\r"
+        what = "a carriage return (CR, \\r)" if cr else "a line feed (LF, \\n)"
+        where = "" if cr else " of a file whose lines end in CR alone"
         return InputError(
-            "a carriage return (CR, \\r) inside an unquoted field: it would split the row in two",
+            f"{what} inside an unquoted field{where}: it would split the row in two",
             file=self.path,
             row=self.row,
-            fix="quote the field, or remove the CR (write the file again with a CSV writer)",
+            fix=f"quote the field, or remove the {'CR' if cr else 'LF'} (write the file "
+            "again with a CSV writer)",
         )
 
     def _unparsable(self, why: str) -> InputError:
@@ -211,14 +219,29 @@ def _blank(record: list[str]) -> bool:
 
 
 def _csv_lines(text: str, *, join_blank: bool = True) -> list[str]:
-    """The lines of a delimited file for :class:`CsvScan`: split at LF (at CR in a file
-    without LF); with ``join_blank``, runs of blank lines first joined into one (they
-    hold no record, and inside a quoted field they change no field count), so that
-    millions of them cost neither a long list nor a long loop."""
-    newline = "\n" if "\n" in text else "\r"
+    """The lines of a delimited file for :class:`CsvScan`: split at its line ending
+    (:func:`line_ending`); with ``join_blank``, runs of blank lines first joined into
+    one (they hold no record, and inside a quoted field they change no field count), so
+    that millions of them cost neither a long list nor a long loop."""
+    newline = line_ending(text)
     if join_blank:
         text = re.sub(f"{newline}(?:[ \\t\\r]*{newline})+", newline, text)
     return text.split(newline)
+
+
+def line_ending(text: str) -> str:
+    """The line ending of a delimited file's ``text``: CR where its first line ends in a
+    CR alone (Excel for Mac's "CSV (Macintosh)", classic Mac files), else LF (a CRLF
+    file's CRs end its lines' text). Any LF in the file made it LF, so such a file
+    with a line break inside a quoted cell (Alt-Enter in a spreadsheet: an LF) was
+    split at that LF alone, and refused as "a carriage return inside an unquoted
+    field" where pandas reads it whole.
+
+    >>> line_ending("a,b\r1,2\r"), line_ending('a,b\r1,"x\ny"\r'), line_ending("a,b\r\n1,2")
+    ('\r', '\r', '\n')
+    """
+    cr, lf = text.find("\r"), text.find("\n")
+    return "\r" if cr >= 0 and (lf < 0 or cr + 1 < lf) else "\n"
 
 
 def _scan_csv(raw: bytes, start: int, sep: str, path: Path) -> None:
@@ -237,11 +260,14 @@ def _scan_csv(raw: bytes, start: int, sep: str, path: Path) -> None:
             fix="save the file as UTF-8",
         ) from None
     _no_nul(text, sep, path)
-    lone_cr = "\n" in text and _LONE_CR.search(text) is not None  # the full scan finds it
-    plain = '"' not in text and not lone_cr
+    # a line break that ends no line (a CR where lines end in LF, an LF where they end
+    # in CR): pandas splits the row there; the full scan finds it
+    lf_ended = line_ending(text) == "\n"
+    stray = _LONE_CR.search(text) is not None if lf_ended else "\n" in text
+    plain = '"' not in text and not stray
     if plain and _plainly_fine(_csv_lines(text, join_blank=False), sep, path):
         return
-    CsvScan(_csv_lines(text), sep, path).run()
+    CsvScan(_csv_lines(text), sep, path, stray="\r" if lf_ended else "\n").run()
 
 
 #: a carriage return that ends no line (not before a line feed)

@@ -260,13 +260,14 @@ def source_lines(report: AuditReport) -> list[str]:
                 said = "; ".join(b.sentence for b in found)
                 out.append(
                     f"{head}: {labels} only — {said}, the verbosity baseline (no judge's "
-                    f"bias); judge bias needs verdicts ({not_made:,} analyses not made; "
+                    f"bias); judge bias needs verdicts ({_analyses(not_made)} not made; "
                     "reasons in the report)"
                 )
                 continue
             out.append(
                 f"{head}: {labels} only, no judge verdicts — nothing to estimate from it "
-                f"({not_made:,} analyses need verdicts, ratings, probes or perplexities; "
+                f"({_analyses(not_made)} {'needs' if not_made == 1 else 'need'} verdicts, "
+                "ratings, probes or perplexities; "
                 "reasons in the report)"
             )
             continue
@@ -284,6 +285,16 @@ def source_lines(report: AuditReport) -> list[str]:
         rest = f"; {not_made:,} estimates or analyses not made" if not_made else ""
         out.append(f"{head}: {whose} — {did}{rest}")
     return out
+
+
+def _analyses(n: int) -> str:
+    """``n`` analyses, in words (``--only verbosity`` on a labels-only table: "1
+    analysis", where the line read "1 analyses not made").
+
+    >>> _analyses(1), _analyses(13)
+    ('1 analysis', '13 analyses')
+    """
+    return f"{n:,} {'analysis' if n == 1 else 'analyses'}"
 
 
 def judge_line(row: SummaryRow) -> str:

@@ -246,11 +246,11 @@ EXPANDED_WORDS = (
 )
 
 
-def expanded_method(boot: Resampling) -> str:
+def expanded_method(*, boot: Resampling) -> str:
     """The words of :func:`~recuse.metrics.bootstrap.expanded_interval` for a result's
     ``method``: the BCa interval expanded for few prompts.
 
-    >>> expanded_method(Resampling())[:58]
+    >>> expanded_method(boot=Resampling())[:58]
     '90% BCa interval (bias-corrected, jackknife acceleration),'
     """
     name = INTERVAL_NAMES["bca"]
@@ -533,7 +533,7 @@ def to_results(
                 p = p if math.isnan(p) else max(p, t_p)
                 words = moved_method(boot=boot, interval=spec.stat.interval or interval)
             else:
-                words = expanded_method(boot) if expand else interval_method(boot, kind)
+                words = expanded_method(boot=boot) if expand else interval_method(boot, kind)
             if unseen:
                 # the resamples cannot vary: the data bound what could (unseen_span)
                 low, high = unseen_span(

@@ -122,3 +122,24 @@ def test_the_audit_expands_parity_verbosity_and_agreement_not_equal_opportunity(
     expanded = {r.metric for r in res.results if "Hesterberg" in r.method}
     assert {"self_preference_dp", "family_preference_dp", "verbosity_bias"} <= expanded
     assert "self_preference_eo" not in expanded and "family_preference_eo" not in expanded
+
+
+def test_the_audits_expanded_flags_agree_with_their_intervals() -> None:
+    # every expanded result of a small clustered audit: its interval excludes the no-bias
+    # value exactly when its p-value is under 1 − level (away from the resolution's edge)
+    bias = PlantedBias(self_preference=0.1, family_preference=0.1, verbosity=0.1, accuracy=0.5)
+    checked = 0
+    for seed in range(8):
+        sim = simulate_pairs(judges={"gpt-4": bias}, n_prompts=20, pairs_per_prompt=3,
+                             prompt_effect=0.15, bias_effect=0.1, seed=seed)  # fmt: skip
+        res = pairwise_bias(sim.pairs, sim.families, curves=False, boot=Resampling(seed=seed))
+        for r in res.results:
+            if "Hesterberg" not in r.method or math.isnan(r.p_value) or r.n_clusters < 5:
+                continue
+            # an end on the null itself: replicates tied there count half to the p-value
+            # (a share from 7 family pairs: [0.0, 0.857], p 0.088), as in the plain BCa
+            if abs(r.p_value - 0.1) < 0.005 or r.null in (r.ci_low, r.ci_high):
+                continue
+            assert (r.p_value < 0.1) == (not r.ci_low <= r.null <= r.ci_high), (seed, r)
+            checked += 1
+    assert checked >= 20

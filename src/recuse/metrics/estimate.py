@@ -699,7 +699,8 @@ def moved_span(
     most do, the rare prompts are those that do not, whose variance the t factor would
     call unknown (7 of 8 prompts at 1, one at 0.5: ν ≈ 1) and the exact bound, centred
     on the no-bias value, cannot bound (it read [0, 1] for a consistency of 1 in 60);
-    there the BCa interval stands. With ``m = 0`` the exact bound is
+    there the BCa interval stands (expanded for few prompts,
+    :func:`~recuse.metrics.bootstrap.expanded_interval`). With ``m = 0`` the exact bound is
     :func:`unseen_span`'s, so one pair that changes reads no narrower than none (``ν`` is
     about 1 then, the t end infinite); with many, ``ν`` is large and ``f`` near 1 (1.009
     at ν = 100). Planted truths

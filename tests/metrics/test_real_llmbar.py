@@ -32,14 +32,15 @@ from recuse.roster import Roster
 # judge -> metric -> (estimate, ci_low, ci_high, n); 90 % BCa intervals, 2000 resamples, seed 0
 #: gpt-4's position rates' intervals: BCa widened by t_{ν−1}/z on the prompts' effective
 #: number (estimate.moved_span: at most half its 75 prompts change with the order);
-#: gpt-3.5's, most of whose prompts change, the BCa's
+#: gpt-3.5's, most of whose prompts change, the BCa's expanded for its 75 prompts (as are
+#: both judges' DP self-preference and verbosity: Hesterberg's √(G/(G−1)) t_{G−1})
 PINNED = {
     "gpt-4": {
         "self_eo": (39.5 / 43 - 3.5 / 8, 0.2191, 0.7149, 51),
         # DP as a difference: the judge picks its own in 44 of 51 pairs, humans in 43
-        "self_dp": (44 / 51 - 43 / 51, -0.0577, 0.0960, 51),
+        "self_dp": (44 / 51 - 43 / 51, -0.0606, 0.1000, 51),
         "family_eo": (36.5 / 40 - 9 / 18, 0.2344, 0.5925, 58),
-        "verbosity": (0.205469, 0.0960, 0.3221, 195),
+        "verbosity": (0.205469, 0.0940, 0.3264, 195),
         "consistency": (174 / 200, 0.8175, 0.9108, 200),
         "flip": (26 / 200, 0.0892, 0.1825, 200),
         "first": (0.51, 0.4806, 0.5380, 200),
@@ -47,12 +48,12 @@ PINNED = {
     "gpt-3.5-turbo": {
         "self_eo": (30.5 / 43 - 12 / 24, 0.0726, 0.3389, 67),
         # humans prefer gpt-3.5's answer slightly more often (43 / 67) than it does
-        "self_dp": (42.5 / 67 - 43 / 67, -0.1129, 0.1112, 67),
+        "self_dp": (42.5 / 67 - 43 / 67, -0.1161, 0.1139, 67),
         "family_eo": (28 / 37 - 2 / 5, 0.2167, 0.6348, 42),
-        "verbosity": (0.182224, 0.0650, 0.3033, 195),
-        "consistency": (115 / 200, 0.5049, 0.6395, 200),
-        "flip": (85 / 200, 0.3605, 0.4951, 200),
-        "first": (0.7025, 0.6675, 0.7378, 200),
+        "verbosity": (0.182224, 0.0635, 0.3041, 195),
+        "consistency": (115 / 200, 0.5027, 0.6404, 200),
+        "flip": (85 / 200, 0.3596, 0.4973, 200),
+        "first": (0.7025, 0.6667, 0.7384, 200),
     },
 }
 CELLS = {"gpt-4": (39.5, 3.5, 4.5, 3.5), "gpt-3.5-turbo": (30.5, 12.5, 12.0, 12.0)}

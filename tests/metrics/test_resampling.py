@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import norm
+from scipy.stats import t as student_t
 
 import recuse.metrics
 import recuse.mitigation
@@ -277,15 +278,17 @@ def test_a_metric_draws_the_resamples_its_boot_names() -> None:
     d = jack.mean() - jack
     a = (d**3).sum() / (6 * (d**2).sum() ** 1.5)
     z0 = norm.ppf(np.mean(reps < theta))  # continuous probabilities: no ties
+    # the tails' normal quantiles expanded for the 30 prompts (Hesterberg): √(30/29) t_29
     lo, hi = (
         np.quantile(reps, norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z))))
-        for z in norm.ppf([0.1, 0.9])
+        for z in np.sqrt(30 / 29) * student_t.ppf([0.1, 0.9], 29)
     )
     assert r.estimate == pytest.approx(theta, abs=1e-12)
     assert (r.ci_low, r.ci_high) == pytest.approx((lo, hi), abs=1e-12)
     assert r.std_error == pytest.approx(reps.std(ddof=1), abs=1e-12)
     assert (r.level, r.n_boot, r.n_clusters) == (0.8, 300, 30)
     assert "80% BCa interval" in r.method and "(300 resamples)" in r.method
+    assert "Hesterberg" in r.method
 
     # each field is used: another seed draws other resamples, another level other ends
     other_seed = first_position_rate(t, boot=Resampling(level=0.8, n_boot=300, seed=12), min_n=1)

@@ -39,7 +39,7 @@ from recuse.metrics.bootstrap import (
     named_settings,
 )
 from recuse.metrics.competence import CALIBRATED_INTERVAL
-from recuse.metrics.estimate import FEW_CLUSTERS
+from recuse.metrics.estimate import EXPANDED_WORDS, FEW_CLUSTERS
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import ORDERS_NOTE, Orders, judged_in_both_orders
@@ -83,7 +83,9 @@ BOOTSTRAP_WORDS = (
     f"cluster bootstrap over prompts, {INTERVAL_NAMES['bca']} unless a result's method "
     f"names another: a {INTERVAL_NAMES[CALIBRATED_INTERVAL]} for the competence-calibrated "
     "self-preference and its familiarity mediation, the familiarity slopes and the "
-    "leaderboard's coefficients; the position rates' BCa interval widened where few pairs "
+    "leaderboard's coefficients; the BCa interval of verbosity, the demographic-parity "
+    f"self- and family preference, agreement and the position rates {EXPANDED_WORDS}; "
+    "the position rates' BCa interval widened where few pairs "
     "change with the order (Student's t, within an exact Clopper–Pearson bound), or an "
     "exact bound (not a bootstrap) where none does"
 )

@@ -127,7 +127,7 @@ def accuracy_spec(
         "accuracy against the human label: per pair the judge's verdict is the sign of "
         "the sum of its per-order picks (a flip or a tie earns half); human ties left out"
     )
-    return MetricSpec("agreement_accuracy", stat, method, null=0.5)  # chance
+    return MetricSpec("agreement_accuracy", stat, method, null=0.5, expanded=True)  # chance
 
 
 def _kappa(weights: KappaWeights) -> FloatArray:
@@ -197,7 +197,7 @@ def kappa_spec(
         o = t[: K * K].reshape(K, K)
         return {"observed_agreement": float(np.trace(o) / o.sum()) if o.sum() else np.nan}
 
-    return MetricSpec(name, stat, method, components, score=True)  # 0 = chance
+    return MetricSpec(name, stat, method, components, score=True, expanded=True)  # 0 = chance
 
 
 def _single(

@@ -62,17 +62,20 @@ from recuse.metrics.bootstrap import (
     Resampling,
     cluster_bootstrap,
     counted,
+    expanded_interval,
     p_value,
 )
 from recuse.metrics.result import MetricResult, NullBound, Refit, Skipped
 from recuse.numbers import percent
 
 __all__ = [
+    "EXPANDED_WORDS",
     "FEW_CLUSTERS",
     "LOW_N",
     "MetricSpec",
     "clusters_of",
     "excludes_null",
+    "expanded_method",
     "flag_threshold",
     "fold",
     "informative",
@@ -142,6 +145,13 @@ class MetricSpec:
     #: bias difference: it reads without a sign, as the audit prints it, and keeps its
     #: p-value (it can lie below chance) (:attr:`~recuse.metrics.result.MetricResult.score`)
     score: bool = False
+    #: the BCa interval is expanded for the group's few prompts
+    #: (:func:`~recuse.metrics.bootstrap.expanded_interval`, its p-value likewise): set
+    #: where the plain BCa interval held planted truths less often than its level at 20–40
+    #: prompts (``benchmarks/metric_coverage.py``: verbosity, the demographic-parity
+    #: self- and family preference, agreement, the position rates; not the
+    #: equal-opportunity ones, which held them 0.88–0.94 and read 0.96–0.97 expanded)
+    expanded: bool = False
 
 
 def fold(estimate: float, low: float, high: float) -> tuple[float, float, float]:
@@ -227,6 +237,27 @@ def interval_method(boot: Resampling, interval: Interval = "bca") -> str:
     """
     name = INTERVAL_NAMES[interval]
     return f"{percent(boot.level)} {name}, cluster bootstrap over prompts ({boot.n_boot} resamples)"
+
+
+#: what :func:`~recuse.metrics.bootstrap.expanded_interval` does to a BCa interval, in words
+EXPANDED_WORDS = (
+    "expanded for the prompts' number G (Hesterberg's expanded interval: each tail's "
+    "normal quantile replaced by √(G/(G−1))·t_{G−1})"
+)
+
+
+def expanded_method(*, boot: Resampling) -> str:
+    """The words of :func:`~recuse.metrics.bootstrap.expanded_interval` for a result's
+    ``method``: the BCa interval expanded for few prompts.
+
+    >>> expanded_method(boot=Resampling())[:58]
+    '90% BCa interval (bias-corrected, jackknife acceleration),'
+    """
+    name = INTERVAL_NAMES["bca"]
+    return (
+        f"{percent(boot.level)} {name}, {EXPANDED_WORDS}, cluster bootstrap over prompts "
+        f"({boot.n_boot} resamples)"
+    )
 
 
 def flag_threshold(level: float) -> float:
@@ -457,7 +488,6 @@ def to_results(
     results: list[MetricResult] = []
     skipped: list[Skipped] = []
     for spec, groups in zip(specs, estimates, strict=True):
-        words = interval_method(boot, spec.stat.interval or interval)
         for label, est in zip(spec.stat.labels, groups, strict=True):
             judge = None if label is None else str(label)
             if est.problem is not None:
@@ -469,17 +499,7 @@ def to_results(
             components = spec.components(est.totals) if spec.components else {}
             constant = spec.constant(est.totals) if spec.constant else None
             flat = zero_width(est.estimate, est.ci_low, est.ci_high)
-            # a null that is the metric's floor or ceiling is no hypothesis: no p-value
-            p = math.nan if spec.bound else p_value(est, spec.null)
-            few = est.n_clusters < FEW_CLUSTERS  # as unreliable an interval as a flat one
-            beyond = not est.ci_low <= spec.null <= est.ci_high
-            if (flat or few) and constant is None and beyond and not spec.bound:
-                # a difference of two rates: every prompt at its rate's end has a larger
-                # chance than the sign test's when the two sides are unequal
-                exact = two_rate_test_p(*est.sides) if est.sides else sign_test_p(est.n_clusters)
-                p = max(p, exact)
-            value, low, high = est.estimate, est.ci_low, est.ci_high
-            std_error = est.std_error
+            kind = spec.stat.interval or interval
             unseen = flat and constant is not None and spec.unseen
             # widened where at most half the prompts change with the order: the few that
             # do carry the variance (where most do, the rare ones are those that do not,
@@ -490,6 +510,23 @@ def to_results(
             widen = spec.unseen and 0 <= est.moving <= est.n_clusters / 2
             balanced = widen and flat and est.moving > 0
             widen = widen and (not flat or balanced)
+            # a BCa interval from few prompts is expanded (Student's t for them; the
+            # moved_span and unseen_span intervals carry their own small-sample rule)
+            expand = spec.expanded and kind == "bca" and not widen and not unseen
+            low, high = est.ci_low, est.ci_high
+            if expand:
+                low, high = expanded_interval(est, boot.level)
+            # a null that is the metric's floor or ceiling is no hypothesis: no p-value
+            p = math.nan if spec.bound else p_value(est, spec.null, expanded=expand)
+            few = est.n_clusters < FEW_CLUSTERS  # as unreliable an interval as a flat one
+            beyond = not low <= spec.null <= high
+            if (flat or few) and constant is None and beyond and not spec.bound:
+                # a difference of two rates: every prompt at its rate's end has a larger
+                # chance than the sign test's when the two sides are unequal
+                exact = two_rate_test_p(*est.sides) if est.sides else sign_test_p(est.n_clusters)
+                p = max(p, exact)
+            value = est.estimate
+            std_error = est.std_error
             if widen:
                 # few pairs change with the order: the bootstrap's ends widened by t, up to
                 # the exact bound on the prompts that change (moved_span)
@@ -504,8 +541,8 @@ def to_results(
                 # pair of 30 changing) claimed a power the interval does not have
                 std_error = widened_error(std_error, low, high, level=boot.level)
                 words = moved_method(boot=boot, interval=spec.stat.interval or interval)
-            elif spec.unseen:
-                words = interval_method(boot, spec.stat.interval or interval)
+            else:
+                words = expanded_method(boot=boot) if expand else interval_method(boot, kind)
             if unseen:
                 # the resamples cannot vary: the data bound what could (unseen_span)
                 low, high = unseen_span(
@@ -701,7 +738,8 @@ def moved_span(
     most do, the rare prompts are those that do not, whose variance the t factor would
     call unknown (7 of 8 prompts at 1, one at 0.5: ν ≈ 1) and the exact bound, centred
     on the no-bias value, cannot bound (it read [0, 1] for a consistency of 1 in 60);
-    there the BCa interval stands. With ``m = 0`` the exact bound is
+    there the BCa interval stands (expanded for few prompts,
+    :func:`~recuse.metrics.bootstrap.expanded_interval`). With ``m = 0`` the exact bound is
     :func:`unseen_span`'s, so one pair that changes reads no narrower than none (``ν`` is
     about 1 then, the t end infinite); with many, ``ν`` is large and ``f`` near 1 (1.009
     at ν = 100). Planted truths

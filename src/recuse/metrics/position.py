@@ -139,7 +139,7 @@ def consistency_spec(
     # 1, no position effect, is the most a share can be: its ceiling (no p-value)
     return MetricSpec(
         "position_consistency", stat, method, components, null=1.0, constant=order_blind,
-        unseen=True, bound="ceiling",
+        unseen=True, bound="ceiling", expanded=True,
     )  # fmt: skip
 
 
@@ -151,7 +151,10 @@ def flip_spec(pairs: pd.DataFrame, codes: NDArray[np.intp], labels: tuple[str, .
     method = (
         "flip rate: share of pairs whose winner reverses (a/b or b/a) when the order is swapped"
     )
-    return MetricSpec("flip_rate", stat, method, constant=order_blind, unseen=True, bound="floor")
+    return MetricSpec(
+        "flip_rate", stat, method, constant=order_blind, unseen=True, bound="floor",
+        expanded=True,
+    )  # fmt: skip
 
 
 def first_position_spec(
@@ -173,8 +176,9 @@ def first_position_spec(
         f"0.5 = none; verdict={verdict}"
     )
     return MetricSpec(
-        "first_position_rate", stat, method, null=0.5, constant=order_blind, unseen=True
-    )
+        "first_position_rate", stat, method, null=0.5, constant=order_blind, unseen=True,
+        expanded=True,
+    )  # fmt: skip
 
 
 def _single(

@@ -292,7 +292,10 @@ def preference_spec(
             f"Demographic-parity bias as a difference: P(judge picks {who}) - P(human "
             f"prefers it), over the labelled pairs holding it; {ties}, human ties half"
         )
-        return MetricSpec(f"{relation}_preference_dp", stat, method, _dp_components, labelled=True)
+        return MetricSpec(
+            f"{relation}_preference_dp", stat, method, _dp_components, labelled=True,
+            expanded=True,
+        )  # fmt: skip
     raise ConfigError(f"kind must be 'eo' or 'dp'; got {kind!r}")
 
 

@@ -284,7 +284,9 @@ def verbosity_spec(
             "recall_human_prefers_shorter": float(t[2] / t[3]) if t[3] else float("nan"),
         }
 
-    return MetricSpec(name, stat, method, components, labelled=True, folded=kind == "absolute")
+    return MetricSpec(
+        name, stat, method, components, labelled=True, folded=kind == "absolute", expanded=True
+    )
 
 
 def verbosity_bias(
@@ -381,7 +383,9 @@ def longer_gap_spec(
             "human_picks_longer": float(t[1] / t[2]) if t[2] else float("nan"),
         }
 
-    return MetricSpec("verbosity_longer_gap", stat, method, components, labelled=True)
+    return MetricSpec(
+        "verbosity_longer_gap", stat, method, components, labelled=True, expanded=True
+    )
 
 
 def prefer_longer_gap(

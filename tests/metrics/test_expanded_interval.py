@@ -1,0 +1,145 @@
+"""The BCa interval expanded for few prompts (Hesterberg's expanded interval): its levels,
+ends and p-values against scipy's Student t, and where the pairwise metrics use it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm, t
+
+from recuse.metrics.bootstrap import (
+    GroupedStatistic,
+    GroupEstimate,
+    Resampling,
+    cluster_bootstrap,
+    expanded_interval,
+    expanded_level,
+    p_value,
+    ratio,
+)
+from recuse.metrics.estimate import MetricSpec, to_results
+from recuse.metrics.summary import pairwise_bias
+from recuse.simulate.pairs import PlantedBias, simulate_pairs
+
+
+@pytest.mark.parametrize("clusters", [2, 5, 15, 40, 100])
+def test_the_level_is_students_quantile_scaled_by_the_bootstraps_variance(clusters: int) -> None:
+    # z' = √(G/(G−1)) · t_{G−1}(0.95), as a normal level
+    want = norm.cdf(math.sqrt(clusters / (clusters - 1)) * t.ppf(0.95, clusters - 1))
+    assert expanded_level(0.95, clusters) == pytest.approx(want, rel=1e-12)
+    assert expanded_level(0.05, clusters) == pytest.approx(1 - want, rel=1e-9)
+
+
+def test_the_expansion_vanishes_as_prompts_grow_and_is_none_for_one() -> None:
+    # 15 prompts: Φ(1.0351 · 1.7613) = Φ(1.8231) = 0.96586; a million: 0.95 to 1e-6
+    assert expanded_level(0.95, 15) == pytest.approx(0.965859, abs=1e-6)
+    assert expanded_level(0.95, 10**6) == pytest.approx(0.95, abs=1e-6)
+    assert expanded_level(0.95, 1) == 0.95
+    levels = [expanded_level(0.95, g) for g in (3, 10, 30, 100, 1000)]
+    assert levels == sorted(levels, reverse=True)
+
+
+def _estimate(reps: np.ndarray, *, clusters: int, z0: float, accel: float) -> GroupEstimate:
+    return GroupEstimate(
+        float(np.median(reps)), np.nan, np.nan, 3 * clusters, clusters, reps.size, 0,
+        np.zeros(2), z0=z0, accel=accel, replicates=np.sort(reps),
+    )  # fmt: skip
+
+
+def test_the_ends_are_the_replicate_quantiles_at_the_expanded_bca_levels() -> None:
+    reps = np.random.default_rng(1).gamma(2.0, size=4000)
+    est = _estimate(reps, clusters=10, z0=0.1, accel=0.05)
+    lo, hi = expanded_interval(est, 0.9)
+    # by hand with scipy: z' = √(10/9) · t_9(0.95) = 1.932271, then Efron's BCa level
+    z = math.sqrt(10 / 9) * t.ppf(0.95, 9)
+    assert z == pytest.approx(1.932271, abs=1e-6)
+    levels = [norm.cdf(0.1 + (0.1 + s) / (1 - 0.05 * (0.1 + s))) for s in (-z, z)]
+    assert (lo, hi) == pytest.approx(tuple(np.quantile(reps, levels)), rel=1e-12)
+    # wider than the plain BCa interval at 0.9
+    plain = [norm.cdf(0.1 + (0.1 + s) / (1 - 0.05 * (0.1 + s))) for s in norm.ppf([0.05, 0.95])]
+    p_lo, p_hi = np.quantile(reps, plain)
+    assert lo < p_lo and hi > p_hi
+
+
+def test_the_p_value_is_the_expanded_interval_inverted() -> None:
+    # a skewed bootstrap with z0 and acceleration: the expanded 90% interval excludes a
+    # null exactly when its expanded p-value is under 0.1 (away from the ends' rounding)
+    reps = np.random.default_rng(2).gamma(3.0, size=3000)
+    est = _estimate(reps, clusters=12, z0=-0.15, accel=0.04)
+    lo, hi = expanded_interval(est, 0.9)
+    for null in np.linspace(reps.min(), reps.max(), 400):
+        if min(abs(null - lo), abs(null - hi)) < 0.01:
+            continue
+        p = p_value(est, float(null), expanded=True)
+        assert (p < 0.1) == (not lo <= null <= hi), null
+    # one value by hand: G = share below; z_q = w / (1 + a w) − z0, w = Φ⁻¹(G) − z0;
+    # p = 2 · T_11(−|z_q| / √(12/11))
+    null = float(np.quantile(reps, 0.2))
+    share = float((reps < null).mean())
+    w = norm.ppf(share) + 0.15
+    zq = w / (1 + 0.04 * w) + 0.15
+    want = 2 * t.sf(abs(zq) / math.sqrt(12 / 11), 11)
+    assert p_value(est, null, expanded=True) == pytest.approx(want, rel=1e-3)
+    assert p_value(est, null, expanded=True) > p_value(est, null)
+
+
+def _spec(expanded: bool) -> MetricSpec:
+    rng = np.random.default_rng(5)
+    clusters = np.repeat(np.arange(12), 3)
+    y = rng.beta(2.0, 3.0, size=36) + 0.2 * (clusters % 3 == 0)
+    stat = GroupedStatistic(
+        name="rate", values=np.column_stack([y, np.ones(36)]), group=np.zeros(36, dtype=int),
+        labels=("j",), combine=ratio, required=((1, "pairs"),),
+    )  # fmt: skip
+    return MetricSpec("rate", stat, "a rate", null=0.5, expanded=expanded)
+
+
+def test_a_spec_that_asks_gets_the_expanded_interval_and_its_p_value() -> None:
+    clusters = np.repeat(np.arange(12), 3)
+    boot = Resampling(n_boot=2000, seed=3)
+    out = {}
+    for expanded in (False, True):
+        spec = _spec(expanded)
+        est = cluster_bootstrap([spec.stat], clusters, boot=boot, min_n=1)
+        (res,), _ = to_results([spec], est, boot=boot)
+        out[expanded] = (res, est[0][0])
+    plain, est = out[False]
+    wide, _ = out[True]
+    assert (plain.ci_low, plain.ci_high) == (est.ci_low, est.ci_high)
+    assert (wide.ci_low, wide.ci_high) == expanded_interval(est, 0.9)
+    assert wide.ci_low < plain.ci_low and wide.ci_high > plain.ci_high
+    assert wide.p_value == p_value(est, 0.5, expanded=True) > plain.p_value
+    assert "Hesterberg" in wide.method and "Hesterberg" not in plain.method
+    assert wide.estimate == plain.estimate and wide.std_error == plain.std_error
+
+
+def test_the_audit_expands_parity_verbosity_and_agreement_not_equal_opportunity() -> None:
+    bias = PlantedBias(self_preference=0.2, family_preference=0.15, verbosity=0.15, accuracy=0.6)
+    sim = simulate_pairs(judges={"gpt-4": bias}, n_prompts=30, pairs_per_prompt=3, seed=4)
+    res = pairwise_bias(sim.pairs, sim.families, curves=False, boot=Resampling(n_boot=300))
+    expanded = {r.metric for r in res.results if "Hesterberg" in r.method}
+    assert {"self_preference_dp", "family_preference_dp", "verbosity_bias"} <= expanded
+    assert "self_preference_eo" not in expanded and "family_preference_eo" not in expanded
+
+
+def test_the_audits_expanded_flags_agree_with_their_intervals() -> None:
+    # every expanded result of a small clustered audit: its interval excludes the no-bias
+    # value exactly when its p-value is under 1 − level (away from the resolution's edge)
+    bias = PlantedBias(self_preference=0.1, family_preference=0.1, verbosity=0.1, accuracy=0.5)
+    checked = 0
+    for seed in range(8):
+        sim = simulate_pairs(judges={"gpt-4": bias}, n_prompts=20, pairs_per_prompt=3,
+                             prompt_effect=0.15, bias_effect=0.1, seed=seed)  # fmt: skip
+        res = pairwise_bias(sim.pairs, sim.families, curves=False, boot=Resampling(seed=seed))
+        for r in res.results:
+            if "Hesterberg" not in r.method or math.isnan(r.p_value) or r.n_clusters < 5:
+                continue
+            # an end on the null itself: replicates tied there count half to the p-value
+            # (a share from 7 family pairs: [0.0, 0.857], p 0.088), as in the plain BCa
+            if abs(r.p_value - 0.1) < 0.005 or r.null in (r.ci_low, r.ci_high):
+                continue
+            assert (r.p_value < 0.1) == (not r.ci_low <= r.null <= r.ci_high), (seed, r)
+            checked += 1
+    assert checked >= 20

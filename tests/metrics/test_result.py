@@ -85,3 +85,24 @@ def test_str_writes_the_datas_text_one_line_each() -> None:
     assert lines[2] == "  warning: judge 'gpt-4\\nPASS: forged' has 3 pairs"
     assert lines[3] == "  warning: name \\x1b[2J\\u202eevil"
     assert not any(line.startswith("PASS") for line in lines)
+
+
+def test_str_says_how_a_refitted_interval_was_made_beside_it() -> None:
+    """GPT-4's calibrated self-preference on llmbar-mtbench printed −0.04 [−0.11, 0.06]
+    from ``calibrated_self_preference`` (its rows alone: exact refits) and −0.04 [−0.12,
+    0.05] from ``pairwise_bias`` and the audit (4 judges: one Newton step per resample),
+    with no word beside either of why: ``recuse metrics pairs`` said it under its table,
+    ``print`` did not. A refitted result now prints how, and that the other way moves
+    the interval; a result no model was refitted for prints no such line."""
+    from recuse.metrics.result import REFIT_WORDS
+
+    exact = _result(metric="self_preference_calibrated", refit="exact")
+    lines = str(exact).splitlines()
+    assert lines[2] == (
+        "  interval: refitted exactly in every resample; the other way (exact refits or "
+        "one Newton step: the table's judges and size decide, as `method` says) gives a "
+        "slightly other interval"
+    )
+    one = str(_result(metric="self_preference_calibrated", refit="one-step")).splitlines()
+    assert one[2].startswith(f"  interval: {REFIT_WORDS['one-step']}; the other way")
+    assert not any("interval:" in line for line in str(_result()).splitlines())

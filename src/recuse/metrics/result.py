@@ -15,6 +15,8 @@ from recuse.terminal import one_line
 __all__ = [
     "COLUMNS",
     "CORE_FIELDS",
+    "REFIT_OTHER",
+    "REFIT_WORDS",
     "MetricResult",
     "NullBound",
     "Refit",
@@ -41,6 +43,21 @@ CORE_FIELDS = (
 #: how a metric that refits a model in every resample refitted it (:attr:`MetricResult.
 #: refit`): "exact" (a full refit) or "one-step" (one Newton step from the full-sample fit)
 Refit = Literal["exact", "one-step"]
+
+#: how a calibrated estimate's resamples were refitted (:attr:`MetricResult.refit`, set
+#: by :func:`recuse.metrics.competence.calibrated_specs`), in the words a terminal table
+#: and ``print(result)`` put beside its interval, since the two ways give slightly
+#: different intervals
+REFIT_WORDS: dict[Refit, str] = {
+    "exact": "refitted exactly in every resample",
+    "one-step": "one Newton step from the full-sample fit in every resample",
+}
+
+#: what ``print(result)`` adds to :data:`REFIT_WORDS`: the other way's interval differs
+REFIT_OTHER = (
+    "; the other way (exact refits or one Newton step: the table's judges and size "
+    "decide, as `method` says) gives a slightly other interval"
+)
 
 #: which bound of a metric its no-bias value is (:attr:`MetricResult.bound`): "floor", its
 #: least value (a flip rate or an error, 0 at no bias), or "ceiling", its greatest (the
@@ -159,8 +176,10 @@ class MetricResult:
         estimate and its interval (a sign on the estimate of a :attr:`signed` difference
         only; "−" on a negative interval end, :func:`recuse.numbers.estimate_text`) at its
         level, the no-bias value, n with what it counts and the prompts, the definition,
-        then each warning, each on its line: text from the data (a judge's name, a
-        warning quoting one) written :func:`recuse.terminal.one_line`, so that a name
+        how a refitted model's resamples were refitted (:data:`REFIT_WORDS`: the
+        calibrated self-preference's interval differs by it), then each warning, each on
+        its line: text from the data (a judge's name, a warning quoting one) written
+        :func:`recuse.terminal.one_line`, so that a name
         holding a newline or a terminal's escape starts no line of its own and moves no
         cursor. The ``repr`` stays the dataclass's, every field exact: what a
         test's failure, a log's ``%r`` and a debugger must show unambiguously; a notebook
@@ -181,6 +200,9 @@ class MetricResult:
             f"no bias {numbers.general(self.null)}, n={numbers.count(self.n)} "
             f"{self.n_of or self.N_COUNTS}, {numbers.count(self.n_clusters)} prompts resampled",
             f"  {self.definition}",
+            # GPT-4's calibrated self-preference printed [−0.11, 0.06] here and [−0.12,
+            # 0.05] in the audit, with no word of why beside either number
+            *([f"  interval: {REFIT_WORDS[self.refit]}{REFIT_OTHER}"] if self.refit else []),
             *(f"  warning: {w}" for w in self.warnings),
         ]
         return "\n".join(map(one_line, lines))

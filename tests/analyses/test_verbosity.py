@@ -462,3 +462,11 @@ def test_validate_names_the_baseline_the_audit_gives_a_labels_only_table(
     assert "no judge's bias" in why
     said, bases = verbosity_of(_labels_only().drop(columns=["len_a", "len_b"]), "none")
     assert bases == [] and "the audit gives" not in str(said["why_not"])
+    # `recuse analyses`, the third door, said verbosity needs judge verdicts, no more
+    assert main(["analyses"]) == 0
+    listed = " ".join(capsys.readouterr().out.split())
+    needs = listed.split("verbosity — Verbosity (pairs) needs: ", 1)[1].split(" verbosity_")[0]
+    assert (
+        "without verdicts, human labels and lengths give the humans' preference for "
+        "the longer answer alone (a baseline of the labels, no judge's bias)" in needs
+    )

@@ -402,7 +402,8 @@ ANALYSIS = Analysis(
         "(Figure 5 of the paper)."
     ),
     requires="pairs with judge verdicts, human labels, and response texts or lengths "
-    "(response_a/response_b or len_a/len_b)",
+    "(response_a/response_b or len_a/len_b); without verdicts, human labels and lengths "
+    f"give the {HUMAN_LONGER_TITLE} alone (a baseline of the labels, no judge's bias)",
     needs=needs_verdicts,
     estimable=needs_lengths,
     metrics={

@@ -727,3 +727,44 @@ def test_a_dataframe_s_data_row_is_its_position_from_one() -> None:
     assert "`data row 2` is `df.iloc[1]`, whatever its index" in " ".join(
         (Path(__file__).parents[1] / "docs" / "your-data.md").read_text("utf-8").split()
     )
+
+
+def test_a_labels_only_tables_baseline_is_in_the_reports_script_and_notebook_doors(
+    tmp_path: Path,
+) -> None:
+    """A table of human labels and lengths, no judge (hh-rlhf): the terminal's data line
+    and report.json gave the humans' preference for the longer answer (hh-rlhf 0.44
+    [0.42, 0.46]), while the script's ``Report`` read "0 findings, 0 flagged" with no
+    way to it but ``report.result`` and the notebook's table said only "No bias could
+    be estimated". ``Report.baselines`` now holds it as report.json does, and the repr
+    and the notebook's HTML say it in the terminal's words. The share is counted here
+    by hand: of the planted pairs of unequal length, those whose longer answer the
+    human preferred."""
+    import numpy as np
+
+    from recuse.report.summary_table import source_lines
+
+    rng = np.random.default_rng(5)
+    rows = []
+    for p in range(120):
+        la, lb = (int(x) for x in rng.integers(5, 80, size=2))
+        human = float((rng.random() < 0.7) == (la > lb))
+        rows.append({"item_id": f"i{p}", "prompt_id": f"p{p}", "len_a": la, "len_b": lb,
+                     "human": human})  # fmt: skip
+    frame = pd.DataFrame(rows)
+    unequal = frame[frame.len_a != frame.len_b]
+    by_hand = float(((unequal.len_a > unequal.len_b) == (unequal.human == 1.0)).mean())
+    report = recuse.audit(frame, n_boot=300)
+    (row,) = report.baselines.to_dict("records")
+    assert row["estimate"] == pytest.approx(by_hand) and row["n"] == len(unequal)
+    assert row["null"] == 0.5 and row["ci_low"] < by_hand < row["ci_high"]
+    written = report.to_json(tmp_path / "r.json")
+    (said,) = [b for s in json.loads(written.read_text("utf-8"))["sections"]
+               for b in s.get("baselines", [])]  # fmt: skip
+    assert {k: row[k] for k in ("estimate", "ci_low", "ci_high", "n", "title")} == {
+        k: said[k] for k in ("estimate", "ci_low", "ci_high", "n", "title")
+    }
+    (line,) = source_lines(report.result)
+    assert row["sentence"] in line and row["sentence"] in repr(report)
+    assert row["sentence"].replace("'", "&#x27;") in report._repr_html_()
+    assert report.findings.empty

@@ -51,7 +51,8 @@ if TYPE_CHECKING:
     from recuse.mitigation.selective import Certification
 
 __all__ = [
-    "FINDING_COLUMNS", "Report", "audit", "certify", "context_roster", "robustness_checks", "run",
+    "BASELINE_COLUMNS", "FINDING_COLUMNS", "Report", "audit", "certify", "context_roster",
+    "robustness_checks", "run",
 ]  # fmt: skip
 
 Data = str | Path | pd.DataFrame
@@ -61,6 +62,13 @@ FINDING_COLUMNS = (
     "level", "null", "unit", "n", "clusters", "p_value", "q_value", "significant",
     "flagged", "direction", "materiality", "material", "adjustment_note", "headline",
     "warnings", "verdict", "definition", "method", "fixed_by_construction", "absolute_value",
+)  # fmt: skip
+
+
+#: the columns of :attr:`Report.baselines`
+BASELINE_COLUMNS = (
+    "dataset", "metric", "title", "estimate", "ci_low", "ci_high", "level", "null", "unit",
+    "n", "n_clusters", "p_value", "definition", "method", "sentence",
 )  # fmt: skip
 
 
@@ -91,6 +99,20 @@ class Report:
             d = f.to_dict() | {"unit": f.bias.short_unit, "definition": f.bias.unit}
             rows.append({c: d.get(c) for c in FINDING_COLUMNS} | {"warnings": tuple(f.warnings)})
         return pd.DataFrame(rows, columns=list(FINDING_COLUMNS))
+
+    @property
+    def baselines(self) -> pd.DataFrame:
+        """One row per number of the labels that is no judge's bias, hence no finding:
+        the humans' preference for the longer answer of a table with human labels and
+        no judge (hh-rlhf 0.44 [0.42, 0.46], the baseline a judge's verbosity is read
+        against), as report.json's sections' ``baselines`` hold it, with ``sentence``
+        as the terminal says it. Empty where there is none. Columns:
+        :data:`BASELINE_COLUMNS`."""
+        rows = [b.to_dict() | {"sentence": b.sentence} for b in self.result.baselines]
+        return pd.DataFrame(
+            [{c: r.get(c) for c in BASELINE_COLUMNS} for r in rows],
+            columns=list(BASELINE_COLUMNS),
+        )
 
     @property
     def skipped(self) -> pd.DataFrame:
@@ -131,7 +153,9 @@ class Report:
     def __repr__(self) -> str:
         n = len(self.result.findings)
         flagged = sum(f.flagged for f in self.result.findings)
-        return f"<recuse.Report {self.result.title!r}: {n} findings, {flagged} flagged>"
+        # a labels-only table's number (hh-rlhf) read "0 findings, 0 flagged" alone
+        bases = "".join(f"; {b.dataset}: {b.sentence}" for b in self.result.baselines)
+        return f"<recuse.Report {self.result.title!r}: {n} findings, {flagged} flagged{bases}>"
 
     def _repr_html_(self) -> str:
         """In a notebook: the summary matrix (judge × bias: estimate [interval], n, reading)."""

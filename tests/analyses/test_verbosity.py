@@ -423,3 +423,50 @@ def test_labels_only_with_too_few_unequal_pairs_say_why_there_is_no_baseline() -
     ), section.notes
     (line,) = source_lines(report)
     assert "nothing to estimate from it" in line
+
+
+def test_validate_names_the_baseline_the_audit_gives_a_labels_only_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``recuse validate`` on a labels-only table with lengths (hh-rlhf) said
+    "verbosity: no — run a judge on it first" and nothing more, while ``recuse audit`` on
+    the same file printed the humans' preference for the longer answer (hh-rlhf 0.44
+    [0.42, 0.46]): the one door denied the number the other gave. Its reason now ends
+    with what the audit still gives, and only where it gives it (without lengths, no
+    such words; the audit then refuses ``--only verbosity``)."""
+    import json
+
+    from recuse.cli import main
+
+    def verbosity_of(frame: pd.DataFrame, name: str) -> tuple[dict[str, object], list[str]]:
+        path = tmp_path / f"{name}.csv"
+        frame.to_csv(path, index=False)
+        assert main(["validate", str(path), "--json"]) == 0
+        said = {a["analysis"]: a for a in json.loads(capsys.readouterr().out)["analyses"]}
+        code = main(["audit", str(path), "--only", "verbosity", "--n-boot", "200",
+                     "--out", str(tmp_path / name)])  # fmt: skip
+        err = capsys.readouterr().err
+        if code:  # nothing to run: the audit refuses --only verbosity, with its reason
+            assert code == 2 and "no chosen analysis applies" in err
+            return said["verbosity"], []
+        report = json.loads((tmp_path / name / "report.json").read_text("utf-8"))
+        bases = [b["title"] for s in report["sections"] for b in s.get("baselines", [])]
+        return said["verbosity"], bases
+
+    said, bases = verbosity_of(_labels_only(), "lengths")
+    assert bases == ["humans' preference for the longer answer"]
+    assert said["supported"] is False
+    why = str(said["why_not"])
+    assert "run a judge on it first" in why
+    assert "the audit gives the humans' preference for the longer answer" in why
+    assert "no judge's bias" in why
+    said, bases = verbosity_of(_labels_only().drop(columns=["len_a", "len_b"]), "none")
+    assert bases == [] and "the audit gives" not in str(said["why_not"])
+    # `recuse analyses`, the third door, said verbosity needs judge verdicts, no more
+    assert main(["analyses"]) == 0
+    listed = " ".join(capsys.readouterr().out.split())
+    needs = listed.split("verbosity — Verbosity (pairs) needs: ", 1)[1].split(" verbosity_")[0]
+    assert (
+        "without verdicts, human labels and lengths give the humans' preference for "
+        "the longer answer alone (a baseline of the labels, no judge's bias)" in needs
+    )

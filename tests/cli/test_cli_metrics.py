@@ -632,3 +632,29 @@ def test_nothing_estimable_is_an_error_and_writes_nothing(
     assert "Not estimated" in stdout and "no human labels" in stdout
     assert "no metric could be estimated (the reasons are above); nothing written" in stderr
     assert not out.exists()
+
+
+def test_a_labels_only_table_is_refused_with_where_its_baseline_is(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``recuse metrics pairs hh-rlhf`` refused in the words of any table without
+    verdicts ("run a judge first"), while ``recuse audit hh-rlhf`` prints the humans'
+    preference for the longer answer (0.44 [0.42, 0.46]). With human labels and lengths
+    the refusal now names that number's door; without lengths there is none to name,
+    and the old words stand. Both exit 2, no traceback."""
+    rows = [{"item_id": f"i{k}", "prompt_id": f"p{k}", "len_a": 10 + k, "len_b": 40 - k,
+             "human": float(k % 3 == 0)} for k in range(30)]  # fmt: skip
+    frame = pd.DataFrame(rows)
+    with_lengths, without = tmp_path / "lengths.csv", tmp_path / "bare.csv"
+    frame.to_csv(with_lengths, index=False)
+    frame.drop(columns=["len_a", "len_b"]).to_csv(without, index=False)
+    code, _, err = run(capsys, "metrics", "pairs", str(with_lengths))
+    said = " ".join(err.split())
+    assert code == 2 and "Traceback" not in err
+    assert "no judge verdicts" in said and "run a judge first" in said and "(--map)" in said
+    assert (
+        "the audit gives the humans' preference for the longer answer (a baseline of "
+        f"the labels, no judge's bias): `recuse audit {with_lengths}`" in said
+    )
+    code, _, err = run(capsys, "metrics", "pairs", str(without))
+    assert code == 2 and "no judge verdicts" in err and "longer answer" not in err

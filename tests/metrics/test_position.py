@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -233,3 +234,37 @@ def test_flips_that_balance_on_a_prompt_read_no_narrower_than_none() -> None:
     assert one.estimate == pytest.approx(2 / 3)
     assert one.ci_low == pytest.approx(0.5 - float(beta.ppf(0.5, 2, 2)) / 2)
     assert one.ci_low < 0.5 < one.ci_high and one.p_value >= 0.5
+
+
+def test_the_statistics_pages_llmbar_prompt_counts_are_the_datas(shared_data: Path) -> None:
+    """docs/statistics.md names which of LLMBar's MT-Bench judges get the widened
+    position interval, by how many of their prompts change with the order. It read
+    "GPT-4's 19 and PaLM-2's 37 of 74", GPT-4's prompts being 75; no test read it. The
+    counts are taken here from the table by hand (a prompt changes where a pair of it
+    has p_a_first ≠ p_a_second), and which interval each judge got from its method."""
+    import re
+
+    from recuse.data import load
+    from recuse.metrics import pairwise_bias
+
+    pairs = load("llmbar-mtbench", data_dir=shared_data)
+    both = pairs.dropna(subset=["p_a_first", "p_a_second"])
+    said = {}
+    for judge, rows in both.groupby("judge"):
+        moved = rows.loc[rows["p_a_first"] != rows["p_a_second"], "prompt_id"].nunique()
+        said[judge] = (moved, rows["prompt_id"].nunique())
+    result = pairwise_bias(pairs, metrics=["first_position_rate"], boot=Resampling(n_boot=200))
+    widened = {r.judge: "widened by Student's t" in r.method for r in result.results}
+    assert widened == {"gpt-3.5-turbo": False, "llama-2-70b-chat": False, "gpt-4": True,
+                       "palm-2": True}  # fmt: skip
+    (g35, n35), (llama, nl), (g4, n4), (palm, npalm) = (
+        said[j] for j in ("gpt-3.5-turbo", "llama-2-70b-chat", "gpt-4", "palm-2")
+    )
+    assert n35 == nl
+    page = Path(__file__).resolve().parents[2] / "docs" / "statistics.md"
+    text = re.sub(r"\s+", " ", page.read_text("utf-8"))
+    assert (
+        f"LLMBar's GPT-3.5 and Llama-2 change on {g35} and {llama} of {n35} prompts: their "
+        f"intervals are the BCa's; GPT-4's {g4} of {n4} and PaLM-2's {palm} of {npalm} are "
+        "widened"
+    ) in text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from recuse.metrics import Resampling, pairwise_bias
@@ -30,7 +32,8 @@ def test_str_is_the_audits_line_not_the_dataclass() -> None:
     assert str(r).splitlines() == [
         "verbosity_bias for gpt-4: \u22120.12 [\u22120.31, 0.04] (90% interval), no bias 0, "
         "n=1,234 pairs, 321 prompts resampled",
-        "  recall gap (Eq. 6): recall when longer minus when shorter",
+        "  recall gap (Eq. 6): recall when longer minus when shorter — the audit's "
+        "headline is verbosity_longer_gap",
     ]
     assert repr(r).startswith("MetricResult(metric='verbosity_bias', estimate=-0.1234567891234,")
 
@@ -85,3 +88,53 @@ def test_str_writes_the_datas_text_one_line_each() -> None:
     assert lines[2] == "  warning: judge 'gpt-4\\nPASS: forged' has 3 pairs"
     assert lines[3] == "  warning: name \\x1b[2J\\u202eevil"
     assert not any(line.startswith("PASS") for line in lines)
+
+
+def test_str_says_how_a_refitted_interval_was_made_beside_it() -> None:
+    """GPT-4's calibrated self-preference on llmbar-mtbench printed −0.04 [−0.11, 0.06]
+    from ``calibrated_self_preference`` (its rows alone: exact refits) and −0.04 [−0.12,
+    0.05] from ``pairwise_bias`` and the audit (4 judges: one Newton step per resample),
+    with no word beside either of why: ``recuse metrics pairs`` said it under its table,
+    ``print`` did not. A refitted result now prints how, and that the other way moves
+    the interval; a result no model was refitted for prints no such line."""
+    from recuse.metrics.result import REFIT_WORDS
+
+    exact = _result(metric="self_preference_calibrated", refit="exact")
+    lines = str(exact).splitlines()
+    assert lines[2] == (
+        "  interval: refitted exactly in every resample; the other way (exact refits or "
+        "one Newton step: the table's judges and size decide, as `method` says) gives a "
+        "slightly other interval"
+    )
+    one = str(_result(metric="self_preference_calibrated", refit="one-step")).splitlines()
+    assert one[2].startswith(f"  interval: {REFIT_WORDS['one-step']}; the other way")
+    assert not any("interval:" in line for line in str(_result()).splitlines())
+
+
+def test_str_words_a_number_beside_a_headline_as_recuse_metrics_pairs_does(
+    shared_data: Path,
+) -> None:
+    """GPT-3.5's equal opportunity on llmbar-mtbench, +0.21 [0.07, 0.34], printed as the
+    paper's definition alone from ``self_preference``, while ``recuse metrics pairs``
+    and the audit's unit say beside it that it is not adjusted for the judge's
+    competence (high for any strong judge) and which metric is the headline. Each
+    metric's words now come from one table (``BESIDE_HEADLINE``), held here equal to
+    what ``recuse metrics pairs`` derives from the analyses, and the printed line is
+    the CLI's definition line on the real data."""
+    from recuse.choices import METRICS
+    from recuse.cli.metrics import beside_headline
+    from recuse.data import load
+    from recuse.metrics import self_preference
+    from recuse.metrics.result import beside_words
+
+    assert {m: beside_words(m) for m in METRICS if beside_words(m)} == beside_headline(METRICS)
+    pairs = load("llmbar-mtbench", data_dir=shared_data)
+    eo = self_preference(pairs, judge="gpt-3.5-turbo", kind="eo", boot=Resampling(n_boot=200))
+    first, second = str(eo).splitlines()[:2]
+    assert first.startswith("self_preference_eo for gpt-3.5-turbo: +0.21 [")
+    assert second == (
+        "  Equal-Opportunity bias (Def. 4.1): recall when the human prefers the judge's own "
+        "response minus recall when the human prefers the other response — not adjusted "
+        "for the judge's competence: high for a strong judge with no bias, low for a weak "
+        "one; the audit's headline is self_preference_calibrated"
+    )

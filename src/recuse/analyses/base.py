@@ -231,6 +231,10 @@ class Analysis:
     #: reason; the skip stays): what the data still gives without a judge (verbosity:
     #: the humans' own length preference, Figure 4 and its one number), or nothing
     unjudged: Unjudged | None = None
+    #: for ``recuse validate``: on a table the analysis is skipped for, what
+    #: :attr:`unjudged` would still give, in words (None: nothing), so that validate's
+    #: "no" does not deny the number the audit prints
+    unjudged_gives: Needs | None = None
 
     def supported(self, frame: pd.DataFrame, roster: Roster) -> str | None:
         """Why the analysis would estimate nothing on ``frame`` with the context's

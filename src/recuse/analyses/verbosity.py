@@ -39,6 +39,7 @@ from recuse.numbers import count, general, percent
 from recuse.reference import reword
 from recuse.report import figures as fig
 from recuse.report.model import Baseline, Table
+from recuse.roster import Roster
 
 _X_LABEL = "(len human-preferred − len other) / len other"
 
@@ -251,6 +252,25 @@ def _has_lengths(frame: pd.DataFrame) -> bool:
     return {"response_a", "response_b"} <= cols or {"len_a", "len_b"} <= cols
 
 
+def gives_baseline(frame: pd.DataFrame, roster: Roster) -> str | None:
+    """What a pairs table without judge verdicts still gives the audit's verbosity
+    analysis, in words for ``recuse validate`` (None: nothing, or the table is judged):
+    with human labels and the answers' texts or lengths, the humans' own length
+    preference (:func:`_unjudged`). hh-rlhf read "verbosity: no — run a judge on it
+    first" in ``recuse validate`` while ``recuse audit`` printed its 0.44 [0.42, 0.46]."""
+    if (
+        needs_verdicts(frame, roster) is None  # judged: the section has it
+        or "human" not in frame.columns
+        or not frame["human"].notna().any()
+        or not _has_lengths(frame)
+    ):
+        return None
+    return (
+        f"without one, the audit gives the {HUMAN_LONGER_TITLE} (a baseline of the "
+        "labels, no judge's bias)"
+    )
+
+
 def _unjudged(ctx: Context, inp: Input) -> None:
     """A pairs table with human labels and the answers' texts or lengths but no judge's
     verdicts: the humans' own length preference (Saito et al. §5, Figure 4), the
@@ -261,13 +281,7 @@ def _unjudged(ctx: Context, inp: Input) -> None:
     with its figure). No finding: nothing here is a judge's bias. A table with judges
     has the curve in its section already (from the shared bootstrap)."""
     frame = inp.frame
-    if (
-        inp.table != "pairs"
-        or needs_verdicts(frame, ctx.roster) is None  # judged: the section has it
-        or "human" not in frame.columns
-        or not frame["human"].notna().any()
-        or not _has_lengths(frame)
-    ):
+    if inp.table != "pairs" or gives_baseline(frame, ctx.roster) is None:
         return
     o = ctx.options
     part = ctx.part(ANALYSIS)
@@ -388,7 +402,8 @@ ANALYSIS = Analysis(
         "(Figure 5 of the paper)."
     ),
     requires="pairs with judge verdicts, human labels, and response texts or lengths "
-    "(response_a/response_b or len_a/len_b)",
+    "(response_a/response_b or len_a/len_b); without verdicts, human labels and lengths "
+    f"give the {HUMAN_LONGER_TITLE} alone (a baseline of the labels, no judge's bias)",
     needs=needs_verdicts,
     estimable=needs_lengths,
     metrics={
@@ -398,4 +413,5 @@ ANALYSIS = Analysis(
     },
     build=_build,
     unjudged=_unjudged,
+    unjudged_gives=gives_baseline,
 )

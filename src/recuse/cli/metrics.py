@@ -42,12 +42,15 @@ from recuse.numbers import percent
 from recuse.options import DEFAULTS
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from recuse import outputs, tables
     from recuse.data import inputs, reading_notes
     from recuse.metrics import bootstrap, competence, summary
     from recuse.metrics import result as metric_results
     from recuse.metrics.result import MetricResult
     from recuse.metrics.summary import PairwiseBias
+    from recuse.roster import Roster
 else:  # imported as a command first uses them (recuse.lazy)
     outputs = lazy_module("recuse.outputs")
     tables = lazy_module("recuse.tables")
@@ -215,6 +218,7 @@ def pairs_command(
         tables.reject_human_ties(table, file=source)
     present = {str(j) for j in table["judge"].dropna()} if "judge" in table.columns else set()
     judges = [roster.judge_in(j, present) for j in judge] if judge and present else judge or None
+    _refuse_labels_only(table, roster, source, judged=bool(present))
     # worded for the labels the source declares (recuse.reference): JudgeBench's correctness
     result = summary.pairwise_bias(
         table, roster, judges=judges, metrics=metric or None, verdict=verdict, human_ties=ties,
@@ -248,6 +252,24 @@ def pairs_command(
             "unit": unit,
         }
         console.print(cell(f"wrote {write_results(result, out_path, meta=meta)}"))
+
+
+def _refuse_labels_only(table: pd.DataFrame, roster: Roster, source: str, *, judged: bool) -> None:
+    """A table with human labels and lengths but no judge gives no judge's bias, and
+    ``recuse metrics pairs`` refused it in the words of any table without verdicts,
+    while ``recuse audit`` on it prints the humans' preference for the longer answer
+    (hh-rlhf 0.44 [0.42, 0.46]): the refusal now says where that number is."""
+    from recuse.analyses.verbosity import gives_baseline
+
+    gives = None if judged else gives_baseline(table, roster)
+    if gives is not None:
+        raise EstimationError(
+            f"{source}: the table has no judge verdicts (no row names a judge), so no "
+            f"judge's bias to estimate — run a judge first (recuse judge), or map the "
+            f"file's judge and verdict columns (--map); {gives}: "
+            f"`recuse audit {source}` (in Python, "
+            "recuse.metrics.verbosity.human_prefers_longer)"
+        )
 
 
 def beside_headline(metrics: Iterable[str]) -> dict[str, str]:

@@ -79,7 +79,10 @@ def supported_analyses(
     nothing on ``table`` (None: it would estimate), from the analyses' own ``needs``
     and ``estimable`` checks: "supported" means the audit gives numbers, not only that
     the analysis runs. The reasons, written for human labels, in the words of
-    ``reference``'s (:func:`recuse.reference.reword`, as the audit's skips are)."""
+    ``reference``'s (:func:`recuse.reference.reword`, as the audit's skips are). A reason
+    ends with what the audit still gives without a judge where the analysis says
+    (:attr:`~recuse.analyses.base.Analysis.unjudged_gives`: verbosity's humans' length
+    preference on a labels-only table), so that "no" does not deny a number it prints."""
     from recuse.analyses import REGISTRY
     from recuse.analyses.base import unedited
 
@@ -87,7 +90,11 @@ def supported_analyses(
     out: list[tuple[str, str | None]] = []
     for a in REGISTRY:
         if a.table == kind:
-            reason = a.supported(table if a.reads_probes else original, roster)
+            frame = table if a.reads_probes else original
+            reason = a.supported(frame, roster)
+            gives = a.unjudged_gives(frame, roster) if a.unjudged_gives and reason else None
+            if reason is not None and gives:  # the audit's number without a judge
+                reason = f"{reason.rstrip('. ')}; {gives}"
             out.append((a.id, None if reason is None else reword(reason, reference)))
     return out
 

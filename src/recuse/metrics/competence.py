@@ -35,6 +35,7 @@ from recuse.choices import CALIBRATED_RUNGS as CALIBRATED_RUNGS
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import GroupedStatistic, Interval, Resampling, check_min_n, ratio
 from recuse.metrics.estimate import MetricSpec, clusters_of, items_of, run_one
+from recuse.metrics.result import REFIT_WORDS as REFIT_WORDS
 from recuse.metrics.result import MetricResult, Refit
 from recuse.metrics.self_preference import (
     FAMILY_PAIRS,
@@ -1461,13 +1462,6 @@ _ONE_STEP_WORDS = (
     "; one-step resamples: {n} covariate patterns and labelled model pairs for the "
     "table's {judges} judge(s), more than the {most} refitted exactly"
 )
-#: how a calibrated estimate's resamples were refitted (:attr:`MetricResult.refit`, set
-#: by :func:`calibrated_specs`), in the words a terminal table puts beside its
-#: interval, since the two ways give slightly different intervals
-REFIT_WORDS: dict[Refit, str] = {
-    "exact": "refitted exactly in every resample",
-    "one-step": "one Newton step from the full-sample fit in every resample",
-}
 
 
 def table_judges(pairs: pd.DataFrame, labels: Sequence[object]) -> int:

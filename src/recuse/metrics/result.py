@@ -13,12 +13,17 @@ from recuse import numbers
 from recuse.terminal import one_line
 
 __all__ = [
+    "BESIDE_HEADLINE",
     "COLUMNS",
     "CORE_FIELDS",
+    "NOT_ADJUSTED",
+    "REFIT_OTHER",
+    "REFIT_WORDS",
     "MetricResult",
     "NullBound",
     "Refit",
     "Skipped",
+    "beside_words",
     "results_frame",
 ]
 
@@ -41,6 +46,56 @@ CORE_FIELDS = (
 #: how a metric that refits a model in every resample refitted it (:attr:`MetricResult.
 #: refit`): "exact" (a full refit) or "one-step" (one Newton step from the full-sample fit)
 Refit = Literal["exact", "one-step"]
+
+#: how a calibrated estimate's resamples were refitted (:attr:`MetricResult.refit`, set
+#: by :func:`recuse.metrics.competence.calibrated_specs`), in the words a terminal table
+#: and ``print(result)`` put beside its interval, since the two ways give slightly
+#: different intervals
+REFIT_WORDS: dict[Refit, str] = {
+    "exact": "refitted exactly in every resample",
+    "one-step": "one Newton step from the full-sample fit in every resample",
+}
+
+#: what an estimate not adjusted for the judge's competence is (the papers' equal
+#: opportunity and demographic parity), in the words ``recuse metrics pairs`` and the
+#: audit's unit put beside it
+NOT_ADJUSTED = (
+    "not adjusted for the judge's competence: high for a strong judge with no bias, low "
+    "for a weak one"
+)
+
+#: per metric the audit shows beside another's headline: that headline, and whether
+#: the metric is :data:`NOT_ADJUSTED` (``recuse metrics pairs`` derives the same from
+#: the analyses, ``beside_headline``; a test holds the two equal)
+BESIDE_HEADLINE: dict[str, tuple[str, bool]] = {
+    "self_preference_eo": ("self_preference_calibrated", True),
+    "self_preference_dp": ("self_preference_calibrated", True),
+    "family_preference_eo": ("family_preference_calibrated", True),
+    "family_preference_dp": ("family_preference_calibrated", True),
+    "verbosity_bias": ("verbosity_longer_gap", False),
+}
+
+
+def beside_words(metric: str) -> str:
+    """What a metric's definition ends with where the audit shows it beside another's
+    headline: which metric is the headline and, for one not adjusted for the judge's
+    competence, what that means; "" for any other.
+
+    >>> beside_words("verbosity_bias")
+    " — the audit's headline is verbosity_longer_gap"
+    """
+    if metric not in BESIDE_HEADLINE:
+        return ""
+    headline, unadjusted = BESIDE_HEADLINE[metric]
+    caveat = f"{NOT_ADJUSTED}; " if unadjusted else ""
+    return f" — {caveat}the audit's headline is {headline}"
+
+
+#: what ``print(result)`` adds to :data:`REFIT_WORDS`: the other way's interval differs
+REFIT_OTHER = (
+    "; the other way (exact refits or one Newton step: the table's judges and size "
+    "decide, as `method` says) gives a slightly other interval"
+)
 
 #: which bound of a metric its no-bias value is (:attr:`MetricResult.bound`): "floor", its
 #: least value (a flip rate or an error, 0 at no bias), or "ceiling", its greatest (the
@@ -158,9 +213,12 @@ class MetricResult:
         """The result as the audit writes it, for ``print``: the metric (and judge), the
         estimate and its interval (a sign on the estimate of a :attr:`signed` difference
         only; "−" on a negative interval end, :func:`recuse.numbers.estimate_text`) at its
-        level, the no-bias value, n with what it counts and the prompts, the definition,
-        then each warning, each on its line: text from the data (a judge's name, a
-        warning quoting one) written :func:`recuse.terminal.one_line`, so that a name
+        level, the no-bias value, n with what it counts and the prompts, the definition
+        (with :func:`beside_words`, as ``recuse metrics pairs`` writes it), how a
+        refitted model's resamples were refitted (:data:`REFIT_WORDS`: the calibrated
+        self-preference's interval differs by it), then each warning, each on
+        its line: text from the data (a judge's name, a warning quoting one) written
+        :func:`recuse.terminal.one_line`, so that a name
         holding a newline or a terminal's escape starts no line of its own and moves no
         cursor. The ``repr`` stays the dataclass's, every field exact: what a
         test's failure, a log's ``%r`` and a debugger must show unambiguously; a notebook
@@ -180,7 +238,12 @@ class MetricResult:
             f"{self.metric}{who}: {shown} ({numbers.percent(self.level)} interval), "
             f"no bias {numbers.general(self.null)}, n={numbers.count(self.n)} "
             f"{self.n_of or self.N_COUNTS}, {numbers.count(self.n_clusters)} prompts resampled",
-            f"  {self.definition}",
+            # GPT-3.5's equal opportunity, +0.21 [0.07, 0.34], printed without the
+            # "not adjusted for the judge's competence" recuse metrics pairs gives it
+            f"  {self.definition}{beside_words(self.metric)}",
+            # GPT-4's calibrated self-preference printed [−0.11, 0.06] here and [−0.12,
+            # 0.05] in the audit, with no word of why beside either number
+            *([f"  interval: {REFIT_WORDS[self.refit]}{REFIT_OTHER}"] if self.refit else []),
             *(f"  warning: {w}" for w in self.warnings),
         ]
         return "\n".join(map(one_line, lines))

@@ -354,14 +354,29 @@ _CELL_STYLE = {
 }
 
 
+def baseline_sentences(report: AuditReport) -> list[str]:
+    """One sentence per number of the labels that is no judge's bias
+    (:attr:`AuditReport.baselines`: the humans' preference for the longer answer of a
+    labels-only table), as the terminal's data line words it: ``hh-rlhf: humans'
+    preference for the longer answer: 0.44 [0.42, 0.46] (90% interval, 2,267 pairs, no
+    preference = 0.5), the verbosity baseline (no judge's bias)``."""
+    return [
+        f"{b.dataset}: {b.sentence}, the verbosity baseline (no judge's bias)"
+        for b in report.baselines
+    ]
+
+
 def summary_html(report: AuditReport) -> str:
     """The summary as a judge × bias matrix in HTML (for a notebook): one row per judge,
     one column per headline bias with its unit and no-bias value, each cell the
     estimate [interval], n and its reading; flagged cells are tinted, negligible and
-    undetected ones are not. Every text is escaped."""
+    undetected ones are not; then each baseline of the labels
+    (:func:`baseline_sentences`: a notebook's hh-rlhf read only "No bias could be
+    estimated" where the terminal gave 0.44 [0.42, 0.46]). Every text is escaped."""
     matrix = report.matrix()
+    bases = "".join(f"<p>{escape(line)}</p>" for line in baseline_sentences(report))
     if not matrix.rows:
-        return f"<p>{escape(nothing_in_table(report, why='reasons in the report'))}</p>"
+        return f"<p>{escape(nothing_in_table(report, why='reasons in the report'))}</p>{bases}"
     head = "".join(
         f"<th title='{escape(c.bias.unit, quote=True)}'>{escape(c.bias.label)}<br>"
         f"<small>{escape(c.bias.short_unit)} · {escape(c.bias.null_text)}</small></th>"
@@ -402,5 +417,5 @@ def summary_html(report: AuditReport) -> str:
     legend = escape(_legend(report))
     return (
         f"<table><thead><tr><th>judge</th>{head}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table><p><small>{legend}</small></p>"
+        f"<tbody>{''.join(body)}</tbody></table><p><small>{legend}</small></p>{bases}"
     )

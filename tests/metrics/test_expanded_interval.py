@@ -143,3 +143,19 @@ def test_the_audits_expanded_flags_agree_with_their_intervals() -> None:
             assert (r.p_value < 0.1) == (not r.ci_low <= r.null <= r.ci_high), (seed, r)
             checked += 1
     assert checked >= 20
+
+
+def test_an_end_from_two_prompts_keeps_its_bias_correction() -> None:
+    # 2 prompts at 90%: z' = √2 · t_1(0.95) = 8.929, whose normal level rounds to 1.0;
+    # read back from that level the upper end was the largest replicate whatever z0.
+    # By hand (scipy): with z0 = −3, a = 0 the ends sit at Φ(−3 + (−3 ± 8.929))
+    reps = np.random.default_rng(7).normal(size=4000)
+    est = _estimate(reps, clusters=2, z0=-3.0, accel=0.0)
+    z = math.sqrt(2) * t.ppf(0.95, 1)
+    assert z == pytest.approx(8.9290, abs=1e-4)
+    levels = norm.cdf([-3 + (-3 - z), -3 + (-3 + z)])
+    assert levels[1] == pytest.approx(0.99830, abs=1e-5)
+    assert expanded_interval(est, 0.9) == pytest.approx(
+        tuple(np.quantile(np.sort(reps), levels)), rel=1e-12
+    )
+    assert expanded_interval(est, 0.9)[1] < reps.max()

@@ -96,6 +96,7 @@ __all__ = [
     "difference_of_ratios",
     "expanded_interval",
     "expanded_level",
+    "expanded_quantile",
     "named_settings",
     "p_value",
     "pooled_ratio",
@@ -863,12 +864,21 @@ def _acceleration(jack: FloatArray) -> FloatArray:
 
 def _bca_level(q: float, z0: float, a: float) -> float:
     """Replicate quantile level of the BCa end at nominal level ``q``."""
-    z = z0 + float(ndtri(q))
-    if not math.isfinite(z):  # q at 0 or 1 (an expanded level from 2 prompts): the extreme
-        return 1.0 if q > 0.5 else 0.0
+    return _bca_level_at(float(ndtri(q)), z0, a)
+
+
+def _bca_level_at(zq: float, z0: float, a: float) -> float:
+    """Replicate quantile level of the BCa end whose nominal normal quantile is ``zq``:
+    ``Φ(z0 + (z0 + zq) / (1 − a (z0 + zq)))``. Taking the quantile rather than its level
+    keeps an expanded end from 2 prompts (``zq = √2 · t_1(0.95) = 8.929``, whose level
+    rounds to 1) where its bias correction puts it: ``Φ(z0 + (z0 + 8.929))``, not the
+    largest replicate whatever ``z0``."""
+    z = z0 + zq
+    if not math.isfinite(z):  # a nominal level of 0 or 1: the extreme
+        return 1.0 if zq > 0 else 0.0
     den = 1.0 - a * z
     if den <= 0:  # past the acceleration's range: the end is the extreme replicate
-        return 1.0 if q > 0.5 else 0.0
+        return 1.0 if zq > 0 else 0.0
     return float(ndtr(z0 + z / den))
 
 
@@ -893,18 +903,32 @@ def expanded_level(q: float, clusters: int) -> float:
     """
     if clusters < 2:
         return q
+    return float(ndtr(expanded_quantile(q, clusters)))
+
+
+def expanded_quantile(q: float, clusters: int) -> float:
+    """The normal quantile of :func:`expanded_level`, ``√(G / (G − 1)) · t_{G−1}(q)``
+    (``Φ⁻¹(q)`` where ``G < 2``), kept as a quantile: its level rounds to 1 from 2
+    prompts at 90% (``√2 · t_1(0.95) = 8.929``).
+
+    >>> round(expanded_quantile(0.95, 2), 3), round(expanded_quantile(0.05, 15), 4)
+    (8.929, -1.8231)
+    """
+    if clusters < 2:
+        return float(ndtri(q))
     from scipy.stats import t
 
-    c = math.sqrt(clusters / (clusters - 1))
-    return float(ndtr(c * float(t.ppf(q, clusters - 1))))
+    return math.sqrt(clusters / (clusters - 1)) * float(t.ppf(q, clusters - 1))
 
 
 def expanded_interval(est: GroupEstimate, level: float) -> tuple[float, float]:
     """The BCa interval of ``est`` at ``level`` with each tail's nominal level expanded
     for its ``n_clusters`` prompts (:func:`expanded_level`): the replicate quantiles at
-    ``Φ(z0 + (z0 + z') / (1 − a (z0 + z')))`` with ``z' = Φ⁻¹(expanded_level(q, G))``.
+    ``Φ(z0 + (z0 + z') / (1 − a (z0 + z')))`` with ``z' = √(G / (G − 1)) · t_{G−1}(q)``
+    (:func:`expanded_quantile`, not read back from its level, which rounds to 1).
     NaN ends where ``est`` has no replicates."""
-    qs = [_bca_level(expanded_level(q, est.n_clusters), est.z0, est.accel) for q in _tails(level)]
+    zs = [expanded_quantile(q, est.n_clusters) for q in _tails(level)]
+    qs = [_bca_level_at(z, est.z0, est.accel) for z in zs]
     low, high = _quantiles(est.replicates, qs)
     return low, high
 

@@ -126,7 +126,7 @@ def test_the_audit_expands_parity_verbosity_and_agreement_not_equal_opportunity(
 
 def test_the_audits_expanded_flags_agree_with_their_intervals() -> None:
     # every expanded result of a small clustered audit: its interval excludes the no-bias
-    # value exactly when its p-value is under 1 − level (away from the resolution's edge)
+    # value exactly when its p-value is under 1 − level, ends on the null included
     bias = PlantedBias(self_preference=0.1, family_preference=0.1, verbosity=0.1, accuracy=0.5)
     checked = 0
     for seed in range(8):
@@ -136,10 +136,8 @@ def test_the_audits_expanded_flags_agree_with_their_intervals() -> None:
         for r in res.results:
             if "Hesterberg" not in r.method or math.isnan(r.p_value) or r.n_clusters < 5:
                 continue
-            # an end on the null itself: replicates tied there count half to the p-value
-            # (a share from 7 family pairs: [0.0, 0.857], p 0.088), as in the plain BCa
-            if abs(r.p_value - 0.1) < 0.005 or r.null in (r.ci_low, r.ci_high):
-                continue
+            # an end on the null itself counts (replicates tied there: a share from 7
+            # family pairs, [0.0, 0.857], read p 0.088 when ties counted half)
             assert (r.p_value < 0.1) == (not r.ci_low <= r.null <= r.ci_high), (seed, r)
             checked += 1
     assert checked >= 20
@@ -159,3 +157,26 @@ def test_an_end_from_two_prompts_keeps_its_bias_correction() -> None:
         tuple(np.quantile(np.sort(reps), levels)), rel=1e-12
     )
     assert expanded_interval(est, 0.9)[1] < reps.max()
+
+
+def test_replicates_tied_on_the_null_give_the_p_value_the_interval_says() -> None:
+    # 2,000 replicates: m at −1, 80 tied on the null 0, the rest above. Percentile ends
+    # (z0 = a = 0) at levels 0.05 and 0.95 lie at numpy positions 0.05 · 1999 = 99.95;
+    # with m = 40 the lower end is a tied replicate: the 90% interval touches 0, so p is
+    # at least 0.1 — by hand, 2 · (m + k − 1) / (B − 1) = 2 · 119 / 1999. Counting the
+    # ties half, p = 2 · 80 / 2000 = 0.08: flagged beside an interval holding the null.
+    reps = np.concatenate([np.full(40, -1.0), np.zeros(80), np.linspace(0.01, 1.0, 1880)])
+    est = _estimate(reps, clusters=12, z0=0.0, accel=0.0)
+    low, _ = np.quantile(reps, [0.05, 0.95])
+    assert low == 0.0
+    assert p_value(est, 0.0) == pytest.approx(2 * 119 / 1999, rel=1e-12)
+    # the expanded interval and its p-value, the block swept past its lower end: the
+    # interval excludes 0 exactly when p < 0.1, touching it included
+    for below in range(0, 200, 3):
+        reps = np.concatenate(
+            [np.full(below, -1.0), np.zeros(60), np.linspace(0.01, 1.0, 2000 - below - 60)]
+        )
+        est = _estimate(reps, clusters=12, z0=0.1, accel=0.02)
+        lo, hi = expanded_interval(est, 0.9)
+        p = p_value(est, 0.0, expanded=True)
+        assert (p < 0.1) == (not lo <= 0.0 <= hi), (below, lo, p)

@@ -180,3 +180,20 @@ def test_replicates_tied_on_the_null_give_the_p_value_the_interval_says() -> Non
         lo, hi = expanded_interval(est, 0.9)
         p = p_value(est, 0.0, expanded=True)
         assert (p < 0.1) == (not lo <= 0.0 <= hi), (below, lo, p)
+
+
+def test_an_expanded_p_value_from_two_prompts_is_students_with_one_df() -> None:
+    # z0 = −3, a = 0, the null at replicate level 0.99: z_q = Φ⁻¹(0.99) − 2 z0 = 8.326,
+    # whose normal level rounds to 1 (it read the floor 2/(B+1)); by hand with scipy
+    # p = 2 · T_1(−8.326 / √2) = 0.107, and the 90% interval holds the null
+    reps = np.linspace(0.0, 1.0, 4001)[1:]
+    est = _estimate(reps, clusters=2, z0=-3.0, accel=0.0)
+    null = float(np.quantile(reps, 0.99))
+    share = float((reps < null).mean())  # 3960 of 4000 below, none on it
+    zq = norm.ppf(share) + 6.0
+    assert zq == pytest.approx(8.326, abs=1e-3)
+    want = 2 * t.sf(zq / math.sqrt(2), 1)
+    assert p_value(est, null, expanded=True) == pytest.approx(want, rel=1e-3)
+    assert want == pytest.approx(0.107, abs=1e-3)
+    lo, hi = expanded_interval(est, 0.9)
+    assert lo <= null <= hi

@@ -894,7 +894,7 @@ def expanded_level(q: float, clusters: int) -> float:
     unbiased one, and its ends are normal quantiles where the mean over few prompts is
     Student's. ``q`` itself where ``G < 2`` (nothing to correct: one prompt's resamples
     are all alike). The factor ``√(G/(G−1)) · t_{G−1}(0.95) / z(0.95)`` is 1.108 at
-    ``G = 15``, 1.037 at 40 and 1.014 at 100: it vanishes as ``G`` grows.
+    ``G = 15``, 1.037 at 40 and 1.015 at 100: it vanishes as ``G`` grows.
 
     >>> round(expanded_level(0.95, 15), 4), round(expanded_level(0.05, 15), 4)
     (0.9659, 0.0341)

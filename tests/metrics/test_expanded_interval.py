@@ -170,16 +170,26 @@ def test_replicates_tied_on_the_null_give_the_p_value_the_interval_says() -> Non
     low, _ = np.quantile(reps, [0.05, 0.95])
     assert low == 0.0
     assert p_value(est, 0.0) == pytest.approx(2 * 119 / 1999, rel=1e-12)
-    # the expanded interval and its p-value, the block swept past its lower end: the
-    # interval excludes 0 exactly when p < 0.1, touching it included
-    for below in range(0, 200, 3):
+
+
+@pytest.mark.parametrize(("clusters", "level"), [(12, 0.9), (12, 0.5), (3, 0.95), (2, 0.9)])
+def test_a_block_tied_on_the_null_swept_past_an_expanded_end(clusters: int, level: float) -> None:
+    # the expanded interval and its p-value, 60 replicates tied on 0 swept past the
+    # lower end: the interval excludes 0 exactly when p < 1 − level, touching included
+    # (2 prompts at 90%: T_1, the ends the extreme replicates; 0.5: quartiles)
+    flagged = held = 0
+    for below in range(0, 1000, 3):
         reps = np.concatenate(
             [np.full(below, -1.0), np.zeros(60), np.linspace(0.01, 1.0, 2000 - below - 60)]
         )
-        est = _estimate(reps, clusters=12, z0=0.1, accel=0.02)
-        lo, hi = expanded_interval(est, 0.9)
+        est = _estimate(reps, clusters=clusters, z0=0.1, accel=0.02)
+        lo, hi = expanded_interval(est, level)
         p = p_value(est, 0.0, expanded=True)
-        assert (p < 0.1) == (not lo <= 0.0 <= hi), (below, lo, p)
+        assert (p < 1 - level) == (not lo <= 0.0 <= hi), (below, lo, p)
+        flagged, held = flagged + (p < 1 - level), held + (lo == 0.0)
+    # both sides of the end are reached, but from 2 or 3 prompts the lower end is the
+    # smallest replicate's (level 2e-06 at 95% from 3): a tied block never passes it
+    assert held and (flagged > 0) == (clusters > 3)
 
 
 def test_an_expanded_p_value_from_two_prompts_is_students_with_one_df() -> None:

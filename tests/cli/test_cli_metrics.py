@@ -468,8 +468,9 @@ def test_the_statistics_page_quotes_the_absolute_value_as_metrics_prints_it(
     capsys: pytest.CaptureFixture[str], shared_data: Path
 ) -> None:
     """docs/statistics.md quoted Eq. 5 as '0.18 [0.06, 0.31]', which no run printed any
-    more (ChatGPT on llmbar-mtbench reads 0.18 [0.07, 0.30] at the default 2,000
-    resamples, seed 0): the page now names the command, and this runs it."""
+    more (ChatGPT on llmbar-mtbench reads 0.18 [0.06, 0.30] at the default 2,000
+    resamples, seed 0, its BCa interval expanded for its prompts): the page now names the
+    command, and this runs it."""
     page = " ".join((REPO / "docs" / "statistics.md").read_text("utf-8").split())
     quoted = re.search(r"\(`recuse (metrics pairs [^`]+)`: ([\d.]+) (\[[^\]]+\])\)", page)
     assert quoted, "docs/statistics.md's verbosity_deviation example is gone"

@@ -126,7 +126,7 @@ def test_the_audit_expands_parity_verbosity_and_agreement_not_equal_opportunity(
 
 def test_the_audits_expanded_flags_agree_with_their_intervals() -> None:
     # every expanded result of a small clustered audit: its interval excludes the no-bias
-    # value exactly when its p-value is under 1 − level (away from the resolution's edge)
+    # value exactly when its p-value is under 1 − level, ends on the null included
     bias = PlantedBias(self_preference=0.1, family_preference=0.1, verbosity=0.1, accuracy=0.5)
     checked = 0
     for seed in range(8):
@@ -136,10 +136,74 @@ def test_the_audits_expanded_flags_agree_with_their_intervals() -> None:
         for r in res.results:
             if "Hesterberg" not in r.method or math.isnan(r.p_value) or r.n_clusters < 5:
                 continue
-            # an end on the null itself: replicates tied there count half to the p-value
-            # (a share from 7 family pairs: [0.0, 0.857], p 0.088), as in the plain BCa
-            if abs(r.p_value - 0.1) < 0.005 or r.null in (r.ci_low, r.ci_high):
-                continue
+            # an end on the null itself counts (replicates tied there: a share from 7
+            # family pairs, [0.0, 0.857], read p 0.088 when ties counted half)
             assert (r.p_value < 0.1) == (not r.ci_low <= r.null <= r.ci_high), (seed, r)
             checked += 1
     assert checked >= 20
+
+
+def test_an_end_from_two_prompts_keeps_its_bias_correction() -> None:
+    # 2 prompts at 90%: z' = √2 · t_1(0.95) = 8.929, whose normal level rounds to 1.0;
+    # read back from that level the upper end was the largest replicate whatever z0.
+    # By hand (scipy): with z0 = −3, a = 0 the ends sit at Φ(−3 + (−3 ± 8.929))
+    reps = np.random.default_rng(7).normal(size=4000)
+    est = _estimate(reps, clusters=2, z0=-3.0, accel=0.0)
+    z = math.sqrt(2) * t.ppf(0.95, 1)
+    assert z == pytest.approx(8.9290, abs=1e-4)
+    levels = norm.cdf([-3 + (-3 - z), -3 + (-3 + z)])
+    assert levels[1] == pytest.approx(0.99830, abs=1e-5)
+    assert expanded_interval(est, 0.9) == pytest.approx(
+        tuple(np.quantile(np.sort(reps), levels)), rel=1e-12
+    )
+    assert expanded_interval(est, 0.9)[1] < reps.max()
+
+
+def test_replicates_tied_on_the_null_give_the_p_value_the_interval_says() -> None:
+    # 2,000 replicates: m at −1, 80 tied on the null 0, the rest above. Percentile ends
+    # (z0 = a = 0) at levels 0.05 and 0.95 lie at numpy positions 0.05 · 1999 = 99.95;
+    # with m = 40 the lower end is a tied replicate: the 90% interval touches 0, so p is
+    # at least 0.1 — by hand, 2 · (m + k − 1) / (B − 1) = 2 · 119 / 1999. Counting the
+    # ties half, p = 2 · 80 / 2000 = 0.08: flagged beside an interval holding the null.
+    reps = np.concatenate([np.full(40, -1.0), np.zeros(80), np.linspace(0.01, 1.0, 1880)])
+    est = _estimate(reps, clusters=12, z0=0.0, accel=0.0)
+    low, _ = np.quantile(reps, [0.05, 0.95])
+    assert low == 0.0
+    assert p_value(est, 0.0) == pytest.approx(2 * 119 / 1999, rel=1e-12)
+
+
+@pytest.mark.parametrize(("clusters", "level"), [(12, 0.9), (12, 0.5), (3, 0.95), (2, 0.9)])
+def test_a_block_tied_on_the_null_swept_past_an_expanded_end(clusters: int, level: float) -> None:
+    # the expanded interval and its p-value, 60 replicates tied on 0 swept past the
+    # lower end: the interval excludes 0 exactly when p < 1 − level, touching included
+    # (2 prompts at 90%: T_1, the ends the extreme replicates; 0.5: quartiles)
+    flagged = held = 0
+    for below in range(0, 1000, 3):
+        reps = np.concatenate(
+            [np.full(below, -1.0), np.zeros(60), np.linspace(0.01, 1.0, 2000 - below - 60)]
+        )
+        est = _estimate(reps, clusters=clusters, z0=0.1, accel=0.02)
+        lo, hi = expanded_interval(est, level)
+        p = p_value(est, 0.0, expanded=True)
+        assert (p < 1 - level) == (not lo <= 0.0 <= hi), (below, lo, p)
+        flagged, held = flagged + (p < 1 - level), held + (lo == 0.0)
+    # both sides of the end are reached, but from 2 or 3 prompts the lower end is the
+    # smallest replicate's (level 2e-06 at 95% from 3): a tied block never passes it
+    assert held and (flagged > 0) == (clusters > 3)
+
+
+def test_an_expanded_p_value_from_two_prompts_is_students_with_one_df() -> None:
+    # z0 = −3, a = 0, the null at replicate level 0.99: z_q = Φ⁻¹(0.99) − 2 z0 = 8.326,
+    # whose normal level rounds to 1 (it read the floor 2/(B+1)); by hand with scipy
+    # p = 2 · T_1(−8.326 / √2) = 0.107, and the 90% interval holds the null
+    reps = np.linspace(0.0, 1.0, 4001)[1:]
+    est = _estimate(reps, clusters=2, z0=-3.0, accel=0.0)
+    null = float(np.quantile(reps, 0.99))
+    share = float((reps < null).mean())  # 3960 of 4000 below, none on it
+    zq = norm.ppf(share) + 6.0
+    assert zq == pytest.approx(8.326, abs=1e-3)
+    want = 2 * t.sf(zq / math.sqrt(2), 1)
+    assert p_value(est, null, expanded=True) == pytest.approx(want, rel=1e-3)
+    assert want == pytest.approx(0.107, abs=1e-3)
+    lo, hi = expanded_interval(est, 0.9)
+    assert lo <= null <= hi

@@ -112,9 +112,12 @@ def test_std_error_and_p_value_by_hand_on_a_fixed_resample_set() -> None:
     reps = sums[:, 0] / sums[:, 1]
     assert pct.std_error == pytest.approx(reps.std(ddof=1), abs=1e-12)
     for null in (0.5, 0.6, 0.9):
-        below = (reps < null - 1e-12).sum() + 0.5 * (np.abs(reps - null) <= 1e-12).sum()
-        g = min(max(below / n_boot, 1 / (n_boot + 1)), n_boot / (n_boot + 1))
-        expected = max(2 / (n_boot + 1), 2 * min(g, 1 - g))
+        m = (reps < null - 1e-12).sum()
+        k = (np.abs(reps - null) <= 1e-12).sum()  # tied on null: an end on it from
+        # numpy's position m to m + k − 1 of B − 1, the lower tail the last, the upper the first
+        lo, hi = ((m + k - 1) / (n_boot - 1), m / (n_boot - 1)) if k else (m / n_boot,) * 2
+        lo, hi = (min(max(g, 1 / (n_boot + 1)), n_boot / (n_boot + 1)) for g in (lo, hi))
+        expected = max(2 / (n_boot + 1), 2 * min(lo, 1 - hi))
         assert p_value(pct, null) == pytest.approx(expected, abs=1e-12), null
     # BCa: the 1 - p interval has the null at one end (the p-value inverts the interval)
     rng = np.random.default_rng(5)

@@ -96,6 +96,7 @@ __all__ = [
     "difference_of_ratios",
     "expanded_interval",
     "expanded_level",
+    "expanded_quantile",
     "named_settings",
     "p_value",
     "pooled_ratio",
@@ -863,12 +864,21 @@ def _acceleration(jack: FloatArray) -> FloatArray:
 
 def _bca_level(q: float, z0: float, a: float) -> float:
     """Replicate quantile level of the BCa end at nominal level ``q``."""
-    z = z0 + float(ndtri(q))
-    if not math.isfinite(z):  # q at 0 or 1 (an expanded level from 2 prompts): the extreme
-        return 1.0 if q > 0.5 else 0.0
+    return _bca_level_at(float(ndtri(q)), z0, a)
+
+
+def _bca_level_at(zq: float, z0: float, a: float) -> float:
+    """Replicate quantile level of the BCa end whose nominal normal quantile is ``zq``:
+    ``Φ(z0 + (z0 + zq) / (1 − a (z0 + zq)))``. Taking the quantile rather than its level
+    keeps an expanded end from 2 prompts (``zq = √2 · t_1(0.95) = 8.929``, whose level
+    rounds to 1) where its bias correction puts it: ``Φ(z0 + (z0 + 8.929))``, not the
+    largest replicate whatever ``z0``."""
+    z = z0 + zq
+    if not math.isfinite(z):  # a nominal level of 0 or 1: the extreme
+        return 1.0 if zq > 0 else 0.0
     den = 1.0 - a * z
     if den <= 0:  # past the acceleration's range: the end is the extreme replicate
-        return 1.0 if q > 0.5 else 0.0
+        return 1.0 if zq > 0 else 0.0
     return float(ndtr(z0 + z / den))
 
 
@@ -884,7 +894,7 @@ def expanded_level(q: float, clusters: int) -> float:
     unbiased one, and its ends are normal quantiles where the mean over few prompts is
     Student's. ``q`` itself where ``G < 2`` (nothing to correct: one prompt's resamples
     are all alike). The factor ``√(G/(G−1)) · t_{G−1}(0.95) / z(0.95)`` is 1.108 at
-    ``G = 15``, 1.037 at 40 and 1.014 at 100: it vanishes as ``G`` grows.
+    ``G = 15``, 1.037 at 40 and 1.015 at 100: it vanishes as ``G`` grows.
 
     >>> round(expanded_level(0.95, 15), 4), round(expanded_level(0.05, 15), 4)
     (0.9659, 0.0341)
@@ -893,18 +903,32 @@ def expanded_level(q: float, clusters: int) -> float:
     """
     if clusters < 2:
         return q
+    return float(ndtr(expanded_quantile(q, clusters)))
+
+
+def expanded_quantile(q: float, clusters: int) -> float:
+    """The normal quantile of :func:`expanded_level`, ``√(G / (G − 1)) · t_{G−1}(q)``
+    (``Φ⁻¹(q)`` where ``G < 2``), kept as a quantile: its level rounds to 1 from 2
+    prompts at 90% (``√2 · t_1(0.95) = 8.929``).
+
+    >>> round(expanded_quantile(0.95, 2), 3), round(expanded_quantile(0.05, 15), 4)
+    (8.929, -1.8231)
+    """
+    if clusters < 2:
+        return float(ndtri(q))
     from scipy.stats import t
 
-    c = math.sqrt(clusters / (clusters - 1))
-    return float(ndtr(c * float(t.ppf(q, clusters - 1))))
+    return math.sqrt(clusters / (clusters - 1)) * float(t.ppf(q, clusters - 1))
 
 
 def expanded_interval(est: GroupEstimate, level: float) -> tuple[float, float]:
     """The BCa interval of ``est`` at ``level`` with each tail's nominal level expanded
     for its ``n_clusters`` prompts (:func:`expanded_level`): the replicate quantiles at
-    ``Φ(z0 + (z0 + z') / (1 − a (z0 + z')))`` with ``z' = Φ⁻¹(expanded_level(q, G))``.
+    ``Φ(z0 + (z0 + z') / (1 − a (z0 + z')))`` with ``z' = √(G / (G − 1)) · t_{G−1}(q)``
+    (:func:`expanded_quantile`, not read back from its level, which rounds to 1).
     NaN ends where ``est`` has no replicates."""
-    qs = [_bca_level(expanded_level(q, est.n_clusters), est.z0, est.accel) for q in _tails(level)]
+    zs = [expanded_quantile(q, est.n_clusters) for q in _tails(level)]
+    qs = [_bca_level_at(z, est.z0, est.accel) for z in zs]
     low, high = _quantiles(est.replicates, qs)
     return low, high
 
@@ -912,7 +936,7 @@ def expanded_interval(est: GroupEstimate, level: float) -> tuple[float, float]:
 def p_value(est: GroupEstimate, null: float, *, expanded: bool = False) -> float:
     """Two-sided bootstrap p-value of ``null``: the interval of ``est`` inverted.
 
-    With ``G`` = share of the replicates below ``null`` (ties count half), kept in
+    With ``G`` = share of the replicates below ``null``, kept in
     ``[1/(B+1), B/(B+1)]`` (``B`` kept replicates: a smaller p cannot be resolved),
     ``w = Phi^-1(G) - z0`` and ``z_q = w / (1 + a w) - z0`` (the nominal level whose
     BCa end falls on ``null``)::
@@ -922,6 +946,14 @@ def p_value(est: GroupEstimate, null: float, *, expanded: bool = False) -> float
     so the ``1 - p`` interval has ``null`` at one end: ``null`` lies outside every
     interval of level above ``1 - p``. With ``z0 = a = 0`` (percentile interval)
     this is ``2 * min(G, 1 - G)``. NaN when ``est`` has no replicates.
+
+    Replicates tied on ``null`` (``k`` of them, after ``m`` below it; to 1e-12,
+    relative) put an end on it at every replicate level from ``m / (B − 1)`` to
+    ``(m + k − 1) / (B − 1)`` (where numpy's quantile puts them): the lower tail reads
+    ``G = (m + k − 1) / (B − 1)``, the upper ``G = m / (B − 1)``, and ``p`` is the
+    smaller tail's twice, so an interval whose end lies on ``null`` holds it at every
+    level above ``1 − p``. Counting the ties half, an end on ``null`` from 7 prompts'
+    DP self-preference, ``[0.00, 0.86]``, read p = 0.088 beside its 90% interval.
 
     A ``null`` beyond every replicate (``G`` = 0 or 1) lies outside every interval
     the replicates give, whatever ``z0`` and ``a``: ``p`` is the floor ``2 / (B + 1)``.
@@ -938,8 +970,10 @@ def p_value(est: GroupEstimate, null: float, *, expanded: bool = False) -> float
 
     >>> e = GroupEstimate(0.3, 0.1, 0.5, 10, 10, 4, 0, np.zeros(0),
     ...                   replicates=np.array([0.1, 0.2, 0.3, 0.4]))
-    >>> p_value(e, 0.15), p_value(e, 0.25), p_value(e, 0.3)  # G = 1/4, 1/2, 5/8 (tie: half)
-    (0.5, 1.0, 0.75)
+    >>> p_value(e, 0.15), p_value(e, 0.25)  # G = 1/4, 1/2
+    (0.5, 1.0)
+    >>> round(p_value(e, 0.3), 4)  # on the third of 4: level 2/3, upper tail 1/3
+    0.6667
     >>> round(p_value(e, 0.15, expanded=True), 4)  # z = −0.6745, 10 prompts: T_9
     0.5382
     """
@@ -947,22 +981,38 @@ def p_value(est: GroupEstimate, null: float, *, expanded: bool = False) -> float
     b = col.size
     if b == 0 or not np.isfinite(null):
         return np.nan
-    below = _share_below(col, null)
-    if below in (0.0, 1.0):  # no replicate on the null's side: the floor
+    tol = 1e-12 * max(1.0, abs(null))
+    below = int(np.searchsorted(col, null - tol, side="left"))
+    tied = int(np.searchsorted(col, null + tol, side="right")) - below
+    if not tied and below in (0, b):  # no replicate on the null's side: the floor
         return 2.0 / (b + 1)
-    share = min(max(below, 1.0 / (b + 1)), b / (b + 1))
-    w = float(ndtri(share)) - est.z0
-    den = 1.0 + est.accel * w
-    # past the acceleration's range no BCa end reaches null: as far out as G says
-    tail = float(ndtr(w / den - est.z0)) if den > 0 else share
-    two_sided = 2.0 * min(tail, 1.0 - tail)
+    if tied:  # an end on null from level m / (B − 1) to (m + k − 1) / (B − 1)
+        low_share, high_share = (below + tied - 1) / max(b - 1, 1), below / max(b - 1, 1)
+    else:
+        low_share = high_share = below / b
+    z_low = _nominal_z(low_share, b, est.z0, est.accel)
+    z_high = _nominal_z(high_share, b, est.z0, est.accel)
     if expanded and est.n_clusters >= 2:
         from scipy.stats import t
 
         g = est.n_clusters
-        z = abs(float(ndtri(min(tail, 1.0 - tail))))
-        two_sided = 2.0 * float(t.sf(z / math.sqrt(g / (g - 1)), g - 1))
-    return float(min(1.0, max(2.0 / (b + 1), two_sided)))
+        c = math.sqrt(g / (g - 1))
+        tails = float(t.cdf(z_low / c, g - 1)), float(t.sf(z_high / c, g - 1))
+    else:
+        tails = float(ndtr(z_low)), float(ndtr(-z_high))
+    return float(min(1.0, max(2.0 / (b + 1), 2.0 * min(tails))))
+
+
+def _nominal_z(share: float, b: int, z0: float, a: float) -> float:
+    """The nominal normal quantile ``z_q`` whose BCa end lies at replicate level
+    ``share`` (kept in ``[1/(B+1), B/(B+1)]``): ``w / (1 + a w) − z0`` with
+    ``w = Φ⁻¹(share) − z0``; past the acceleration's range (``1 + a w ≤ 0``: no BCa end
+    reaches it) ``Φ⁻¹(share)``. Kept as a quantile, not a level, which rounds to 1 past
+    ``z ≈ 8.3`` (an expanded p-value from 2 prompts reads ``T_1(z / √2)`` there)."""
+    share = min(max(share, 1.0 / (b + 1)), b / (b + 1))
+    w = float(ndtri(share)) - z0
+    den = 1.0 + a * w
+    return w / den - z0 if den > 0 else float(ndtri(share))
 
 
 def _dense(values: Sums) -> FloatArray:

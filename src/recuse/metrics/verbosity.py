@@ -70,7 +70,7 @@ from recuse.metrics.verdicts import (
     Verdict,
     attribute_gap_values,
     check_modes,
-    human_ties_noun,
+    human_ties_words,
     judge_codes,
     judge_score,
     order_picks,
@@ -467,8 +467,7 @@ def _tie_words(
     "human ties left out" or, where a label is a share of several votes, "tied or
     evenly split human votes left out" (``count ½`` with ``human_ties="split"``)."""
     tied = (side != 0) & (np.abs(h_longer - 0.5) <= TIE_TOL)
-    noun = human_ties_noun(pairs, tied)
-    return f"{noun} left out" if human_ties == "drop" else f"{noun} count ½"
+    return human_ties_words(pairs, tied, human_ties)
 
 
 def human_longer_spec(

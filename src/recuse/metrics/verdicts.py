@@ -394,3 +394,17 @@ def human_ties_noun(pairs: pd.DataFrame, tied: NDArray[np.bool_]) -> str:
     votes = pd.to_numeric(pairs["human_votes"], errors="coerce").to_numpy(float)
     several = np.nan_to_num(votes, nan=1.0) > 1
     return "tied or evenly split human votes" if bool(np.any(tied & several)) else "human ties"
+
+
+def human_ties_words(pairs: pd.DataFrame, tied: NDArray[np.bool_], human_ties: HumanTies) -> str:
+    """How a metric used the labels of 0.5 on the rows ``tied``, for its ``method``:
+    :func:`human_ties_noun` and "left out" (``human_ties="drop"``) or "count ½".
+
+    >>> t = pd.DataFrame({"human": [0.5, 1.0], "human_votes": [2, 1]})
+    >>> human_ties_words(t, np.array([True, False]), "drop")
+    'tied or evenly split human votes left out'
+    >>> human_ties_words(t.drop(columns="human_votes"), np.array([True, False]), "split")
+    'human ties count ½'
+    """
+    noun = human_ties_noun(pairs, tied)
+    return f"{noun} left out" if human_ties == "drop" else f"{noun} count ½"

@@ -843,3 +843,28 @@ def test_a_ctrl_c_in_the_blas_limit_leaves_blas_its_threads(
         with bootstrap.one_blas_thread():
             assert blas_threads() == {1}
         assert blas_threads() == {2}
+
+
+def test_a_label_of_evenly_split_votes_is_excluded_under_its_own_name() -> None:
+    """Where a human label is the share of several votes (``human_votes`` > 1), the
+    exclusion of the labels 0.5 says "tied or evenly split votes", with pandas' count of
+    the judged rows at 0.5; the same table with single votes keeps "human tie"."""
+    sim = simulate_pairs(
+        judges={"gpt-4": PlantedBias(accuracy=0.7)},
+        models=("gpt-4", "claude-v1", "vicuna-13b"),
+        n_prompts=60,
+        seed=5,
+    )
+    pairs = sim.pairs.copy()
+    pairs.loc[pairs.index[::7], "human"] = 0.5
+    tied = int(((pairs["human"] == 0.5) & pairs["p_a"].notna()).sum())
+    assert tied > 0
+    split_name = "human label 0.5 (tied or evenly split votes)"
+    options = AuditOptions(n_boot=100, only=("verbosity",))
+    for votes, name in ((1, "human tie"), (2, split_name)):
+        frame = pairs.assign(human_votes=votes)
+        src = Source("votes", "pairs", len(frame), judges=("gpt-4",))
+        report = run_audit([Input("votes", "pairs", frame, src)], options=options)
+        got = {e.reason: e.count for e in report.exclusions}
+        assert got.get(name) == tied
+        assert (split_name if votes == 1 else "human tie") not in got

@@ -20,7 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from recuse.analyses import REGISTRY, selected
 from recuse.analyses.base import (
@@ -41,7 +43,7 @@ from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError
 from recuse.metrics.bootstrap import one_blas_thread
 from recuse.metrics.summary import PairwiseBias, pairwise_bias
-from recuse.metrics.verdicts import Orders, use_orders
+from recuse.metrics.verdicts import Orders, human_ties_noun, use_orders
 from recuse.numbers import percent
 from recuse.reference import REFERENCE_NAMES, ReferenceKind, reword
 from recuse.report.model import (
@@ -102,9 +104,17 @@ def _pairs_exclusions(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
             )
         human = rows["human"]
         add("no human label", human.isna() & rows["p_a"].notna(), "EO, verbosity")
-        add("human tie", (human == 0.5) & rows["p_a"].notna(), "EO, verbosity")
+        tied = (human == 0.5) & rows["p_a"].notna()
+        add(_tie_reason(rows, tied.to_numpy()), tied, "EO, verbosity")
         unknown = rows["model_a"].isna() | rows["model_b"].isna()
         add("generator of a response unknown", unknown & rows["p_a"].notna(), "self/family")
+
+
+def _tie_reason(rows: pd.DataFrame, tied: NDArray[np.bool_]) -> str:
+    """The exclusion's reason for labels of 0.5: "human tie", or "human label 0.5 (tied
+    or evenly split votes)" where such a label is the share of several votes."""
+    noun = human_ties_noun(rows, tied)
+    return "human tie" if noun == "human ties" else "human label 0.5 (tied or evenly split votes)"
 
 
 def _ratings_exclusions(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:

@@ -27,8 +27,40 @@ def shown(text: object) -> str:
 
     >>> print(shown("gpt-4\x1b[2J\u202eevil é"))
     gpt-4\x1b[2J\u202eevil é
+
+    A lone surrogate, a file name's byte that is not UTF-8 as Python holds it, is
+    written as that byte's escape, as report.json names the file
+    (:func:`recuse.files.path_text`): ``caf\xe9.csv``, not the raw byte (or, on a UTF-8
+    terminal, a traceback: "surrogates not allowed").
+
+    >>> print(shown("caf\udce9.csv"), shown("\ud800"))
+    caf\xe9.csv \ud800
     """
-    return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+    return surrogates_escaped(_UNSHOWN.sub(_escape, str(text)))
+
+
+def surrogates_escaped(text: str) -> str:
+    r"""``text`` with each lone surrogate escaped: one from a byte that is not UTF-8
+    (U+DC80–U+DCFF, :func:`os.fsdecode`'s) as that byte, ``\xNN``, the rule of
+    :func:`recuse.files.path_text`; any other as ``\uXXXX``. Text every writer takes.
+
+    >>> surrogates_escaped("caf\udce9.csv: not found"), surrogates_escaped("a\ud800")
+    ('caf\\xe9.csv: not found', 'a\\ud800')
+    """
+    return _SHOWN_SURROGATE.sub(_surrogate_escape, text)
+
+
+#: a lone surrogate (U+D800–U+DFFF: no character; U+DC80–U+DCFF a byte not UTF-8)
+_SHOWN_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    return m.group().encode("unicode_escape").decode("ascii")
+
+
+def _surrogate_escape(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 def one_line(text: object) -> str:

@@ -444,3 +444,35 @@ def test_one_dimension_in_two_spellings_is_one_dimension(
         got = [(r["estimate"], r["lower"], r["upper"]) for r in fits["spelled"]["main"][term]]
         want = [(r["estimate"], r["lower"], r["upper"]) for r in fits["plain"]["main"][term]]
         assert got == pytest.approx(want, abs=1e-12) and len(want) > 2
+
+
+def test_the_table_says_the_audit_writes_its_three_decimal_row_with_two(
+    tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """play-favorites: the self-bias table writes llama-3.1-8b-instruct's γ to the
+    table's one precision, −0.113 [−0.134, −0.092], where recuse audit's summary writes
+    the same finding −0.11 [−0.13, −0.09] (its own interval's two decimals), and nothing
+    said so. Now the caption names the row both ways, the second the audit's own text
+    (Finding.text of an audit run here); the family table, whose rows agree, says
+    nothing of it."""
+    import recuse
+
+    out = tmp_path / "out"
+    code = main(["favoritism", "play-favorites", "--data-dir", str(shared_data), "--out", str(out)])
+    stdout, err = capsys.readouterr()
+    assert code == 0, err
+    report = recuse.audit("play-favorites", only=["favoritism"], robustness="none",
+                          data_dir=shared_data)  # fmt: skip
+    (found,) = [f for f in report.result.findings
+                if f.bias.key == "self_bias" and f.judge == "llama-3.1-8b-instruct"]  # fmt: skip
+    assert found.text == "−0.11 [−0.13, −0.09]"
+    row = next(line for line in stdout.splitlines() if "│ llama-3.1-8b-instruct " in line)
+    assert "−0.113 │ 0.013 │ −0.134 │ −0.092" in row
+    said = (
+        "numbers to the table's one precision, the finest any row needs (recuse audit's "
+        "summary writes each finding to its own interval's: llama-3.1-8b-instruct −0.113 "
+        f"[−0.134, −0.092] reads {found.text} there)"
+    )
+    flat = " ".join(stdout.split())
+    assert said in flat
+    assert flat.count("numbers to the table's one precision") == 1

@@ -1034,3 +1034,40 @@ def test_output_under_a_locale_without_the_dash_is_escaped_not_a_traceback(
         assert b"Traceback" not in done.stderr
         assert b"\\u2014" in done.stdout
         done.stdout.decode(encoding.split(":")[0])  # nothing the locale cannot show
+
+
+def test_a_name_that_is_not_utf8_reads_as_report_json_writes_it_in_every_output(
+    pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`caf\\xe9.csv` (Latin-1): report.json writes `caf\\xe9.csv`, but `recuse validate
+    --json` wrote "caf\\udce9.csv" (the lone surrogate Python holds, escaped), its table
+    the raw byte, `recuse metrics --out`, `certify run --json`, `certify apply --out`
+    and `gate --json` "\\udce9" too, and a line naming it on a UTF-8 stream ended in a
+    traceback ("surrogates not allowed"). Now each writes the name as report.json does
+    (recuse.files.path_text in JSON, recuse.terminal.shown in text)."""
+    data = tmp_path / os.fsdecode(b"caf\xe9.csv")
+    data.write_bytes(pairs_csv.read_bytes())
+    shown = f"{tmp_path}/caf\\xe9.csv"
+    assert main(["validate", str(data), "--json", "--no-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["file"] == shown
+    assert main(["validate", str(data), "--no-config"]) == 0
+    said = capsys.readouterr().out
+    assert "caf\\xe9.csv: a valid pairs table" in said and "\udce9" not in said
+    out = tmp_path / "m.json"
+    args = ["metrics", "pairs", str(data), "--metric", "flip_rate", "--out", str(out)]
+    assert main([*args, "--no-config"]) == 0, capsys.readouterr().err
+    assert json.loads(out.read_text("utf-8"))["settings"]["source"] == shown
+    assert "caf\\xe9.csv: pairwise bias" in capsys.readouterr().out
+    rules = tmp_path / os.fsdecode(b"r\xe9gles.json")
+    assert main(["certify", "run", str(data), "--json", "--thresholds", str(rules)]) == 0
+    assert json.loads(capsys.readouterr().out)["source"] == shown
+    decided = tmp_path / "d.json"
+    args = ["certify", "apply", str(rules), str(data), "--out", str(decided)]
+    assert main(args) == 0, capsys.readouterr().err
+    assert json.loads(decided.read_text("utf-8"))["thresholds"] == f"{tmp_path}/r\\xe9gles.json"
+    report = tmp_path / os.fsdecode(b"rapport\xe9")
+    assert main(["audit", str(data), "--out", str(report), "--only", "position"]) == 0
+    capsys.readouterr()
+    main(["gate", str(report / "report.json"), "--json", "--max", "position=0.4"])
+    said = json.loads(capsys.readouterr().out)["report"]
+    assert said == f"{tmp_path}/rapport\\xe9/report.json"

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from recuse.cli import main
+from recuse.files import path_text
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
 from recuse.simulate.ratings import simulate_ratings
 from recuse.simulate.selective import simulate_selective
@@ -298,7 +299,8 @@ def test_an_input_error_keeps_names_that_differ_in_whitespace_apart(
 def test_json_on_stdout_is_utf8_for_a_file_name_that_is_not(tmp_path: Path) -> None:
     """A file name with bytes that are not UTF-8 (Python reads b"\\xff" as "\\udcff"):
     the JSON `recuse validate --json` prints, its report and its error object alike, is
-    UTF-8 and parses back to the name (the raw byte was written, which jq refuses)."""
+    UTF-8 (the raw byte was written, which jq refuses) and names the file as report.json
+    and the error line on stderr do, `pairs-\\xff.csv` (it read "pairs-\\udcff.csv")."""
     sim = simulate_pairs(judges={"gpt-4": PlantedBias()}, n_prompts=3, seed=1)
     good = Path(os.fsdecode(bytes(tmp_path) + b"/pairs-\xff.csv"))
     bad = Path(os.fsdecode(bytes(tmp_path) + b"/other-\xfe.csv"))
@@ -313,4 +315,5 @@ def test_json_on_stdout_is_utf8_for_a_file_name_that_is_not(tmp_path: Path) -> N
         )
         assert run.returncode == code, run.stderr
         said = json.loads(run.stdout.decode("utf-8"))  # strict: raises on a raw 0xff
-        assert str(path) in said[key]
+        assert path_text(str(path)) in said[key] and str(path) not in said[key]
+        assert path_text(str(path)) in run.stderr.decode("utf-8") or code == 0

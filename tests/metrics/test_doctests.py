@@ -41,6 +41,7 @@ MODULES = [
     "recuse.report.bias",
     "recuse.interval_rules",
     "recuse.cli.app",
+    "recuse.cli.favoritism",
     "recuse.judging.handlers.pairwise",
     "recuse.analyses.base",
     "recuse.analyses.self_preference",

@@ -391,3 +391,18 @@ def test_families_given_a_series_says_one_line_what_to_pass() -> None:
     assert "\n" not in said and said.startswith("families takes a Roster or a {model: fami")
     assert said.endswith("— give it as a dict: families=series.to_dict()")
     assert "got the Series model-0" in said
+
+
+def test_labels_of_split_votes_are_named_so_in_the_eo_and_dp_methods() -> None:
+    """HAND's tied label (0.5): "human ties" where each label is one vote; where it is
+    the share of two votes (one each way, ``human_votes`` 2), EO says "tied or evenly
+    split human votes left out" and DP (which counts a tie ½) "... count ½"."""
+    t = table(HAND)
+    assert (t["human"] == 0.5).any()
+    votes = np.where(t["human"] == 0.5, 2, 1)
+    for kind, used in (("eo", "left out"), ("dp", "count ½")):
+        single = self_preference(t.assign(human_votes=1), kind=kind, **FAST)
+        split = self_preference(t.assign(human_votes=votes), kind=kind, **FAST)
+        assert f"human ties {used}" in single.method
+        assert f"tied or evenly split human votes {used}" in split.method
+        assert "human ties" not in split.method

@@ -610,3 +610,42 @@ def test_the_humans_length_preference_on_hh_rlhf_by_hand(shared_data: Path) -> N
     want = (2 * t["human"] - 1).groupby(b, observed=True).agg(["size", "mean"])
     assert curve["n"].tolist() == want["size"].tolist()
     assert curve["mean"].to_numpy() == pytest.approx(want["mean"].to_numpy(), abs=1e-12)
+
+
+def test_the_experts_evenly_split_votes_are_named_and_counted_as_such(shared_data: Path) -> None:
+    """On mt-bench-human a label is the share of several expert votes: 0.5 is a tie or
+    a 1-1 split, and the humans' length baseline says so and counts them (pandas' count
+    of the labels 0.5 on pairs of unequal length); a table of single votes (the same
+    labels, ``human_votes`` 1) keeps "human ties"."""
+    from recuse.data import load
+    from recuse.metrics.verbosity import human_prefers_longer
+    from recuse.roster import Roster
+
+    t = load("mt-bench-human", data_dir=shared_data, roster=Roster.builtin())
+    tied = (t["human"] == 0.5) & (t["len_a"] != t["len_b"])
+    assert int((tied & (t["human_votes"] > 1)).sum()) > 0
+    r = human_prefers_longer(t, boot=Resampling(n_boot=50))
+    assert f"tied or evenly split human votes left out ({int(tied.sum()):,});" in r.method
+    assert "human ties" not in r.method
+    one = human_prefers_longer(t.assign(human_votes=1), boot=Resampling(n_boot=50))
+    assert f"; human ties left out ({int(tied.sum()):,});" in one.method
+
+
+def test_the_prefer_longer_gap_names_split_votes_where_labels_are_shares() -> None:
+    """The prefer-longer gap and Eq. 6 say which labels they left out: "human ties"
+    where every 0.5 is one vote, "tied or evenly split human votes" where one 0.5 is the
+    share of two votes (one each way)."""
+    from recuse.metrics.verbosity import prefer_longer_gap
+
+    t = table(HAND)
+    votes = np.where(t["human"] == 0.5, 2, 1)
+    assert (t["human"] == 0.5).any()
+    for fn in (prefer_longer_gap, verbosity_bias):
+        single = fn(t.assign(human_votes=1), boot=Resampling(n_boot=50), min_n=2)
+        split = fn(t.assign(human_votes=votes), boot=Resampling(n_boot=50), min_n=2)
+        assert "human ties left out" in single.method
+        assert "tied or evenly split human votes left out" in split.method
+        assert "human ties" not in split.method
+        halves = fn(t.assign(human_votes=votes), human_ties="split", min_n=2,
+                    boot=Resampling(n_boot=50))  # fmt: skip
+        assert "tied or evenly split human votes count ½" in halves.method

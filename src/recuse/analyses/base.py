@@ -157,7 +157,8 @@ class AuditOptions:
             "judges": ", ".join(self.judges) if self.judges else "all",
             "min_n (smallest group estimated)": self.min_n,
             "verdicts (--orders)": f"{self.orders}: {ORDERS_NOTE[self.orders]} (verdict='prob')",
-            "human ties": "left out of EO and verbosity (human_ties='drop')",
+            "human ties": "labels of 0.5 (a tie, or votes split evenly where a label is a "
+            "share of several votes) left out of EO and verbosity (human_ties='drop')",
             "regression standard errors": self.se,
             "multiple testing (--fdr)": "Benjamini–Hochberg false-discovery control across "
             "the summary's tests; flags use adjusted values"

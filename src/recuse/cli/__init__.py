@@ -29,6 +29,7 @@ from recuse.interrupt import (
     stopped_code,
 )
 from recuse.renaming import renaming_by
+from recuse.terminal import surrogates_escaped
 
 __all__ = [
     "app",
@@ -254,7 +255,8 @@ def json_error(args: list[str], message: str, code: int) -> str | None:
     if "--json" not in head:
         return None
     extra = JSON_ERROR_FIELDS.get(_command(args), {})
-    return json.dumps({**extra, "error": message, "exit_code": code}, ensure_ascii=False)
+    said = surrogates_escaped(message)  # a file name as report.json and stderr name it
+    return json.dumps({**extra, "error": said, "exit_code": code}, ensure_ascii=False)
 
 
 def _command(args: list[str]) -> str:

@@ -113,7 +113,7 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     were = "was" if len(there) == 1 else "were"
     verb = f"replaced the {' and '.join(there)} that {were} there: wrote" if there else "wrote"
     took = decimal(time.perf_counter() - start, 1)
-    typer.echo(f"{verb} {paths['html']} and {paths['json']} in {took} s")
+    echo(f"{verb} {paths['html']} and {paths['json']} in {took} s")
     if settings.profile:
         from recuse.driver import profile_lines
 

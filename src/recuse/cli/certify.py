@@ -373,7 +373,7 @@ def certify_command(
             swapped_frame=how.swapped_frame, confidence=how.confidence,
             confidence_of=how.confidence_of, data_dir=settings.data_dir,
         )  # fmt: skip
-    payload = {"source": source, **result.to_dict()}
+    payload = {"source": recuse_files.path_text(source), **result.to_dict()}
     if out is not None:
         outputs.write_text(
             paths[0], json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)
@@ -496,7 +496,7 @@ def apply_command(
     guarantee = applied_guarantee(spec, judges={k.judge for k in applied.kept})
     if path.suffix.lower() == ".json":
         records = decided.astype(object).where(decided.notna(), None).to_dict(orient="records")
-        payload = {"thresholds": str(thresholds), "guarantee": guarantee,
+        payload = {"thresholds": recuse_files.path_text(str(thresholds)), "guarantee": guarantee,
                    "definitions": dict(DECISION_FIELDS), "kept": applied.to_dict(),
                    "decisions": records}  # fmt: skip
         outputs.write_text(path, json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))

@@ -87,10 +87,13 @@ def _payload(
     rules: list[Certified],
     skip_unmeasured: bool,
 ) -> dict[str, Any]:
-    """What ``recuse gate --json`` prints."""
+    """What ``recuse gate --json`` prints (a file's name as report.json writes it,
+    :func:`recuse.files.path_text`)."""
+    from recuse.files import path_text
+
     outcome = {0: "passed", 1: "failed", 3: "inconclusive"}[result.exit_code]
     return {
-        "report": str(report) if isinstance(report, Path) else report.title,
+        "report": path_text(str(report)) if isinstance(report, Path) else report.title,
         "exit_code": result.exit_code,
         "outcome": outcome,
         "verdict": result.verdict(),

@@ -44,6 +44,7 @@ from recuse.options import DEFAULTS
 if TYPE_CHECKING:
     import pandas as pd
 
+    from recuse import files as recuse_files
     from recuse import outputs, tables
     from recuse.data import inputs, reading_notes
     from recuse.metrics import bootstrap, competence, summary
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from recuse.roster import Roster
 else:  # imported as a command first uses them (recuse.lazy)
     outputs = lazy_module("recuse.outputs")
+    recuse_files = lazy_module("recuse.files")
     tables = lazy_module("recuse.tables")
     inputs = lazy_module("recuse.data.inputs")
     reading_notes = lazy_module("recuse.data.reading_notes")
@@ -232,14 +234,16 @@ def pairs_command(
     if not result.results:  # an empty table and a header-only file read as a result
         _print_skipped(console, result)
         why = " (the reasons are above)" if result.skipped else ""
-        raise EstimationError(f"{source}: no metric could be estimated{why}; nothing written")
+        raise EstimationError(
+            f"{recuse_files.path_text(source)}: no metric could be estimated{why}; nothing written"
+        )
     _print_results(console, result, title=(
-        f"{source}: pairwise bias ({percent(level)} intervals, prompts resampled; verdicts: "
-        f"{orders} order{'s' if orders == 'both' else ''})"
+        f"{recuse_files.path_text(source)}: pairwise bias ({percent(level)} intervals, "
+        f"prompts resampled; verdicts: {orders} order{'s' if orders == 'both' else ''})"
     ))  # fmt: skip
     if out_path is not None:
         meta: dict[str, object] = {
-            "source": source,
+            "source": recuse_files.path_text(source),
             "judges": judges,
             "level": level,
             "n_boot": n_boot,

@@ -30,9 +30,11 @@ from recuse.reference import LABEL_NAMES, ReferenceKind, reword
 if TYPE_CHECKING:
     import pandas as pd
 
+    from recuse import files as recuse_files
     from recuse.data import columns, inputs
     from recuse.roster import Roster
 else:  # imported as the command first uses them (recuse.lazy)
+    recuse_files = lazy_module("recuse.files")
     pd = lazy_module("pandas")
     columns = lazy_module("recuse.data.columns")
     inputs = lazy_module("recuse.data.inputs")
@@ -192,7 +194,10 @@ def validate(
         _print_json(path, df, kind, found, notes, roster, ref)
         return
     console = make_console()
-    what_file = f"{path}: a valid {kind} table" + (f" (imported from {found})" if found else "")
+    shown_path = recuse_files.path_text(str(path))  # as report.json names it: caf\\xe9.csv
+    what_file = f"{shown_path}: a valid {kind} table" + (
+        f" (imported from {found})" if found else ""
+    )
     out = TerminalTable(title=cell(what_file))  # a path is text, not markup
     out.add_column("what")
     out.add_column("count", justify="right")
@@ -232,7 +237,7 @@ def _print_json(
         json_shown(
             json.dumps(
                 {
-                    "file": str(path),
+                    "file": recuse_files.path_text(str(path)),
                     "valid": True,
                     "table": kind,
                     "format": found or "",

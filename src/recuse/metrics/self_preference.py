@@ -60,11 +60,13 @@ from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n, 
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one
 from recuse.metrics.result import MetricResult
 from recuse.metrics.verdicts import (
+    TIE_TOL,
     HumanTies,
     JudgeTies,
     Verdict,
     attribute_gap_values,
     check_modes,
+    human_ties_words,
     judge_codes,
     judge_score,
     orient,
@@ -247,6 +249,7 @@ def preference_spec(
     holding = OWN_PAIRS if relation == "self" else FAMILY_PAIRS
     empty = tuple(None if h else holding for h in holds[: len(labels)])
     ties = ties_note(verdict, judge_ties)
+    tied = (side != 0) & (np.abs(h - 0.5) <= TIE_TOL)  # labels of 0.5: a tie or split votes
     if kind == "eo":
         values, used = attribute_gap_values(h, v, human_ties=human_ties)
         group = np.where(used & (side != 0), codes, -1)
@@ -265,7 +268,8 @@ def preference_spec(
         ref = "Def. 4.1" if relation == "self" else "Def. 4.1 with S = family member"
         method = (
             f"Equal-Opportunity bias ({ref}): recall when the human prefers {who} minus "
-            f"recall when the human prefers {other}; {ties}, human ties {human_ties}"
+            f"recall when the human prefers {other}; {ties}, "
+            + human_ties_words(pairs, tied, human_ties)
         )
         return MetricSpec(f"{relation}_preference_eo", stat, method, _eo_components, labelled=True)
     if kind == "dp":
@@ -290,7 +294,8 @@ def preference_spec(
         )
         method = (
             f"Demographic-parity bias as a difference: P(judge picks {who}) - P(human "
-            f"prefers it), over the labelled pairs holding it; {ties}, human ties half"
+            f"prefers it), over the labelled pairs holding it; {ties}, "
+            + human_ties_words(pairs, tied, "split")
         )
         return MetricSpec(
             f"{relation}_preference_dp", stat, method, _dp_components, labelled=True,

@@ -70,6 +70,7 @@ from recuse.metrics.verdicts import (
     Verdict,
     attribute_gap_values,
     check_modes,
+    human_ties_words,
     judge_codes,
     judge_score,
     order_picks,
@@ -275,7 +276,8 @@ def verbosity_spec(
             if kind == "absolute"
             else ""
         )
-        + f"; length in {length_note}; {ties}, human ties {human_ties}; equal lengths left out"
+        + f"; length in {length_note}; {ties}, {_tie_words(pairs, h, side, human_ties)}; "
+        "equal lengths left out"
     )
 
     def components(t: FloatArray) -> dict[str, float]:
@@ -373,8 +375,8 @@ def longer_gap_spec(
     ties = ties_note(verdict, judge_ties)
     method = (
         "prefer-longer gap: P(judge picks the longer response) minus P(human picks it), "
-        f"over the same pairs; length in {length_note}; {ties}, human ties {human_ties}; "
-        "equal lengths left out"
+        f"over the same pairs; length in {length_note}; {ties}, "
+        f"{_tie_words(pairs, h, side, human_ties)}; equal lengths left out"
     )
 
     def components(t: FloatArray) -> dict[str, float]:
@@ -458,6 +460,16 @@ def longer_labelled(
     return used
 
 
+def _tie_words(
+    pairs: pd.DataFrame, h_longer: FloatArray, side: NDArray[np.int8], human_ties: HumanTies
+) -> str:
+    """How the labels of 0.5 on pairs of unequal length were used, for a ``method``:
+    "human ties left out" or, where a label is a share of several votes, "tied or
+    evenly split human votes left out" (``count ½`` with ``human_ties="split"``)."""
+    tied = (side != 0) & (np.abs(h_longer - 0.5) <= TIE_TOL)
+    return human_ties_words(pairs, tied, human_ties)
+
+
 def human_longer_spec(
     items: pd.DataFrame,
     len_a: FloatArray,
@@ -480,8 +492,10 @@ def human_longer_spec(
         required=((1, "pairs of unequal length with a human label"),),
     )
     labelled = np.isfinite(items["human"].to_numpy(float))
-    ties = int((labelled & (side != 0) & ~used).sum())
-    tie_words = f"human ties left out ({ties:,})" if human_ties == "drop" else "human ties count ½"
+    tied = labelled & (side != 0) & ~used
+    tie_words = _tie_words(items, h, side, human_ties) + (
+        f" ({int(tied.sum()):,})" if human_ties == "drop" else ""
+    )
     method = (
         "share of pairs of unequal length in which the humans preferred the longer answer "
         f"(no preference = 0.5); each labelled item once, no judge; length in {length_note}; "

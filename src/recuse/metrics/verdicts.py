@@ -371,3 +371,40 @@ def ties_note(verdict: Verdict, judge_ties: JudgeTies) -> str:
     ('verdict=pick, judge ties half', 'verdict=prob')
     """
     return f"verdict={verdict}" + (f", judge ties {judge_ties}" if verdict == "pick" else "")
+
+
+def human_ties_noun(pairs: pd.DataFrame, tied: NDArray[np.bool_]) -> str:
+    """What the human labels of 0.5 on the rows ``tied`` are, in words.
+
+    A label that is one vote is 0.5 only where the human called it a tie: "human
+    ties". A label that is the share of several votes (``human_votes`` > 1, as
+    MT-Bench's expert votes) is 0.5 also where the votes split evenly (one for a,
+    one for b): "tied or evenly split human votes" as soon as one such row is tied.
+
+    >>> t = pd.DataFrame({"human": [0.5, 0.5, 1.0], "human_votes": [1, 2, 3]})
+    >>> human_ties_noun(t, np.array([True, False, False]))
+    'human ties'
+    >>> human_ties_noun(t, np.array([True, True, False]))
+    'tied or evenly split human votes'
+    >>> human_ties_noun(t.drop(columns="human_votes"), np.array([True, True, False]))
+    'human ties'
+    """
+    if "human_votes" not in pairs.columns:
+        return "human ties"
+    votes = pd.to_numeric(pairs["human_votes"], errors="coerce").to_numpy(float)
+    several = np.nan_to_num(votes, nan=1.0) > 1
+    return "tied or evenly split human votes" if bool(np.any(tied & several)) else "human ties"
+
+
+def human_ties_words(pairs: pd.DataFrame, tied: NDArray[np.bool_], human_ties: HumanTies) -> str:
+    """How a metric used the labels of 0.5 on the rows ``tied``, for its ``method``:
+    :func:`human_ties_noun` and "left out" (``human_ties="drop"``) or "count ½".
+
+    >>> t = pd.DataFrame({"human": [0.5, 1.0], "human_votes": [2, 1]})
+    >>> human_ties_words(t, np.array([True, False]), "drop")
+    'tied or evenly split human votes left out'
+    >>> human_ties_words(t.drop(columns="human_votes"), np.array([True, False]), "split")
+    'human ties count ½'
+    """
+    noun = human_ties_noun(pairs, tied)
+    return f"{noun} left out" if human_ties == "drop" else f"{noun} count ½"

@@ -341,3 +341,22 @@ def test_numbers_are_written_the_same_whatever_the_callers_decimal_context() -> 
                 callers.traps[trap] = True
             assert written() == expected
             assert not any(callers.flags.values())
+
+
+def test_an_interval_whose_ends_differ_never_reads_as_equal_ends() -> None:
+    """A reward model's first-position rate, 0.5 with the exact bound [0.4967, 0.5033]
+    (JudgeBench), read ``0.50 [0.50, 0.50]``: "fixed, no variation". Its ends take the
+    third decimal that tells them apart (0.4967 → 0.497, 0.5033 → 0.503), the estimate
+    with them; a truly zero-width interval stays at two."""
+    from recuse.numbers import ends_apart_decimals, estimate_parts, estimate_text, share_interval
+
+    assert estimate_text(0.5, 0.4967, 0.5033, signed=False) == "0.500 [0.497, 0.503]"
+    assert estimate_text(0.5, 0.4967, 0.5033, signed=False, null=0.5) == "0.500 [0.497, 0.503]"
+    assert estimate_parts(0.5, 0.5, 0.5, signed=False) == ("0.50", "[0.50, 0.50]")
+    # 0.20004 and 0.20006 read 0.20 twice at two, 0.200 at three; 0.2000 and 0.2001 at four
+    assert estimate_text(0.2, 0.20004, 0.20006) == "+0.2000 [0.2000, 0.2001]"
+    assert ends_apart_decimals(-0.0301, -0.0299, 3) == 4  # −0.030 twice at three
+    assert estimate_parts(-0.03, -0.0301, -0.0299) == ("−0.0300", "[−0.0301, −0.0299]")
+    # a share the gate writes as a percentage: 50.0% [50.0%, 50.0%] took 49.96% apart
+    assert share_interval(0.5, 0.4996, 0.5004) == ("50.00%", "[49.96%, 50.04%]")
+    assert share_interval(0.5, 0.5, 0.5) == ("50.0%", "[50.0%, 50.0%]")

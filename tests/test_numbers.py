@@ -182,7 +182,13 @@ def test_a_number_inside_a_span_never_reads_its_end_past_the_last_decimal() -> N
     assert estimate_parts(one, 0.5, 1.0, span=(-1, 1)) == ("> +0.999999", "[0.500000, 1.000000]")
     # an end itself, and a span not given: as they were
     assert estimate_parts(1.0, 1.0, 1.0, signed=False, span=(0, 1)) == ("1.00", "[1.00, 1.00]")
-    assert estimate_parts(one, one, 1.0, signed=False) == ("1.00", "[1.00, 1.00]")
+    assert estimate_parts(one, one, one, signed=False) == ("1.00", "[1.00, 1.00]")
+    # ends that differ are written apart (ends_apart_decimals), past six decimals where
+    # they must: [1.00, 1.00] read as a zero-width interval
+    assert estimate_parts(one, one, 1.0, signed=False) == (
+        "0.999999999999",
+        "[0.999999999999, 1.000000000000]",
+    )
 
 
 def test_a_table_of_estimates_has_one_precision_that_never_hides_its_numbers() -> None:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
+import pytest
+
 from recuse.numbers import (
     decimal,
     estimate_parts,
@@ -366,3 +370,21 @@ def test_an_interval_whose_ends_differ_never_reads_as_equal_ends() -> None:
     # a share the gate writes as a percentage: 50.0% [50.0%, 50.0%] took 49.96% apart
     assert share_interval(0.5, 0.4996, 0.5004) == ("50.00%", "[49.96%, 50.04%]")
     assert share_interval(0.5, 0.5, 0.5) == ("50.0%", "[50.0%, 50.0%]")
+
+
+def test_print_result_reads_an_interval_of_width_apart() -> None:
+    """``print(result)`` and ``recuse metrics pairs`` write the estimate as the audit
+    does: the reward model's first-position rate on 350 prompts, none changing with the
+    order (exact bound 1 − 0.1^(1/350) = 0.00656, half of it each way: [0.49672,
+    0.50328]), read 0.50 [0.50, 0.50]."""
+    from recuse.cli.metrics import _numbers
+    from recuse.metrics.result import MetricResult
+
+    half = -math.expm1(math.log(0.1) / 350) / 2
+    assert half == pytest.approx(0.00328, abs=1e-5)
+    r = MetricResult(
+        "first_position_rate", 0.5, 0.5 - half, 0.5 + half, 0.9, 350, 350,
+        "share of wins to the first slot; exact bound", null=0.5,
+    )  # fmt: skip
+    assert str(r).startswith("first_position_rate: 0.500 [0.497, 0.503] (90% interval)")
+    assert _numbers(r) == ("0.500", "[0.497, 0.503]")

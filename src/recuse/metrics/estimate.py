@@ -1,7 +1,8 @@
 """From grouped statistics to :class:`MetricResult` objects (one bootstrap for all).
 
 Every result carries its standard error (the standard deviation of the kept
-bootstrap replicates), its two-sided p-value against the metric's no-bias value
+bootstrap replicates; times the expansion's factor where the interval is expanded for
+few prompts, :func:`expanded_error`), its two-sided p-value against the metric's no-bias value
 (``MetricSpec.null``; its interval, BCa or percentile, inverted:
 :func:`recuse.metrics.bootstrap.p_value`)
 and warnings a reader needs to trust the interval (:func:`interval_warnings`):

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
+import pytest
+
 from recuse.numbers import (
     decimal,
     estimate_parts,
@@ -182,7 +186,13 @@ def test_a_number_inside_a_span_never_reads_its_end_past_the_last_decimal() -> N
     assert estimate_parts(one, 0.5, 1.0, span=(-1, 1)) == ("> +0.999999", "[0.500000, 1.000000]")
     # an end itself, and a span not given: as they were
     assert estimate_parts(1.0, 1.0, 1.0, signed=False, span=(0, 1)) == ("1.00", "[1.00, 1.00]")
-    assert estimate_parts(one, one, 1.0, signed=False) == ("1.00", "[1.00, 1.00]")
+    assert estimate_parts(one, one, one, signed=False) == ("1.00", "[1.00, 1.00]")
+    # ends that differ are written apart (ends_apart_decimals), past six decimals where
+    # they must: [1.00, 1.00] read as a zero-width interval
+    assert estimate_parts(one, one, 1.0, signed=False) == (
+        "0.999999999999",
+        "[0.999999999999, 1.000000000000]",
+    )
 
 
 def test_a_table_of_estimates_has_one_precision_that_never_hides_its_numbers() -> None:
@@ -341,3 +351,40 @@ def test_numbers_are_written_the_same_whatever_the_callers_decimal_context() -> 
                 callers.traps[trap] = True
             assert written() == expected
             assert not any(callers.flags.values())
+
+
+def test_an_interval_whose_ends_differ_never_reads_as_equal_ends() -> None:
+    """A reward model's first-position rate, 0.5 with the exact bound [0.4967, 0.5033]
+    (JudgeBench), read ``0.50 [0.50, 0.50]``: "fixed, no variation". Its ends take the
+    third decimal that tells them apart (0.4967 → 0.497, 0.5033 → 0.503), the estimate
+    with them; a truly zero-width interval stays at two."""
+    from recuse.numbers import ends_apart_decimals, estimate_parts, estimate_text, share_interval
+
+    assert estimate_text(0.5, 0.4967, 0.5033, signed=False) == "0.500 [0.497, 0.503]"
+    assert estimate_text(0.5, 0.4967, 0.5033, signed=False, null=0.5) == "0.500 [0.497, 0.503]"
+    assert estimate_parts(0.5, 0.5, 0.5, signed=False) == ("0.50", "[0.50, 0.50]")
+    # 0.20004 and 0.20006 read 0.20 twice at two, 0.200 at three; 0.2000 and 0.2001 at four
+    assert estimate_text(0.2, 0.20004, 0.20006) == "+0.2000 [0.2000, 0.2001]"
+    assert ends_apart_decimals(-0.0301, -0.0299, 3) == 4  # −0.030 twice at three
+    assert estimate_parts(-0.03, -0.0301, -0.0299) == ("−0.0300", "[−0.0301, −0.0299]")
+    # a share the gate writes as a percentage: 50.0% [50.0%, 50.0%] took 49.96% apart
+    assert share_interval(0.5, 0.4996, 0.5004) == ("50.00%", "[49.96%, 50.04%]")
+    assert share_interval(0.5, 0.5, 0.5) == ("50.0%", "[50.0%, 50.0%]")
+
+
+def test_print_result_reads_an_interval_of_width_apart() -> None:
+    """``print(result)`` and ``recuse metrics pairs`` write the estimate as the audit
+    does: the reward model's first-position rate on 350 prompts, none changing with the
+    order (exact bound 1 − 0.1^(1/350) = 0.00656, half of it each way: [0.49672,
+    0.50328]), read 0.50 [0.50, 0.50]."""
+    from recuse.cli.metrics import _numbers
+    from recuse.metrics.result import MetricResult
+
+    half = -math.expm1(math.log(0.1) / 350) / 2
+    assert half == pytest.approx(0.00328, abs=1e-5)
+    r = MetricResult(
+        "first_position_rate", 0.5, 0.5 - half, 0.5 + half, 0.9, 350, 350,
+        "share of wins to the first slot; exact bound", null=0.5,
+    )  # fmt: skip
+    assert str(r).startswith("first_position_rate: 0.500 [0.497, 0.503] (90% interval)")
+    assert _numbers(r) == ("0.500", "[0.497, 0.503]")

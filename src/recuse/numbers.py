@@ -56,6 +56,7 @@ __all__ = [
     "counted",
     "decimal",
     "decimal_beside",
+    "ends_apart_decimals",
     "estimate_digits",
     "estimate_parts",
     "estimate_text",
@@ -456,11 +457,20 @@ def share_interval(estimate: float, low: float, high: float) -> tuple[str, str]:
     share the gate and ``recuse certify`` write as a percentage (a certified coverage:
     :attr:`recuse.report.bias.Bias.percent`), so the audit writes it so too.
 
+    An interval whose ends differ never reads as equal ends: the three take as many more
+    decimals as write them apart (:func:`ends_apart_decimals`' rule, in percent).
+
     >>> share_interval(57 / 200, 0.2327, 0.3422), share_interval(1 / 2500, 0.0, 0.0149)
     (('28.5%', '[23.3%, 34.2%]'), ('0.04%', '[0.0%, 1.5%]'))
+    >>> share_interval(0.5, 0.49996, 0.50004), share_interval(0.5, 0.5, 0.5)
+    (('50.000%', '[49.996%, 50.004%]'), ('50.0%', '[50.0%, 50.0%]'))
     """
+    digits = 1
     ends = (share_percent(low), share_percent(high))
-    return share_percent(estimate), f"[{ends[0]}, {ends[1]}]"
+    while low != high and ends[0] == ends[1] and digits < 15 and "<" not in ends[0]:
+        digits += 1
+        ends = (share_percent(low, digits), share_percent(high, digits))
+    return share_percent(estimate, digits), f"[{ends[0]}, {ends[1]}]"
 
 
 @fixed_decimals
@@ -541,6 +551,13 @@ def estimate_parts(
     (('+0.2000', '[0.0004, 0.4000]'), ('+0.7000', '[0.5004, 0.9000]'))
     >>> estimate_parts(-0.2, -0.4, -0.004, null=0), estimate_parts(0.2, -0.004, 0.4, null=0)
     (('−0.200', '[−0.400, −0.004]'), ('+0.20', '[−0.00, 0.40]'))
+
+    An interval whose ends differ never reads as equal ends (:func:`ends_apart_decimals`,
+    all three numbers together): a reward model's first-position rate 0.5 [0.4967,
+    0.5033] read ``0.50 [0.50, 0.50]``, as if it were fixed; one of zero width reads as it.
+
+    >>> estimate_parts(0.5, 0.4967, 0.5033, signed=False), estimate_parts(0.5, 0.5, 0.5)
+    (('0.500', '[0.497, 0.503]'), ('+0.50', '[0.50, 0.50]'))
     """
     digits = estimate_digits(estimate, low, high)
     if span is not None:
@@ -550,12 +567,29 @@ def estimate_parts(
             digits += 1
     if null is not None:
         digits = off_null_decimals(low, high, null, digits)
+    est, lo, hi = _written(estimate, low, high, digits, signed=signed, span=span)
+    if lo == hi and low != high:  # ends that differ never read alike
+        digits = ends_apart_decimals(low, high, digits)
+        est, lo, hi = _written(estimate, low, high, digits, signed=signed, span=span)
+    return est, f"[{lo}, {hi}]"
+
+
+def _written(
+    estimate: float,
+    low: float,
+    high: float,
+    digits: int,
+    *,
+    signed: bool,
+    span: tuple[float, float] | None,
+) -> tuple[str, str, str]:
+    """The three numbers of :func:`estimate_parts` at ``digits`` decimals."""
     est = _with_sign(estimate, digits) if signed else decimal(estimate, digits)
     lo, hi = decimal(low, digits), decimal(high, digits)
     if span is not None and digits >= MOST_DECIMALS:
         est = _past_an_end(estimate, digits, span, est, signed=signed)
         lo, hi = (_past_an_end(v, digits, span, t) for v, t in ((low, lo), (high, hi)))
-    return est, f"[{lo}, {hi}]"
+    return est, lo, hi
 
 
 def _past_an_end(
@@ -593,6 +627,28 @@ def off_null_decimals(low: float, high: float, null: float, digits: int) -> int:
         return digits
     end, exact_null = Decimal(repr(low if low > null else high)), Decimal(repr(null))
     while digits < MOST_DECIMALS and round(end, digits) == exact_null:
+        digits += 1
+    return digits
+
+
+@fixed_decimals
+def ends_apart_decimals(low: float, high: float, digits: int) -> int:
+    """``digits``, or as many more as write the ends of ``[low, high]`` apart, where they
+    differ (rounded as :func:`decimal` rounds them; up to 17, the most a float needs): an
+    interval of width 0.0066 never reads ``[0.50, 0.50]``, which says the estimate is fixed
+    (a reward model's first-position rate, the exact bound on prompts none of which
+    changed with the order, [0.4967, 0.5033]). An interval of zero width, or with an end
+    not finite, keeps ``digits``.
+
+    >>> ends_apart_decimals(0.4967, 0.5033, 2), ends_apart_decimals(0.5, 0.5, 2)
+    (3, 2)
+    >>> ends_apart_decimals(0.12, 0.35, 2), ends_apart_decimals(0.50004, 0.50005, 2)
+    (2, 5)
+    """
+    low, high = float(low), float(high)
+    if low == high or not math.isfinite(low + high):
+        return digits
+    while digits < 17 and decimal(low, digits) == decimal(high, digits):
         digits += 1
     return digits
 

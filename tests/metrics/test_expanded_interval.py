@@ -19,7 +19,7 @@ from recuse.metrics.bootstrap import (
     p_value,
     ratio,
 )
-from recuse.metrics.estimate import MetricSpec, to_results
+from recuse.metrics.estimate import MetricSpec, expanded_error, to_results
 from recuse.metrics.summary import pairwise_bias
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
 
@@ -112,7 +112,26 @@ def test_a_spec_that_asks_gets_the_expanded_interval_and_its_p_value() -> None:
     assert wide.ci_low < plain.ci_low and wide.ci_high > plain.ci_high
     assert wide.p_value == p_value(est, 0.5, expanded=True) > plain.p_value
     assert "Hesterberg" in wide.method and "Hesterberg" not in plain.method
-    assert wide.estimate == plain.estimate and wide.std_error == plain.std_error
+    assert wide.estimate == plain.estimate
+
+
+def test_the_expanded_standard_error_is_the_spread_times_the_expansion() -> None:
+    """The "±X detectable" line ((z + z_0.8) · se) and the gate's projection (z · se)
+    read the standard error: an expanded interval kept the resamples' spread, so both
+    described the plain interval it replaced. By hand, 12 prompts at 90%: √(12/11) =
+    1.044466, t_11(0.95) = 1.795885, over z(0.95) = 1.644854: 1.1404; 20 prompts:
+    1.025978 · 1.729133 / 1.644854 = 1.0785 (before: the factor was 1)."""
+    clusters = np.repeat(np.arange(12), 3)
+    boot = Resampling(n_boot=2000, seed=3)
+    out = {}
+    for expanded in (False, True):
+        spec = _spec(expanded)
+        est = cluster_bootstrap([spec.stat], clusters, boot=boot, min_n=1)
+        (out[expanded],), _ = to_results([spec], est, boot=boot)
+    assert out[False].std_error == pytest.approx(float(np.std(est[0][0].replicates, ddof=1)))
+    assert out[True].std_error == pytest.approx(out[False].std_error * 1.1404, rel=1e-4)
+    assert expanded_error(0.05, clusters=20, level=0.9) == pytest.approx(0.05 * 1.0785, rel=1e-4)
+    assert expanded_error(0.05, clusters=1, level=0.9) == 0.05
 
 
 def test_the_audit_expands_parity_verbosity_and_agreement_not_equal_opportunity() -> None:

@@ -285,7 +285,9 @@ def test_a_metric_draws_the_resamples_its_boot_names() -> None:
     )
     assert r.estimate == pytest.approx(theta, abs=1e-12)
     assert (r.ci_low, r.ci_high) == pytest.approx((lo, hi), abs=1e-12)
-    assert r.std_error == pytest.approx(reps.std(ddof=1), abs=1e-12)
+    # the standard error the expanded interval implies: the spread times its factor
+    factor = np.sqrt(30 / 29) * student_t.ppf(0.9, 29) / norm.ppf(0.9)
+    assert r.std_error == pytest.approx(reps.std(ddof=1) * factor, abs=1e-12)
     assert (r.level, r.n_boot, r.n_clusters) == (0.8, 300, 30)
     assert "80% BCa interval" in r.method and "(300 resamples)" in r.method
     assert "Hesterberg" in r.method

@@ -346,3 +346,13 @@ def test_an_exact_bound_is_projected_as_it_shrinks_1_over_n() -> None:
     assert evaluate({**f, "n": 36}, Threshold("position", 0.05)).n_needed == 66
     boot = evaluate({**f, "method": "BCa"}, Threshold("position", 0.05))
     assert boot.n_needed == math.ceil(12 * (u / 2 / 0.05) ** 2) == 37
+
+
+def test_an_interval_whose_ends_differ_reads_apart_on_the_gate_line() -> None:
+    """JudgeBench's reward models: position 0.5, the exact bound [0.4967, 0.5033], read
+    ``0.50 [0.50, 0.50]`` on the gate's line, as if it were fixed. Three decimals tell the
+    ends apart; a zero-width interval reads as it."""
+    apart = _finding("position", "rm", 0.5, 0.4967, 0.5033, null=0.5, n_clusters=350)
+    assert "0.500 [0.497, 0.503] (90% interval)" in evaluate(apart, Threshold("position", 0.1)).text
+    flat = _finding("position", "rm", 0.5, 0.5, 0.5, null=0.5, n_clusters=350)
+    assert "0.50 [0.50, 0.50] (90% interval)" in evaluate(flat, Threshold("position", 0.1)).text

@@ -34,7 +34,7 @@ from recuse.metrics.familiarity import (
 )
 from recuse.metrics.familiarity_mediation import familiarity_mediation
 from recuse.metrics.summary import PairwiseBias
-from recuse.numbers import decimal, percent, signed
+from recuse.numbers import decimal, ends_apart_decimals, percent, signed
 from recuse.report import figures as fig
 from recuse.report.model import Table
 from recuse.roster import Roster, self_keys
@@ -358,11 +358,12 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
             rec.update(r.components)
             rec.update({f"n {k}": v for k, v in r.counts.items()})
             gaps.append(rec)
+            d = ends_apart_decimals(r.ci_low, r.ci_high, 3)  # ends that differ read apart
             parts.notes.append(
                 f"{inp.name}, {judge}: mean log-perplexity of its own responses "
                 f"{decimal(r.components['mean_log_ppl_own'], 3)} vs other models' "
                 f"{decimal(r.components['mean_log_ppl_other'], 3)}; gap "
-                f"{signed(r.estimate, 3)} [{decimal(r.ci_low, 3)}, {decimal(r.ci_high, 3)}] "
+                f"{signed(r.estimate, d)} [{decimal(r.ci_low, d)}, {decimal(r.ci_high, d)}] "
                 f"({percent(o.level)}; negative: its own "
                 "answers are more familiar to it)"
             )

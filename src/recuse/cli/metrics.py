@@ -114,7 +114,7 @@ NUMBERS_LEGEND = (
     "estimate [interval]: as the audit and print(result) write them, the estimate of a "
     "signed difference with its sign (+0.13), the interval's ends with a sign only where "
     "negative ([−0.07, 0.36]); two decimals, three where all three numbers are under 0.1, "
-    "more where all are under 0.001"
+    "more where all are under 0.001 or where the interval's ends would read alike"
 )
 
 

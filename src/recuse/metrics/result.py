@@ -124,10 +124,12 @@ class MetricResult:
     ``counts`` holds the sizes of the groups the metric conditions on and
     ``components`` the point values of its parts (e.g. the two recalls of the
     Equal-Opportunity bias). ``std_error`` is the standard deviation of the kept
-    bootstrap replicates; ``p_value`` the two-sided p-value against the metric's
-    no-bias value ``null``, the interval inverted (:func:`recuse.metrics.bootstrap.p_value`:
-    the ``1 - p`` interval has the no-bias value at one end; never below
-    ``2 / (n_boot + 1)``, the smallest the resamples resolve). Both feed the
+    bootstrap replicates (times the expansion's factor where the interval is expanded
+    for few prompts: :func:`recuse.metrics.estimate.expanded_error`); ``p_value`` the
+    two-sided p-value against the metric's no-bias value ``null``, the interval inverted
+    (:func:`recuse.metrics.bootstrap.p_value`: the ``1 - p`` interval has the no-bias
+    value at one end; never below ``2 / (n_boot + 1)``, the smallest the resamples
+    resolve). Both feed the
     multiplicity correction and the detectable-effect line. ``warnings`` say when the
     interval says little (:func:`recuse.metrics.estimate.interval_warnings`: fewer
     than 5 prompts, zero width, fewer than 10 pairs in the smallest group), then any
@@ -320,7 +322,8 @@ COLUMNS: dict[str, str] = {
     "n_boot_unfit": "kept resamples whose refitted model had no finite estimate",
     "std_error": "the standard deviation of the kept resamples, in the estimate's unit "
     "(a position rate whose interval is widened for few pairs changing with the order: "
-    "at least the interval's half-width over the normal quantile)",
+    "at least the interval's half-width over the normal quantile; an interval expanded "
+    "for few prompts G: times the expansion's factor sqrt(G/(G-1)) t_(G-1)/z)",
     "p_value": "two-sided, against null (the interval inverted, never below 2/(B+1)); "
     "empty: no test (null is the metric's floor or ceiling)",
     "null": "the no-bias value in the estimate's unit (0.5 for the first-position rate; "

@@ -78,6 +78,7 @@ from recuse.interval_rules import EXACT_BOUND, FEW_CLUSTERS, informative
 from recuse.numbers import (
     MINUS,
     decimal_beside,
+    ends_apart_decimals,
     estimate_digits,
     estimate_text,
     fixed_decimals,
@@ -764,7 +765,7 @@ def _near(est: float, lo: float, hi: float, edges: tuple[float, ...]) -> str:
     """`` (high end 0.6004 > 0.6)`` for each end of the interval that the audit's rounding
     (:func:`~recuse.numbers.estimate_digits`) puts on the bound or across it, so
     the decision reads from the line; every end, where a number is not finite."""
-    digits = estimate_digits(est, lo, hi)
+    digits = ends_apart_decimals(lo, hi, estimate_digits(est, lo, hi))  # as estimate_text
     finite = all(math.isfinite(v) for v in (est, lo, hi))
     out = []
     for name, value in (("low end", lo), ("high end", hi)):

@@ -90,7 +90,7 @@ def test_standard_output_waits_on_a_full_non_blocking_pipe() -> None:
     import threading
     import time
 
-    from recuse.cli import _GuardedStdout
+    from recuse.cli.stdout import GuardedStdout
 
     read, write = os.pipe()
     fcntl.fcntl(write, fcntl.F_SETFL, fcntl.fcntl(write, fcntl.F_GETFL) | os.O_NONBLOCK)
@@ -100,7 +100,7 @@ def test_standard_output_waits_on_a_full_non_blocking_pipe() -> None:
 
     def write_all() -> None:
         try:
-            _GuardedStdout(stream).write(text)
+            GuardedStdout(stream).write(text)
         except BaseException as exc:  # the assertion below names it
             failed.append(exc)
         finally:

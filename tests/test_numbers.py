@@ -187,11 +187,12 @@ def test_a_number_inside_a_span_never_reads_its_end_past_the_last_decimal() -> N
     # an end itself, and a span not given: as they were
     assert estimate_parts(1.0, 1.0, 1.0, signed=False, span=(0, 1)) == ("1.00", "[1.00, 1.00]")
     assert estimate_parts(one, one, one, signed=False) == ("1.00", "[1.00, 1.00]")
-    # ends that differ are written apart (ends_apart_decimals), past six decimals where
-    # they must: [1.00, 1.00] read as a zero-width interval
-    assert estimate_parts(one, one, 1.0, signed=False) == (
-        "0.999999999999",
-        "[0.999999999999, 1.000000000000]",
+    # ends 1e-12 apart are zero width by the audit's rule (interval_rules.zero_width):
+    # not written apart (ends_apart_decimals), as ends that differ more are
+    assert estimate_parts(one, one, 1.0, signed=False) == ("1.00", "[1.00, 1.00]")
+    assert estimate_parts(one, 1 - 1e-9, 1.0, signed=False) == (
+        "1.000000000",
+        "[0.999999999, 1.000000000]",
     )
 
 
@@ -388,3 +389,18 @@ def test_print_result_reads_an_interval_of_width_apart() -> None:
     )  # fmt: skip
     assert str(r).startswith("first_position_rate: 0.500 [0.497, 0.503] (90% interval)")
     assert _numbers(r) == ("0.500", "[0.497, 0.503]")
+
+
+def test_an_interval_no_wider_than_rounding_keeps_its_digits() -> None:
+    """Resamples that all gave one value, summed in another order, end a hair apart:
+    [0.5, 0.5000000000000001] read '0.5000000000000000 [0.5000000000000000,
+    0.5000000000000001]' once ends that differ were written apart; it is zero width by
+    the audit's own rule (interval_rules.zero_width) and reads so."""
+    from recuse.interval_rules import zero_width
+    from recuse.numbers import estimate_parts
+
+    hair = 0.5 + 2**-53
+    assert hair != 0.5 and zero_width(0.5, 0.5, hair)
+    assert estimate_parts(0.5, 0.5, hair, signed=False) == ("0.50", "[0.50, 0.50]")
+    # wider than rounding: apart, as before
+    assert estimate_parts(0.5, 0.4967, 0.5033, signed=False) == ("0.500", "[0.497, 0.503]")

@@ -638,15 +638,20 @@ def ends_apart_decimals(low: float, high: float, digits: int) -> int:
     interval of width 0.0066 never reads ``[0.50, 0.50]``, which says the estimate is fixed
     (a reward model's first-position rate, the exact bound on prompts none of which
     changed with the order, [0.4967, 0.5033]). An interval of zero width, or with an end
-    not finite, keeps ``digits``.
+    not finite, keeps ``digits``; so does one no wider than rounding, ``1e-12 · max(1,
+    |end|)``, which :func:`recuse.interval_rules.zero_width` calls zero width (resamples
+    that all gave one value, summed in another order: [0.5, 0.5000000000000001] read
+    with 16 decimals).
 
     >>> ends_apart_decimals(0.4967, 0.5033, 2), ends_apart_decimals(0.5, 0.5, 2)
     (3, 2)
     >>> ends_apart_decimals(0.12, 0.35, 2), ends_apart_decimals(0.50004, 0.50005, 2)
     (2, 5)
+    >>> ends_apart_decimals(0.5, 0.5000000000000001, 2)
+    2
     """
     low, high = float(low), float(high)
-    if low == high or not math.isfinite(low + high):
+    if not math.isfinite(low + high) or high - low <= 1e-12 * max(1.0, abs(low), abs(high)):
         return digits
     while digits < 17 and decimal(low, digits) == decimal(high, digits):
         digits += 1

@@ -616,7 +616,7 @@ def cluster_bootstrap(
                 heaviest = heaviest_prompt(stat, sums, n_clust)  # O(nnz): only when read
             moving, effective = -1, math.inf
             if problem is None and stat.sparse:
-                moving, effective = sparse_counts(_dense(sums)[:, g * k : (g + 1) * k])
+                moving, effective = sparse_counts(_columns(sums, range(g * k, (g + 1) * k)))
             if problem is None:
                 est = (float(point[g]), float(lo), float(hi))
             else:
@@ -1024,9 +1024,15 @@ def _dense(values: Sums) -> FloatArray:
 
 def _column(values: Sums, col: int) -> FloatArray:
     """Column ``col`` of dense or sparse ``values`` as a 1-d array."""
+    return _columns(values, [col]).ravel()
+
+
+def _columns(values: Sums, cols: Sequence[int]) -> FloatArray:
+    """Columns ``cols`` of dense or sparse ``values`` as a numpy array (a sparse matrix
+    sliced before it is made dense: its other columns are never written out)."""
     if sparse.issparse(values):
-        return np.asarray(sparse.csc_array(values)[:, [col]].toarray()).ravel()
-    return np.asarray(values[:, col])
+        return np.asarray(sparse.csc_array(values)[:, list(cols)].toarray())
+    return np.asarray(values[:, list(cols)])
 
 
 def two_sided_sides(stat: GroupedStatistic, sums: Sums) -> list[tuple[float, float]] | None:
@@ -1059,10 +1065,7 @@ def heaviest_prompt(stat: GroupedStatistic, sums: Sums, clusters: NDArray[np.int
     n_groups, k = len(stat.labels), stat.values.shape[1]
     if not stat.required or not (stat.group >= 0).any():
         return [1.0] * n_groups
-    cols = [g * k + stat.required[0][0] for g in range(n_groups)]
-    part = _dense(
-        sums[:, cols] if isinstance(sums, np.ndarray) else sparse.csc_array(sums)[:, cols]
-    )
+    part = _columns(sums, [g * k + stat.required[0][0] for g in range(n_groups)])
     out = []
     for g in range(n_groups):
         total, n = float(part[:, g].sum()), int(clusters[g])

@@ -548,7 +548,7 @@ def to_results(
                 # the resamples' spread: "±0.040 detectable" beside 0.52 [0.44, 0.57] (1
                 # pair of 30 changing) claimed a power the interval does not have
                 std_error = widened_error(std_error, low, high, level=boot.level)
-                words = moved_method(boot=boot, interval=spec.stat.interval or interval)
+                words = moved_method(boot=boot, interval=kind)
             else:
                 words = expanded_method(boot=boot) if expand else interval_method(boot, kind)
             if unseen:
@@ -607,6 +607,7 @@ def unseen_span(
     *,
     bound: NullBound | None = None,
     heaviest: float = 1.0,
+    moving: int = 0,
 ) -> tuple[float, float]:
     """The interval of a share whose pairs could all have come out otherwise, where none
     of ``clusters`` prompts did (a judge whose verdict is the same in both orders on
@@ -627,6 +628,11 @@ def unseen_span(
     can, on a few prompts (12 consistent pairs have chance 0.9¹² ≈ 0.28 for a judge that
     flips one in ten).
 
+    ``moving``: where ``m`` of the prompts did change, ``u`` is the exact one-sided
+    Clopper–Pearson bound for ``m`` of ``n``, ``B⁻¹(level; m + 1, n − m)`` (1 where all
+    did), about ``value`` as above — the bound :func:`moved_span` keeps a widened
+    interval within.
+
     >>> [round(x, 4) for x in unseen_span(0.5, 12, 0.9)]
     [0.4127, 0.5873]
     >>> [round(x, 4) for x in unseen_span(0.0, 350, 0.9, bound="floor")]
@@ -634,7 +640,15 @@ def unseen_span(
     >>> [round(x, 4) for x in unseen_span(0.0, 12, 0.9, bound="floor", heaviest=1.5)]
     [0.0, 0.2619]
     """
-    u = min(1.0, -math.expm1(math.log(1 - level) / clusters) * heaviest)
+    if moving == 0:
+        u = -math.expm1(math.log(1 - level) / clusters)
+    elif moving < clusters:
+        from scipy.stats import beta
+
+        u = float(beta.ppf(level, moving + 1, clusters - moving))
+    else:
+        u = 1.0
+    u = min(1.0, u * heaviest)
     if bound == "floor":
         return value, value + u
     if bound == "ceiling":
@@ -763,7 +777,8 @@ def moved_span(
       ``u = B⁻¹(level; m + 1, n − m)`` (the one-sided Clopper–Pearson bound for ``m`` of
       ``n``), and they hold at most a share ``s = min(1, u · heaviest)`` of the pairs,
       which moves a rate at most ``s`` from its no-bias value (``bound="floor"``:
-      ``[null, null + s]``; ``"ceiling"``: ``[null − s, null]``; else ``null ± s/2``);
+      ``[null, null + s]``; ``"ceiling"``: ``[null − s, null]``; else ``null ± s/2``:
+      :func:`unseen_span` with ``moving``);
     * and never inside the bootstrap's ends:
       ``low' = min(low, max(value − f (value − low), e_low))``, likewise ``high'``; an
       end the bootstrap put on the estimate (``low = value``: nothing for ``f`` to
@@ -793,19 +808,14 @@ def moved_span(
     ...     bound=None, effective=1.0, moving=1, clusters=30, heaviest=1.0)]
     [0.4382, 0.5618, 1.0]
     """
-    from scipy.stats import beta, t
+    from scipy.stats import t
 
     q = (1 + level) / 2
     z = NormalDist().inv_cdf(q)
     f = float(t.ppf(q, effective - 1)) / z if effective > 1 else math.inf
-    u = float(beta.ppf(level, moving + 1, clusters - moving)) if moving < clusters else 1.0
-    s = min(1.0, u * heaviest)
-    if bound == "floor":
-        e_low, e_high = null, null + s
-    elif bound == "ceiling":
-        e_low, e_high = null - s, null
-    else:
-        e_low, e_high = null - s / 2, null + s / 2
+    e_low, e_high = unseen_span(
+        null, clusters, level, bound=bound, heaviest=heaviest, moving=moving
+    )
     # an end on the estimate leaves t no width to scale: the exact bound stands there
     t_low = value - f * (value - low) if value > low else -math.inf
     t_high = value + f * (high - value) if high > value else math.inf

@@ -921,6 +921,23 @@ def expanded_quantile(q: float, clusters: int) -> float:
     return math.sqrt(clusters / (clusters - 1)) * float(t.ppf(q, clusters - 1))
 
 
+def expanded_probability(z: float, clusters: int) -> float:
+    """The inverse of :func:`expanded_quantile`: the tail probability ``q`` whose
+    expanded quantile is ``z``, ``T_{G−1}(z / √(G / (G − 1)))`` (``Φ(z)`` where
+    ``G < 2``); :func:`p_value` reads an expanded end's level with it.
+
+    >>> round(expanded_probability(expanded_quantile(0.05, 15), 15), 10)
+    0.05
+    >>> round(expanded_probability(-1.6449, 1), 4)
+    0.05
+    """
+    if clusters < 2:
+        return float(ndtr(z))
+    from scipy.stats import t
+
+    return float(t.cdf(z / math.sqrt(clusters / (clusters - 1)), clusters - 1))
+
+
 def expanded_interval(est: GroupEstimate, level: float) -> tuple[float, float]:
     """The BCa interval of ``est`` at ``level`` with each tail's nominal level expanded
     for its ``n_clusters`` prompts (:func:`expanded_level`): the replicate quantiles at
@@ -992,14 +1009,8 @@ def p_value(est: GroupEstimate, null: float, *, expanded: bool = False) -> float
         low_share = high_share = below / b
     z_low = _nominal_z(low_share, b, est.z0, est.accel)
     z_high = _nominal_z(high_share, b, est.z0, est.accel)
-    if expanded and est.n_clusters >= 2:
-        from scipy.stats import t
-
-        g = est.n_clusters
-        c = math.sqrt(g / (g - 1))
-        tails = float(t.cdf(z_low / c, g - 1)), float(t.sf(z_high / c, g - 1))
-    else:
-        tails = float(ndtr(z_low)), float(ndtr(-z_high))
+    g = est.n_clusters if expanded else 1
+    tails = expanded_probability(z_low, g), expanded_probability(-z_high, g)
     return float(min(1.0, max(2.0 / (b + 1), 2.0 * min(tails))))
 
 

@@ -29,6 +29,7 @@ from recuse.choices import SE as SE
 from recuse.choices import HumanTies, HumanTiesMode
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError
+from recuse.interval_rules import IntervalRule
 from recuse.metrics.bootstrap import (
     INTERVAL_NAMES,
     N_BOOT,
@@ -376,6 +377,8 @@ def to_finding(
     p_floor: float | None = None,
     fixed: bool = False,
     absolute: bool = False,
+    interval_rule: IntervalRule | None = None,
+    heaviest_prompt: float | None = None,
 ) -> Finding | NotEstimated:
     """The one conversion of an estimate into a finding, or a skip saying why not.
 
@@ -384,7 +387,9 @@ def to_finding(
     how ``p_value`` was computed and the smallest it can be (:attr:`Finding.p_method`);
     dropped with a p-value that is not kept. ``fixed``: the interval has zero width
     because the value is fixed by construction (:attr:`Finding.fixed`); ``absolute``: the
-    estimate is the absolute value of a signed statistic (:attr:`Finding.absolute`).
+    estimate is the absolute value of a signed statistic (:attr:`Finding.absolute`);
+    ``interval_rule`` and ``heaviest_prompt``: which rule made a bootstrap interval, and
+    the exact bound's prompt-size factor (:attr:`Finding.interval_rule`).
     """
     headline = bias.headline
     p = _or_none(p_value) if bias.tested else None
@@ -418,6 +423,8 @@ def to_finding(
         p_floor=_or_none(p_floor) if p is not None and p_floor is not None else None,
         fixed=fixed,
         absolute=absolute,
+        interval_rule=interval_rule,
+        heaviest_prompt=heaviest_prompt,
     )
 
 
@@ -447,6 +454,8 @@ def from_result(
         p_floor=2.0 / (r.n_boot - r.n_boot_dropped + 1) if r.n_boot > r.n_boot_dropped else None,
         fixed=r.fixed,
         absolute=r.absolute,
+        interval_rule=r.interval_rule,
+        heaviest_prompt=r.heaviest,
     )
 
 

@@ -666,8 +666,8 @@ class Settings:
     )  # fmt: skip
     human_ties: HumanTiesMode = _option(
         "drop", "--human-ties", "Human labels of 0.5 (a tie, or votes split evenly) in the "
-        "equal-opportunity and verbosity metrics: drop (left out, and counted; default), "
-        "split (half a pair to each side) or error (refuse a table that has one).",
+        "equal-opportunity and verbosity metrics: drop (left out; default), split (half "
+        "a pair to each side) or error (refuse a table that has one).",
         cli=HumanTiesMode, read=_choice(HumanTiesMode),
     )  # fmt: skip
     orders: Orders = _option(

@@ -36,7 +36,7 @@ from recuse.cli.app import (
 from recuse.cli.console import TerminalTable, cell
 from recuse.cli.console import console as make_console
 from recuse.errors import ConfigError, EstimationError
-from recuse.interval_rules import EXACT_BOUND, MOVED_WORDS
+from recuse.interval_rules import MOVED_WORDS
 from recuse.lazy import lazy_module
 from recuse.numbers import percent
 from recuse.options import DEFAULTS, settings_fields
@@ -306,8 +306,9 @@ def beside_headline(metrics: Iterable[str]) -> dict[str, str]:
 
 
 def _moved(r: MetricResult) -> bool:
-    """Whether the result's interval is a position rate's (:data:`MOVED_WORDS`)."""
-    return "widened by Student's t" in r.method or EXACT_BOUND in r.method
+    """Whether the result's interval is a position rate's (:data:`MOVED_WORDS`): its
+    ``interval_rule`` says "widened" or "exact_bound" (where the words were read)."""
+    return r.interval_rule in ("widened", "exact_bound")
 
 
 def _print_results(console: Console, result: PairwiseBias, *, title: str) -> None:

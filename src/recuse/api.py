@@ -420,7 +420,9 @@ def audit(
     (analysis ids, see ``recuse analyses``), ``orders``,
     ``fdr``, ``se``, ``robustness``, ``figures``, ``title``, ``material``
     (``--material``: {bias key: smallest effect worth acting on}), ``self_scope``
-    (``--self-scope``), ``store`` and ``prices`` (the evaluator card of a judge store).
+    (``--self-scope``), ``human_ties`` (``--human-ties``: drop, split or error, as in
+    ``recuse metrics pairs``), ``store`` and ``prices`` (the evaluator card of a judge
+    store).
     ``roster``: a :class:`~recuse.Roster` or a TOML file extending the built-in one;
     a model name it lacks is read as its own model and family, with a note
     (``unknown_models="keep"``), or refused (``"error"``, which lists them all).

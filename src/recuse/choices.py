@@ -28,6 +28,7 @@ __all__ = [
     "Endpoint",
     "FigureFormat",
     "HumanTies",
+    "HumanTiesMode",
     "ImportFormat",
     "JudgeTies",
     "JudgmentKind",
@@ -53,6 +54,9 @@ TableKind = Literal["pairs", "ratings"]
 Verdict = Literal["prob", "pick"]
 Orders = Literal["both", "first", "second"]
 HumanTies = Literal["drop", "split"]
+#: ``--human-ties`` of ``recuse audit`` and ``recuse metrics pairs``: a :data:`HumanTies`,
+#: or "error" (refuse a table with a tied human label)
+HumanTiesMode = Literal["drop", "split", "error"]
 JudgeTies = Literal["half", "drop"]
 
 # ---- the roster (recuse.roster)

@@ -58,7 +58,7 @@ from recuse.report.model import (
 )
 from recuse.report.multiplicity import adjust_sections
 from recuse.roster import Roster
-from recuse.tables import TableKind
+from recuse.tables import TableKind, reject_human_ties
 
 __all__ = ["FAST_CHECKS", "AuditOptions", "audit", "load_input", "run_audit"]
 
@@ -105,7 +105,8 @@ def _pairs_exclusions(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
         human = rows["human"]
         add("no human label", human.isna() & rows["p_a"].notna(), "EO, verbosity")
         tied = (human == 0.5) & rows["p_a"].notna()
-        add(_tie_reason(rows, tied.to_numpy()), tied, "EO, verbosity")
+        if ctx.options.human_ties == "drop":  # split: they count half; error: none
+            add(_tie_reason(rows, tied.to_numpy()), tied, "EO, verbosity")
         unknown = rows["model_a"].isna() | rows["model_b"].isna()
         add("generator of a response unknown", unknown & rows["p_a"].notna(), "self/family")
 
@@ -162,6 +163,7 @@ def _shared_bootstrap(ctx: Context, inp: Input, ready: Sequence[Analysis]) -> Pa
             min_n=o.min_n,
             orders=o.orders,
             selves=ctx.selves,
+            human_ties=o.ties,
         )
     total = ctx.timings[-1][1]
     # where the bootstrap's time went: each metric's terms and share of the resampling
@@ -204,6 +206,8 @@ def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None
     orders, name = ctx.options.orders, inp.name
     if inp.table == "pairs" and orders != "both":  # one order for every analysis
         inp = _both_tables(inp, lambda t: use_orders(t, orders, source=name))
+    if inp.table == "pairs" and ctx.options.human_ties == "error" and "human" in inp.frame:
+        reject_human_ties(inp.every_judge, file=name)  # as `recuse metrics pairs` refuses
     frame = inp.frame
     # a probe table's edited and self-recognition rows are for the analyses that read
     # them; every other analysis sees the original pairs only

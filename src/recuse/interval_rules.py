@@ -9,8 +9,30 @@ width (:func:`zero_width`) and the rule that joins them (:func:`informative`).
 from __future__ import annotations
 
 import math
+from typing import Literal
 
-__all__ = ["EXACT_BOUND", "FEW_CLUSTERS", "MOVED_WORDS", "informative", "zero_width"]
+__all__ = [
+    "EXACT_BOUND",
+    "FEW_CLUSTERS",
+    "INTERVAL_RULES",
+    "MOVED_WORDS",
+    "IntervalRule",
+    "informative",
+    "zero_width",
+]
+
+#: which rule made a bootstrap result's interval (:func:`recuse.metrics.estimate.to_results`),
+#: the ``interval_rule`` of a finding in report.json: the resamples' own interval ("bca",
+#: "percentile"), the BCa interval expanded for few prompts ("expanded": Student's t on
+#: them, :func:`~recuse.metrics.estimate.expanded_interval`), a position rate's widened
+#: where few prompts change with the order ("widened":
+#: :func:`~recuse.metrics.estimate.moved_span`), or the exact Clopper–Pearson bound where
+#: none does ("exact_bound": :func:`~recuse.metrics.estimate.unseen_span`, which the gate
+#: projects as it shrinks, 1/n)
+IntervalRule = Literal["bca", "percentile", "expanded", "widened", "exact_bound"]
+INTERVAL_RULES: tuple[IntervalRule, ...] = (
+    "bca", "percentile", "expanded", "widened", "exact_bound",
+)  # fmt: skip
 
 FEW_CLUSTERS = 5  # fewer prompts than this: the clustered interval is unreliable
 #: the words of a result's ``method`` whose interval is the exact bound of prompts none of

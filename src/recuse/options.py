@@ -44,6 +44,7 @@ from recuse.choices import (
     SE,
     ConfidenceOf,
     FigureFormat,
+    HumanTiesMode,
     ImportFormat,
     Orders,
     SelfScope,
@@ -663,6 +664,12 @@ class Settings:
         "(every snapshot of its model line, e.g. gpt-4-0314 and gpt-4-0613 for gpt-4-0613).",
         cli=SelfScope, read=_choice(SelfScope),
     )  # fmt: skip
+    human_ties: HumanTiesMode = _option(
+        "drop", "--human-ties", "Human labels of 0.5 (a tie, or votes split evenly) in the "
+        "equal-opportunity and verbosity metrics: drop (left out; default), split (half "
+        "a pair to each side) or error (refuse a table that has one).",
+        cli=HumanTiesMode, read=_choice(HumanTiesMode),
+    )  # fmt: skip
     orders: Orders = _option(
         "both", "--orders", "Presentation orders whose verdicts count: both (averaged, "
         "default), first (p_a_first only) or second (p_a_second only); position needs both.",
@@ -715,6 +722,7 @@ class Settings:
             figure_format=self.figures, se=self.se, robustness=self.robustness,
             only=self.only, skip=self.skip, orders=self.orders, fdr=self.fdr,
             self_scope=self.self_scope, material=dict(self.material),
+            human_ties=self.human_ties,
         )  # fmt: skip
         selected(options)
         return options

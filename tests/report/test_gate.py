@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from recuse.errors import ConfigError
@@ -356,3 +359,95 @@ def test_an_interval_whose_ends_differ_reads_apart_on_the_gate_line() -> None:
     assert "0.500 [0.497, 0.503] (90% interval)" in evaluate(apart, Threshold("position", 0.1)).text
     flat = _finding("position", "rm", 0.5, 0.5, 0.5, null=0.5, n_clusters=350)
     assert "0.50 [0.50, 0.50] (90% interval)" in evaluate(flat, Threshold("position", 0.1)).text
+
+
+def test_the_gate_reads_the_interval_rule_field_before_the_method_words() -> None:
+    """report.json says which rule made each interval (``interval_rule``); the gate read
+    the exact bound off its method's words. A finding whose field says "exact_bound" is
+    projected as 1/n whatever its method says (22 comparisons, the hand count of the test
+    above), one whose field says "bca" as 1/sqrt(n) though its words name the bound (37);
+    a report written before the field (no key) is still read by its words (22)."""
+    import math
+
+    u = 1 - 0.1 ** (1 / 12)
+    f = _finding("position", "rm", 0.5, 0.5 - u / 2, 0.5 + u / 2, null=0.5, n=12, clusters=12,
+                 method="first-position rate; an interval")  # fmt: skip
+    at = Threshold("position", 0.05)
+    assert evaluate({**f, "interval_rule": "exact_bound"}, at).n_needed == 22
+    worded = {**f, "method": "first-position rate; 90% exact bound (not a bootstrap): ..."}
+    assert (
+        evaluate({**worded, "interval_rule": "bca"}, at).n_needed
+        == math.ceil(12 * (u / 2 / 0.05) ** 2)
+        == 37
+    )
+    assert evaluate(worded, at).n_needed == 22  # an old report: the words
+    assert evaluate({**f, "interval_rule": None}, at).n_needed == 37  # not a bootstrap's
+
+
+def test_a_crafted_interval_rule_or_heaviest_prompt_is_an_input_error(tmp_path: Path) -> None:
+    import json
+
+    from recuse.errors import InputError
+    from recuse.report.gate import load_report
+
+    base = _finding("position", "rm", 0.5, 0.4, 0.6, null=0.5, clusters=12)
+    for bad, said in (({"interval_rule": "exact"}, "interval_rule"),
+                      ({"heaviest_prompt": 0.5}, "heaviest_prompt")):  # fmt: skip
+        path = tmp_path / "report.json"
+        path.write_text(json.dumps({"schema_version": 1, "level": 0.9, "sections": [
+            {"id": "position", "findings": [{**base, **bad}]}]}))  # fmt: skip
+        with pytest.raises(InputError, match=said):
+            load_report(path)
+
+
+def _blind_table(big: int) -> pd.DataFrame:
+    """An order-blind judge (the same verdict in both orders) on 12 prompts, one holding
+    ``big`` pairs and eleven one each: max/mean = 12 · big / (big + 11)."""
+    rows = []
+    for p in range(12):
+        for k in range(big if p == 0 else 1):
+            v = float((p + k) % 2)
+            rows.append({"item_id": f"{p}-{k}", "prompt_id": f"p{p}", "judge": "rm",
+                         "model_a": "x", "model_b": "y", "p_a_first": v, "p_a_second": v,
+                         "human": v})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_an_exact_bound_capped_at_1_is_projected_from_the_heaviest_prompt() -> None:
+    """One prompt of 30 pairs among 12 (max/mean = 360 / 41 = 8.78): the share of pairs
+    the unchanged prompts could hide is u · 8.78 = 1.53 > 1, capped at 1, so the position
+    rate's exact bound is 0.5 ± 0.5. The gate projected the prompts from u alone (the
+    bound read as k · u with k = 0.5 / u, 2.9 where it is 0.5 · 8.78 = 4.4) and came out
+    about a third low (448 comparisons where 691 are needed); report.json now carries
+    ``heaviest_prompt`` and the projection is checked against the bound's own formula
+    (unseen_span) recomputed at the projected n: within the gap there, wider one prompt
+    fewer."""
+    import recuse
+    from recuse.metrics.estimate import unseen_span
+
+    table = _blind_table(30)
+    report = recuse.audit(table, only="position", n_boot=200)
+    sections = report.result.sections
+    (f,) = [f.to_dict() for s in sections for f in s.findings if f.bias.key == "position"]
+    h = 12 * 30 / 41
+    assert f["interval_rule"] == "exact_bound" and f["heaviest_prompt"] == pytest.approx(h)
+    assert (f["ci_low"], f["ci_high"], f["n"], f["clusters"]) == (0.0, 1.0, 41, 12)
+    line = evaluate(f, Threshold("position", 0.05))
+    assert line.outcome == "inconclusive" and line.n_needed is not None
+
+    def half(c: int) -> float:
+        low, high = unseen_span(0.5, c, 0.9, heaviest=h)
+        return (high - low) / 2
+
+    by_formula = min(c for c in range(12, 10_000) if half(c) <= 0.05)  # 202 prompts
+    assert by_formula == 202
+    # the comparisons at the pairs per prompt unchanged: n · c' / c
+    assert line.n_needed == math.ceil(41 * by_formula / 12) == 691
+    # an older report without the field: the projection as before, a third too few
+    old = {k: v for k, v in f.items() if k != "heaviest_prompt"}
+    assert evaluate(old, Threshold("position", 0.05)).n_needed < 0.75 * line.n_needed
+    # every other finding of a bootstrap says its rule and carries no prompt factor
+    other = recuse.audit(_blind_table(1).assign(p_a_second=0.5), only="position", n_boot=200)
+    found = [f for s in other.result.sections for f in s.findings]
+    assert found and "exact_bound" not in {f.interval_rule for f in found}
+    assert {f.heaviest_prompt for f in found} == {None}

@@ -26,8 +26,10 @@ from recuse.biases.heading import Heading
 from recuse.bootstrap_rules import check_interval_level as check_interval_level
 from recuse.choices import LEAST_N_BOOT as LEAST_N_BOOT
 from recuse.choices import SE as SE
+from recuse.choices import HumanTies, HumanTiesMode
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError
+from recuse.interval_rules import IntervalRule
 from recuse.metrics.bootstrap import (
     INTERVAL_NAMES,
     N_BOOT,
@@ -62,6 +64,15 @@ from recuse.report.model import (
 from recuse.roster import SELF_SCOPES, Roster, SelfScope
 from recuse.tables import TableKind
 
+#: what ``--human-ties`` does, in the report's settings
+HUMAN_TIES_NOTE: dict[str, str] = {
+    "drop": "labels of 0.5 (a tie, or votes split evenly where a label is a share of "
+    "several votes) left out of EO and verbosity, and counted in the exclusions "
+    "(human_ties='drop')",
+    "split": "labels of 0.5 (a tie, or votes split evenly) count half a pair to each side "
+    "in EO and verbosity (human_ties='split')",
+    "error": "a table with a label of 0.5 is refused (--human-ties error); none was there",
+}
 SELF_SCOPE_NOTE: dict[str, str] = {
     "snapshot": "a judge's own answers are those of its exact model id (a dated snapshot, "
     "or the undated line name); the other snapshots of its line count as its family",
@@ -110,6 +121,7 @@ class AuditOptions:
     orders: Orders = "both"
     fdr: bool = True  # Benjamini–Hochberg across the summary's tests
     self_scope: SelfScope = "snapshot"  # what counts as the judge itself (roster.py)
+    human_ties: HumanTiesMode = "drop"  # labels of 0.5 in EO and verbosity (--human-ties)
     material: Mapping[str, float] = field(default_factory=dict)  # --material KEY=X
 
     def __post_init__(self) -> None:
@@ -134,6 +146,8 @@ class AuditOptions:
             raise ConfigError(f"--orders must be both, first or second; got {self.orders!r}")
         if self.self_scope not in SELF_SCOPES:
             raise ConfigError(f"--self-scope must be snapshot or line; got {self.self_scope!r}")
+        if self.human_ties not in get_args(HumanTiesMode):
+            raise ConfigError(f"--human-ties must be drop, split or error; got {self.human_ties!r}")
         if self.se not in get_args(SE):
             raise ConfigError(f"--se must be one of {', '.join(get_args(SE))}; got {self.se}")
         for key, value in self.material.items():
@@ -142,6 +156,12 @@ class AuditOptions:
                     f"--material {key}={value}: the smallest effect worth acting on must be a "
                     "positive number, e.g. --material position=0.05"
                 )
+
+    @property
+    def ties(self) -> HumanTies:
+        """How the metrics read a human tie: "split" with ``--human-ties split``, else
+        "drop" (with "error" a table holding one is refused before any estimate)."""
+        return "split" if self.human_ties == "split" else "drop"
 
     @property
     def resampling(self) -> Resampling:
@@ -157,8 +177,7 @@ class AuditOptions:
             "judges": ", ".join(self.judges) if self.judges else "all",
             "min_n (smallest group estimated)": self.min_n,
             "verdicts (--orders)": f"{self.orders}: {ORDERS_NOTE[self.orders]} (verdict='prob')",
-            "human ties": "labels of 0.5 (a tie, or votes split evenly where a label is a "
-            "share of several votes) left out of EO and verbosity (human_ties='drop')",
+            "human ties (--human-ties)": HUMAN_TIES_NOTE[self.human_ties],
             "regression standard errors": self.se,
             "multiple testing (--fdr)": "Benjamini–Hochberg false-discovery control across "
             "the summary's tests; flags use adjusted values"
@@ -358,6 +377,8 @@ def to_finding(
     p_floor: float | None = None,
     fixed: bool = False,
     absolute: bool = False,
+    interval_rule: IntervalRule | None = None,
+    heaviest_prompt: float | None = None,
 ) -> Finding | NotEstimated:
     """The one conversion of an estimate into a finding, or a skip saying why not.
 
@@ -366,7 +387,9 @@ def to_finding(
     how ``p_value`` was computed and the smallest it can be (:attr:`Finding.p_method`);
     dropped with a p-value that is not kept. ``fixed``: the interval has zero width
     because the value is fixed by construction (:attr:`Finding.fixed`); ``absolute``: the
-    estimate is the absolute value of a signed statistic (:attr:`Finding.absolute`).
+    estimate is the absolute value of a signed statistic (:attr:`Finding.absolute`);
+    ``interval_rule`` and ``heaviest_prompt``: which rule made a bootstrap interval, and
+    the exact bound's prompt-size factor (:attr:`Finding.interval_rule`).
     """
     headline = bias.headline
     p = _or_none(p_value) if bias.tested else None
@@ -400,6 +423,8 @@ def to_finding(
         p_floor=_or_none(p_floor) if p is not None and p_floor is not None else None,
         fixed=fixed,
         absolute=absolute,
+        interval_rule=interval_rule,
+        heaviest_prompt=heaviest_prompt,
     )
 
 
@@ -429,6 +454,8 @@ def from_result(
         p_floor=2.0 / (r.n_boot - r.n_boot_dropped + 1) if r.n_boot > r.n_boot_dropped else None,
         fixed=r.fixed,
         absolute=r.absolute,
+        interval_rule=r.interval_rule,
+        heaviest_prompt=r.heaviest,
     )
 
 

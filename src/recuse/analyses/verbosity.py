@@ -288,7 +288,7 @@ def _unjudged(ctx: Context, inp: Input) -> None:
     kind = inp.source.reference
     with ctx.timed(f"humans' length preference ({inp.name})", ANALYSIS):
         try:
-            r = human_prefers_longer(frame, boot=o.resampling, min_n=o.min_n)
+            r = human_prefers_longer(frame, boot=o.resampling, min_n=o.min_n, human_ties=o.ties)
         except RecuseError as exc:
             part.notes.append(
                 reword(f"{inp.name}: {HUMAN_LONGER_TITLE} not estimated — {exc}", kind)

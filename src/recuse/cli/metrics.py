@@ -19,7 +19,7 @@ from recuse.bootstrap_rules import (
     check_min_n,
     named_settings,
 )
-from recuse.choices import METRICS, HumanTies, JudgeTies, Orders, Verdict
+from recuse.choices import METRICS, HumanTies, HumanTiesMode, JudgeTies, Orders, SelfScope, Verdict
 from recuse.cli.app import (
     READING,
     AllowUnknownOption,
@@ -36,10 +36,10 @@ from recuse.cli.app import (
 from recuse.cli.console import TerminalTable, cell
 from recuse.cli.console import console as make_console
 from recuse.errors import ConfigError, EstimationError
-from recuse.interval_rules import EXACT_BOUND, MOVED_WORDS
+from recuse.interval_rules import MOVED_WORDS
 from recuse.lazy import lazy_module
 from recuse.numbers import percent
-from recuse.options import DEFAULTS
+from recuse.options import DEFAULTS, settings_fields
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,8 +69,9 @@ metrics_app = typer.Typer(
 app.add_typer(metrics_app, name="metrics")
 
 OUT_SUFFIXES = (".json", ".csv")
-HumanTiesOption = Literal["drop", "split", "error"]  # HumanTies, or refuse tied labels
 TextUnit = Literal["words", "chars", "column"]  # verbosity.Unit without tokens (no tokenizer)
+#: the audit's options that this command takes too: the same choices, default and help
+_AUDIT = settings_fields()
 METRIC_HELP = f"Metric to compute (repeatable; default: all): {', '.join(METRICS)}."
 
 
@@ -167,9 +168,11 @@ def pairs_command(
         ),
     ] = DEFAULTS.orders,
     human_ties: Annotated[
-        HumanTiesOption,
-        typer.Option("--human-ties", help="drop, split (half/half) or error (refuse tied labels)."),
-    ] = "drop",
+        HumanTiesMode, typer.Option("--human-ties", help=_AUDIT["human_ties"].help)
+    ] = DEFAULTS.human_ties,
+    self_scope: Annotated[
+        SelfScope, typer.Option("--self-scope", help=_AUDIT["self_scope"].help)
+    ] = DEFAULTS.self_scope,
     judge_ties: Annotated[
         JudgeTies, typer.Option("--judge-ties", help="half or drop (pick mode).")
     ] = "half",
@@ -200,7 +203,6 @@ def pairs_command(
     settings, roster = cli_context(ctx, READING)
     out_path = _check_out(out, source, settings.data_dir, settings_files(ctx))
     boot = _resampling(level=level, n_boot=n_boot, seed=seed, min_n=min_n)
-    refuse_ties = human_ties == "error"
     ties: HumanTies = "split" if human_ties == "split" else "drop"
     for m in metric or []:
         if m not in METRICS:
@@ -216,7 +218,7 @@ def pairs_command(
         reading=settings.reading(),
     )
     table = loaded.frame
-    if refuse_ties:
+    if human_ties == "error":
         tables.reject_human_ties(table, file=source)
     present = {str(j) for j in table["judge"].dropna()} if "judge" in table.columns else set()
     judges = [roster.judge_in(j, present) for j in judge] if judge and present else judge or None
@@ -225,7 +227,7 @@ def pairs_command(
     result = summary.pairwise_bias(
         table, roster, judges=judges, metrics=metric or None, verdict=verdict, human_ties=ties,
         judge_ties=judge_ties, unit=unit, boot=boot,
-        min_n=min_n, orders=orders,
+        min_n=min_n, orders=orders, selves=roster.self_map(self_scope),
     ).for_reference(loaded.source.reference)  # fmt: skip
 
     console = make_console()
@@ -252,6 +254,7 @@ def pairs_command(
             "verdict": verdict,
             "orders": orders,
             "human_ties": human_ties,
+            "self_scope": self_scope,
             "judge_ties": judge_ties,
             "unit": unit,
         }
@@ -303,8 +306,9 @@ def beside_headline(metrics: Iterable[str]) -> dict[str, str]:
 
 
 def _moved(r: MetricResult) -> bool:
-    """Whether the result's interval is a position rate's (:data:`MOVED_WORDS`)."""
-    return "widened by Student's t" in r.method or EXACT_BOUND in r.method
+    """Whether the result's interval is a position rate's (:data:`MOVED_WORDS`): its
+    ``interval_rule`` says "widened" or "exact_bound" (where the words were read)."""
+    return r.interval_rule in ("widened", "exact_bound")
 
 
 def _print_results(console: Console, result: PairwiseBias, *, title: str) -> None:

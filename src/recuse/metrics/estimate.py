@@ -51,7 +51,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import EstimationError, InputError
-from recuse.interval_rules import EXACT_BOUND
+from recuse.interval_rules import EXACT_BOUND, IntervalRule
 from recuse.interval_rules import FEW_CLUSTERS as FEW_CLUSTERS
 from recuse.interval_rules import informative as informative
 from recuse.interval_rules import zero_width as zero_width
@@ -561,6 +561,9 @@ def to_results(
                 # "±0.13 detectable" from 12 prompts, detected 67% of the time, not 80%)
                 std_error = math.nan
                 words = unseen_method(boot.level, est.n_clusters)
+            rule: IntervalRule = (
+                "exact_bound" if unseen else "widened" if widen else "expanded" if expand else kind
+            )
             if spec.folded:
                 value, low, high = fold(value, low, high)
             results.append(
@@ -595,6 +598,8 @@ def to_results(
                     bound=spec.bound,
                     score=spec.score,
                     n_of=spec.n_count,
+                    interval_rule=rule,
+                    heaviest=est.heaviest if unseen else None,
                 )
             )
     return results, skipped

@@ -10,6 +10,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from recuse import numbers
+from recuse.interval_rules import IntervalRule
 from recuse.terminal import one_line
 
 __all__ = [
@@ -182,6 +183,13 @@ class MetricResult:
     absolute: bool = False  # the absolute value of a signed statistic (never below 0)
     bound: NullBound | None = None  # the no-bias value is the metric's floor or ceiling
     score: bool = False  # a chance-corrected agreement coefficient (0 = chance)
+    #: which rule made the interval (:data:`~recuse.interval_rules.IntervalRule`; None:
+    #: not a result of :func:`~recuse.metrics.estimate.to_results`)
+    interval_rule: IntervalRule | None = None
+    #: the largest prompt's pairs over the mean prompt's, which the exact bound of an
+    #: ``"exact_bound"`` interval is multiplied by (:func:`recuse.metrics.estimate.unseen_span`);
+    #: None for every other rule
+    heaviest: float | None = None
 
     @property
     def unsigned(self) -> bool:

@@ -74,7 +74,7 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
 from recuse.errors import ConfigError, InputError
-from recuse.interval_rules import EXACT_BOUND, FEW_CLUSTERS, informative
+from recuse.interval_rules import EXACT_BOUND, FEW_CLUSTERS, INTERVAL_RULES, informative
 from recuse.numbers import (
     MINUS,
     decimal_beside,
@@ -467,6 +467,18 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
     for k in ("fixed_by_construction", "absolute_value"):  # optional (older reports lack them)
         if k in f and not isinstance(f[k], bool):  # the audit writes true or false, never null
             raise _bad(f"{where}: {k!r} is not true or false (got {_shown(f[k])})", p)
+    rule = f.get("interval_rule")  # optional (older reports lack it: the method's words)
+    if rule is not None and rule not in INTERVAL_RULES:
+        raise _bad(
+            f"{where}: 'interval_rule' is not one of {', '.join(INTERVAL_RULES)} or null "
+            f"(got {_shown(rule)})",
+            p,
+        )
+    heaviest = f.get("heaviest_prompt")  # optional, as interval_rule
+    if heaviest is not None and not (_number(heaviest) and heaviest >= 1):
+        raise _bad(
+            f"{where}: 'heaviest_prompt' is not a number >= 1 or null (got {_shown(heaviest)})", p
+        )
     if f.get("absolute_value") and (f["null"] != 0 or min(f["estimate"], f["ci_low"]) < 0):
         # an absolute value of a signed statistic whose no-bias value is 0: never below 0
         raise _bad(
@@ -663,12 +675,14 @@ def evaluate(
         half = two_sided_z(level) * float(se) if _number(se) else (hi - lo) / 2
         n: Any = finding.get("n")
         needed = _needed(n, half, gap)
-        bound_based = EXACT_BOUND in str(finding.get("method", ""))
+        bound_based = exact_bound(finding)
         if bound_based and needed is not None:
             reach = hi - est if edge >= est else est - lo
+            heaviest: Any = finding.get("heaviest_prompt")
             needed = bound_needed(
-                n=float(n), clusters=finding.get("clusters"), reach=reach, gap=gap, level=level
-            )
+                n=float(n), clusters=finding.get("clusters"), reach=reach, gap=gap, level=level,
+                heaviest=float(heaviest) if _number(heaviest) else None,
+            )  # fmt: skip
         on_bound = math.isfinite(half) and not (gap > 0 and half > 0 and _number(n))
         if needed is not None and needed > PRACTICAL_MULTIPLE * float(n):
             too_close = True
@@ -786,21 +800,45 @@ def _sits(est: float, edge: float, gap: float) -> str:
     return f"the estimate, {shown}, sits {distance} {where} the bound {_num(edge)}"
 
 
-def bound_needed(*, n: float, clusters: Any, reach: float, gap: float, level: float) -> int | None:
+def exact_bound(finding: Mapping[str, Any]) -> bool:
+    """Whether the finding's interval is the exact bound of prompts none of which changed
+    with the order (:func:`recuse.metrics.estimate.unseen_span`): its ``interval_rule``
+    says "exact_bound"; a report written before that field was (no ``interval_rule`` key)
+    is read by its method's words, :data:`~recuse.interval_rules.EXACT_BOUND`."""
+    if "interval_rule" in finding:
+        return finding["interval_rule"] == "exact_bound"
+    return EXACT_BOUND in str(finding.get("method", ""))
+
+
+def bound_needed(
+    *, n: float, clusters: Any, reach: float, gap: float, level: float,
+    heaviest: float | None = None,
+) -> int | None:  # fmt: skip
     """The comparisons an exact bound of ``clusters`` prompts, none of which changed
     (module docstring), needs to reach no further than ``gap`` from its estimate, where it
-    now reaches ``reach``: the bound is ``u(c) = 1 − (1 − level)^(1/c)`` times a fixed
-    scale, so ``c' = ⌈ln(1 − level) / ln(1 − u(c) · gap / reach)⌉`` prompts, and ``n · c' /
-    c`` comparisons (the pairs per prompt unchanged). None without prompts or a reach.
+    now reaches ``reach``. The bound reaches ``r(c) = k · min(1, u(c) · h)``, ``u(c) = 1 −
+    (1 − level)^(1/c)``, ``h`` the largest prompt's pairs over the mean's (``heaviest``,
+    the same as prompts of the mean size are added) and ``k`` the side's scale (½ for a
+    rate about 0.5, 1 for a floor or a ceiling), so ``k = reach / min(1, u(c) · h)`` and
+    the bound is within ``gap`` once ``u(c') ≤ t = gap / (k · h)``: ``c' = ⌈ln(1 − level)
+    / ln(1 − t)⌉`` prompts, and ``n · c' / c`` comparisons (the pairs per prompt
+    unchanged). Without ``heaviest`` (a report written before it was carried) ``u(c) ·
+    h`` is taken for under 1, ``t = u(c) · gap / reach``: 131 prompts where 184 are needed
+    when the bound is capped at 1 (12 prompts, ``h`` = 8). None without prompts or a reach.
 
     >>> bound_needed(n=12, clusters=12, reach=0.0873, gap=0.05, level=0.9)
     22
+    >>> bound_needed(n=12, clusters=12, reach=0.5, gap=0.05, level=0.9, heaviest=8.0)
+    184
     """
     if not (_number(clusters) and float(clusters) >= 1 and reach > 0 and gap > 0):
         return None
     c = float(clusters)
     u = -math.expm1(math.log(1 - level) / c)
-    target = u * min(1.0, gap / reach)
+    if heaviest is None:
+        target = u * min(1.0, gap / reach)
+    else:
+        target = min(u, gap * min(1.0, u * heaviest) / (reach * heaviest))
     prompts = math.ceil(math.log(1 - level) / math.log1p(-target))
     return math.ceil(n * prompts / c)
 

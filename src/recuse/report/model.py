@@ -20,6 +20,7 @@ import pandas as pd
 from recuse import numbers
 from recuse.choices import FigureFormat as FigureFormat
 from recuse.data.inputs import Source
+from recuse.interval_rules import IntervalRule
 from recuse.metrics.estimate import excludes_null, flag_threshold, informative, zero_width
 from recuse.metrics.result import MetricResult
 from recuse.numbers import estimate_digits, estimate_parts, share_interval
@@ -94,6 +95,15 @@ class Finding:
     #: the absolute values over the signed one's, its p-value the signed one's; it reads
     #: without a sign (:attr:`signed`)
     absolute: bool = False
+    #: which rule made the interval, for a bootstrap estimate
+    #: (:data:`~recuse.interval_rules.IntervalRule`: "bca", "percentile", "expanded",
+    #: "widened", "exact_bound"); None for any other estimate (a regression's Wald
+    #: interval). The gate reads it to project an exact bound as 1/n
+    interval_rule: IntervalRule | None = None
+    #: for an "exact_bound" interval: the largest prompt's pairs over the mean prompt's
+    #: (a ratio, at least 1), the factor the bound's share is multiplied by before it is
+    #: capped at 1 (:func:`recuse.metrics.estimate.unseen_span`); None for every other rule
+    heaviest_prompt: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.bias, Bias):
@@ -359,6 +369,8 @@ class Finding:
             "p_floor": self.p_floor,
             "fixed_by_construction": self.fixed,
             "absolute_value": self.absolute,
+            "interval_rule": self.interval_rule,
+            "heaviest_prompt": self.heaviest_prompt,
             "warnings": list(self.warnings),
             "q_value": self.q_value,
             "adjustment_note": self.adjustment_note,

@@ -1,0 +1,143 @@
+"""``recuse audit`` and ``recuse metrics pairs`` take the same ``--human-ties`` and
+``--self-scope`` (the audit had no ``--human-ties``, metrics pairs no ``--self-scope``):
+the same choices, default and help, and the same number for the same choice on one real
+table (LLMBar's MT-Bench set, with a quarter of its prompts' labels made ties and GPT-4
+renamed to its snapshot gpt-4-0613, so both options change what is estimated)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, get_args
+
+import pytest
+import typer.main
+
+from recuse.cli import main
+
+FAST = ("--n-boot", "200", "--seed", "3")
+#: the metrics both doors estimate (the audit's finding key is the metric's name)
+SHARED = ("self_preference_eo", "self_preference_dp", "verbosity_longer_gap")
+
+
+@pytest.fixture(autouse=True)
+def wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "250")
+
+
+@pytest.fixture(scope="module")
+def tied_table(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    """llmbar-mtbench's 800 pairs (4 judges, both orders, human labels 0 or 1), every
+    fourth prompt's labels set to 0.5 (236 pairs) and the judge gpt-4 named gpt-4-0613:
+    with --self-scope snapshot the answers of gpt-4 are its family's, with line its own."""
+    from recuse.data.inputs import load_input
+
+    frame = load_input("llmbar-mtbench", table="pairs", data_dir=shared_data).frame
+    keep = ["item_id", "prompt_id", "model_a", "model_b", "human", "judge"]
+    frame = frame[[*keep, "p_a_first", "p_a_second", "len_a", "len_b"]].copy()
+    frame["judge"] = frame["judge"].replace({"gpt-4": "gpt-4-0613"})
+    tied = sorted(frame["prompt_id"].unique())[::4]
+    frame.loc[frame["prompt_id"].isin(tied), "human"] = 0.5
+    assert int((frame["human"] == 0.5).sum()) == 236
+    path = tmp_path_factory.mktemp("doors") / "tied.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _metrics_pairs(path: Path, out: Path, *options: str) -> dict[tuple[str, str], Any]:
+    metrics = [w for m in SHARED for w in ("-m", m)]
+    assert main(["metrics", "pairs", str(path), *FAST, *metrics, *options, "-o", str(out)]) == 0
+    rows = json.loads(out.read_text())["results"]
+    return {(r["judge"], r["metric"]): r for r in rows}
+
+
+def _audit(path: Path, out: Path, *options: str) -> dict[str, Any]:
+    only = ("--only", "self-preference,verbosity")
+    assert main(["audit", str(path), *FAST, *only, *options, "-o", str(out)]) == 0
+    return json.loads((out / "report.json").read_text())
+
+
+def _findings(report: dict[str, Any]) -> dict[tuple[str, str], Any]:
+    return {(f["judge"], f["bias"]): f for s in report["sections"] for f in s["findings"]}
+
+
+@pytest.mark.parametrize("ties", ["drop", "split"])
+@pytest.mark.parametrize("scope", ["snapshot", "line"])
+def test_both_doors_give_the_same_number_for_the_same_choice(
+    tied_table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], ties: str, scope: str
+) -> None:
+    options = ("--human-ties", ties, "--self-scope", scope)
+    pairs = _metrics_pairs(tied_table, tmp_path / "m.json", *options)
+    report = _audit(tied_table, tmp_path / "audit", *options)
+    found = _findings(report)
+    shared = [k for k in pairs if k in found]
+    assert {m for _, m in shared} == set(SHARED)
+    for key in shared:
+        p, f = pairs[key], found[key]
+        assert (f["estimate"], f["ci_low"], f["ci_high"], f["n"]) == (
+            p["estimate"], p["ci_low"], p["ci_high"], p["n"]
+        ), key  # fmt: skip
+    # the options act: gpt-4-0613's own answers are gpt-4's only under line
+    own = ("gpt-4-0613", "self_preference_eo")
+    assert (own in pairs) == (own in found) == (scope == "line")
+    # split keeps the 236 tied pairs that drop leaves out (and says it left out)
+    eo = pairs[("gpt-3.5-turbo", "self_preference_eo")]
+    tied = [e for e in report["exclusions"] if "tie" in e["reason"]]
+    if ties == "drop":
+        assert eo["n"] < 67 and "human ties left out" in eo["method"]
+        assert sorted(e["count"] for e in tied) == [59] * 4  # each judge's 59: 236
+    else:
+        assert eo["n"] == 67 and "human ties count ½" in eo["method"]
+        assert tied == []
+    options_said = report["provenance"]["options"]["human ties (--human-ties)"]
+    assert f"human_ties='{ties}'" in options_said
+
+
+def test_human_ties_error_refuses_in_both_doors(
+    tied_table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--human-ties error: a tie is refused before any work, exit 2, the file's row and
+    column named, nothing written."""
+    out = tmp_path / "audit"
+    code = main(["audit", str(tied_table), *FAST, "--human-ties", "error", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "tie" in err and "column 'human'" in err and "Traceback" not in err
+    assert not (out / "report.json").exists()
+    code = main(["metrics", "pairs", str(tied_table), "--human-ties", "error"])
+    err2 = capsys.readouterr().err
+    said = [e.splitlines()[-1].partition(", data row")[2] for e in (err, err2)]
+    assert code == 2 and said[0] == said[1] != ""
+
+
+def _params(*path: str) -> dict[str, Any]:
+    from recuse.cli import _register, app
+
+    _register()
+    command: Any = typer.main.get_command(app)
+    for word in path:
+        command = command.commands[word]
+    return {p.opts[0]: p for p in command.params if p.opts}
+
+
+@pytest.mark.parametrize("flag", ["--human-ties", "--self-scope"])
+def test_the_two_options_have_one_choice_list_default_and_help(flag: str) -> None:
+    audit, pairs = _params("audit")[flag], _params("metrics", "pairs")[flag]
+    assert audit.default == pairs.default
+    choices = [get_args(p.type_descriptor.annotation) for p in (audit, pairs)]
+    assert choices[0] == choices[1] and len(choices[0]) >= 2
+    assert audit.help == pairs.help
+    assert audit.default == {"--human-ties": "drop", "--self-scope": "snapshot"}[flag]
+
+
+def test_a_recuse_toml_gives_the_audit_its_human_ties(tmp_path: Path) -> None:
+    from recuse.config import load_config
+    from recuse.errors import ConfigError
+    from recuse.options import resolve
+
+    toml = tmp_path / "recuse.toml"
+    toml.write_text('[audit]\nhuman-ties = "split"\n')
+    given = resolve({}, config=load_config(toml))
+    assert given.human_ties == "split" and given.audit_options().ties == "split"
+    toml.write_text('[audit]\nhuman-ties = "half"\n')
+    with pytest.raises(ConfigError, match="human-ties"):
+        load_config(toml)

@@ -201,3 +201,36 @@ def test_an_annotation_twice_in_one_file_is_refused(tmp_path: Path) -> None:
     records[2]["generator_2"] = "claude-2"
     path.write_text(json.dumps(records), encoding="utf-8")
     assert len(read_annotation_file(path, roster=Roster.builtin())) == 3
+
+
+FN_FILES = Path(__file__).parent / "importers" / "upstream" / "alpaca_eval" / "results" / "cohere"
+
+
+@pytest.mark.parametrize(
+    ("annotator", "records"),
+    [("alpaca_eval_gpt4_turbo_fn", 12), ("alpaca_eval_cot_gpt4_turbo_fn", 13)],
+)
+def test_function_call_annotators_are_gpt4_turbo_judging_its_own_baseline(
+    annotator: str, records: int
+) -> None:
+    """AlpacaEval 2's function-calling annotators (22 upstream results files) are
+    gpt-4-1106-preview by their configs' model_name, the baseline they judge against:
+    read as a judge of their own name (a family of their own) the judge was never the
+    baseline's, so its preference for its own outputs was not self-preference."""
+    from recuse.data.alpaca_eval import read_annotation_file
+
+    path = FN_FILES / annotator / "annotations.json"
+    records_json = json.loads(path.read_text(encoding="utf-8"))
+    with pytest.warns(ModelsNotInRoster) as caught:  # "cohere" only: the annotator is known
+        t = read_annotation_file(path)
+    said = " ".join(str(w.message) for w in caught)
+    assert "'cohere'" in said and f"'{annotator}'" not in said
+    assert len(t) == records == len(records_json)
+    assert set(t["judge"]) == {"gpt-4-1106-preview"} == set(t["model_a"])
+    roster = Roster.builtin()
+    assert roster.family(annotator) == "gpt" and roster.canonical(annotator) == (
+        "gpt-4-1106-preview"
+    )
+    # 2 - preference, worked out from the upstream records (1 = the baseline wins)
+    hand = [2.0 - r["preference"] for r in records_json]
+    assert t["p_a"].tolist() == hand

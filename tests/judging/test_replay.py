@@ -370,3 +370,32 @@ def test_annotation_objects_without_a_ranking_or_log_probs_are_refused(tmp_path:
     with pytest.warns(UserWarning):
         rec_ = read_recording(path)
     assert rec_.verdict is ALPACA_TOKENS and [o.text for o in rec_.outputs] == ["m", "m"]
+
+
+def test_llmbar_cot_replies_are_refused_not_read_by_their_opening_words(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """LLMBar's CoT (and Swap) replies open their reasoning with 'Output (a) provides...'
+    and end 'Therefore, Output (b) is better.': read as the Vanilla prompts' verdict at
+    the start of the reply, GPT-4's CoT replies on LLMBar/Natural agreed with the
+    recorded winner on 98 of 200 (the first three records here, upstream bytes: 3 of 6
+    replies read A where upstream recorded B)."""
+    import json
+    import shutil
+
+    real = Path(__file__).parents[1] / "data/importers/upstream/llmbar/Natural/GPT-4/CoT"
+    records = json.loads((real / "result.json").read_text(encoding="utf-8"))
+    misread = 0
+    for rec in records:
+        for key, swapped in (("swap = False", False), ("swap = True", True)):
+            entry = rec["results"][0][key]
+            slot = "A" if (entry["winner"] == "1") != swapped else "B"
+            misread += parse_verdict(entry["completion"][0], LLMBAR) != slot
+    assert misread == 3
+    natural = tmp_path / "Dataset/LLMBar/Natural"
+    (natural / "evaluators/GPT-4/CoT").mkdir(parents=True)
+    shutil.copy(shared_data / "llmbar/Dataset/LLMBar/Natural/dataset.json", natural)
+    shutil.copy(real / "result.json", natural / "evaluators/GPT-4/CoT/result.json")
+    with pytest.raises(InputError, match="LLMBar's CoT replies are not replayed") as caught:
+        read_recording(natural / "evaluators/GPT-4/CoT/result.json")
+    assert "Vanilla_NoRules" in str(caught.value)

@@ -180,8 +180,16 @@ def _pairs_only(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.drop(columns=drop).drop_duplicates("item_id").reset_index(drop=True)
 
 
+#: LLMBar prompting strategies whose replies state the verdict as ``Output (a)`` /
+#: ``Output (b)`` at the start (each replays its upstream winner on every reply of
+#: LLMBar/Natural for GPT-4 and ChatGPT); CoT and Swap replies do not (98 to 127 of
+#: 200 agreed), Rating, Metrics and Reference results differ in layout
+LLMBAR_PROMPTINGS = ("Vanilla_NoRules", "Vanilla", "Vanilla_1shot", "Vanilla_2shot")
+
+
 def read_llmbar_result(path: Path, *, roster: Roster) -> Recording:
-    """LLMBar ``Dataset/<set>/evaluators/<judge>/<prompting>/result.json``.
+    """LLMBar ``Dataset/<set>/evaluators/<judge>/<prompting>/result.json``, for a
+    prompting in :data:`LLMBAR_PROMPTINGS` (others are refused by name).
 
     Pairs (ids, texts, gold/human label; MT-Bench generators) come from the
     ``llmbar`` dataset reader, so replayed rows join the dataset's rows.
@@ -194,6 +202,17 @@ def read_llmbar_result(path: Path, *, roster: Roster) -> Recording:
             "not an LLMBar result file",
             file=path,
             fix="give Dataset/<set>/evaluators/<judge>/<prompting>/result.json",
+        )
+    prompting = path.parent.name
+    if prompting not in LLMBAR_PROMPTINGS:
+        raise InputError(
+            f"LLMBar's {prompting} replies are not replayed: recuse reads the verdict "
+            "'Output (a)' / 'Output (b)' at the start of a reply or line, as the Vanilla "
+            "prompts ask; a CoT or Swap reply opens its reasoning with those words and "
+            "ends 'Therefore, Output (b) is better.', and the Rating, Metrics and "
+            "Reference results hold other fields",
+            file=path,
+            fix=f"replay a result.json under one of {', '.join(LLMBAR_PROMPTINGS)}",
         )
     d, e = parts.index("Dataset"), len(parts) - 1 - parts[::-1].index("evaluators")
     set_name = "/".join(parts[d + 1 : e])

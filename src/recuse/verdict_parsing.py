@@ -321,7 +321,9 @@ log-probs (exact, case-sensitive tokens)."""
 
 ALPACA_FN_RANKING = VerdictFormat(
     name="alpaca-fn-ranking",
-    pattern=re.compile(r'"model"\s*:\s*"(m|M)"\s*,\s*"rank"\s*:\s*1(?:\.0+)?(?![\d.])'),
+    pattern=re.compile(
+        r"['\"]model['\"]\s*:\s*['\"](m|M)['\"]\s*,\s*['\"]rank['\"]\s*:\s*1(?:\.0+)?(?![\d.])"
+    ),
     labels=(("m", "A"), ("M", "B")),
     pick="unique",
     describe="a function-call ranking with one of m/M at rank 1",

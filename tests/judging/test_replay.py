@@ -315,6 +315,7 @@ def test_function_call_rankings_are_read_by_their_m_and_m_marks() -> None:
     assert parse_verdict('[{"model": "M", "rank": 1.0}, {"model": "m", "rank": 2.0}]', FN) == "B"
     assert parse_verdict('[{"model": "m", "rank": 1}, {"model": "M", "rank": 1}]', FN) is None
     assert parse_verdict('[{"model": "M", "rank": 10}, {"model": "m", "rank": 2}]', FN) is None
+    assert parse_verdict("[{'model': 'M', 'rank': 1}, {'model': 'm', 'rank': 2}]", FN) == "B"
 
 
 @pytest.mark.parametrize(

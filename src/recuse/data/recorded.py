@@ -356,12 +356,15 @@ def read_alpaca_annotations(path: Path, *, roster: Roster) -> Recording:
                 Recorded(str(item_id), order, None, missing="no raw_completion recorded")
             )
         elif fmt is ALPACA_FN_RANKING:
-            ranking = raw.get("ordered_models") if isinstance(raw, dict) else raw
-            outputs.append(
-                Recorded(
-                    str(item_id), order, json.dumps(ranking, sort_keys=True), upstream=upstream
+            # the call's arguments as sorted-key JSON; a reply kept as text, as it is
+            reply = (
+                raw
+                if isinstance(raw, str)
+                else json.dumps(
+                    raw.get("ordered_models") if isinstance(raw, dict) else raw, sort_keys=True
                 )
             )
+            outputs.append(Recorded(str(item_id), order, reply, upstream=upstream))
         elif isinstance(raw, dict):
             tokens, dists = token_logprobs(raw)
             text = _alpaca_text(raw)

@@ -234,3 +234,23 @@ def test_function_call_annotators_are_gpt4_turbo_judging_its_own_baseline(
     # 2 - preference, worked out from the upstream records (1 = the baseline wins)
     hand = [2.0 - r["preference"] for r in records_json]
     assert t["p_a"].tolist() == hand
+
+
+def test_bedrock_claude_judging_its_own_outputs_is_claude_v1_both_times() -> None:
+    """results/bedrock_claude/bedrock_claude: AlpacaEval's bedrock_claude model and
+    annotator are both model_name "anthropic.claude-v1" (their configs). Read as an
+    unknown name each was a family of its own, apart from the claude-v1 the roster
+    knows as "claude" (results/claude), and the judge's family was no one else's."""
+    from recuse.data.alpaca_eval import read_annotation_file
+
+    path = (
+        Path(__file__).parent / "importers/upstream/alpaca_eval/results/bedrock_claude"
+        / "bedrock_claude/annotations.json"
+    )  # fmt: skip
+    records = json.loads(path.read_text(encoding="utf-8"))
+    t = read_annotation_file(path)  # no name outside the roster: no warning
+    assert len(t) == len(records) == 12
+    assert set(t["judge"]) == set(t["model_b"]) == {"claude-v1"}
+    assert set(t["model_a"]) == {"text-davinci-003"}
+    assert Roster.builtin().family("bedrock_claude") == "claude"
+    assert t["p_a"].tolist() == [2.0 - r["preference"] for r in records]

@@ -90,5 +90,5 @@ def test_alpaca_eval_results_root_reads_every_annotator(tmp_path: Path) -> None:
         )
     ]  # fmt: skip
     # the three GPT-4-turbo annotators (one by log-probs, two by function call) are one judge
-    assert set(frame["judge"]) == {"gpt-4", "gpt-4-1106-preview"}
+    assert set(frame["judge"]) == {"gpt-4", "gpt-4-1106-preview", "claude-v1"}
     assert (frame["judge"] == "gpt-4-1106-preview").sum() == sum(map(len, turbo)) == 37

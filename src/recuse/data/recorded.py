@@ -182,8 +182,9 @@ def _pairs_only(rows: pd.DataFrame) -> pd.DataFrame:
 
 #: LLMBar prompting strategies whose replies state the verdict as ``Output (a)`` /
 #: ``Output (b)`` at the start (each replays its upstream winner on every reply of
-#: LLMBar/Natural for GPT-4 and ChatGPT); CoT and Swap replies do not (98 to 127 of
-#: 200 agreed), Rating, Metrics and Reference results differ in layout
+#: LLMBar/Natural for all six judges); CoT and Swap replies do not (GPT-4's and
+#: ChatGPT's: 98 to 127 of 200 agreed), Rating, Metrics and Reference results differ in
+#: layout
 LLMBAR_PROMPTINGS = ("Vanilla_NoRules", "Vanilla", "Vanilla_1shot", "Vanilla_2shot")
 
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 __all__ = [
+    "ALPACA_FN_RANKING",
     "ALPACA_RANKING",
     "ALPACA_TOKENS",
     "ARENA_HARD",
@@ -318,8 +319,24 @@ ALPACA_TOKENS = VerdictFormat(
 shown first, ``M`` for the second; Eq. 3 reads P(m) / (P(m) + P(M)) from its top
 log-probs (exact, case-sensitive tokens)."""
 
+ALPACA_FN_RANKING = VerdictFormat(
+    name="alpaca-fn-ranking",
+    pattern=re.compile(
+        r"['\"]model['\"]\s*:\s*['\"](m|M)['\"]\s*,\s*['\"]rank['\"]\s*:\s*1(?:\.0+)?(?![\d.])"
+    ),
+    labels=(("m", "A"), ("M", "B")),
+    pick="unique",
+    describe="a function-call ranking with one of m/M at rank 1",
+)
+"""AlpacaEval 2 ``alpaca_eval_gpt4_turbo_fn`` / ``alpaca_eval_cot_gpt4_turbo_fn``: the
+``make_partial_leaderboard`` call's ``ordered_models``, written as JSON with sorted keys
+(``[{"model": "M", "rank": 1}, {"model": "m", "rank": 2}]``); ``m`` names the output
+shown first, ``M`` the second (case-sensitive); a ranking that puts both, or neither,
+at rank 1 is unparsed (upstream's parser reads m's rank alone)."""
+
 VERDICT_FORMATS: dict[str, VerdictFormat] = {
-    f.name: f for f in (BRACKETS, LLMBAR, ARENA_HARD, ALPACA_RANKING, ALPACA_TOKENS)
+    f.name: f
+    for f in (BRACKETS, LLMBAR, ARENA_HARD, ALPACA_RANKING, ALPACA_TOKENS, ALPACA_FN_RANKING)
 }
 
 

@@ -201,3 +201,56 @@ def test_an_annotation_twice_in_one_file_is_refused(tmp_path: Path) -> None:
     records[2]["generator_2"] = "claude-2"
     path.write_text(json.dumps(records), encoding="utf-8")
     assert len(read_annotation_file(path, roster=Roster.builtin())) == 3
+
+
+FN_FILES = Path(__file__).parent / "importers" / "upstream" / "alpaca_eval" / "results" / "cohere"
+
+
+@pytest.mark.parametrize(
+    ("annotator", "records"),
+    [("alpaca_eval_gpt4_turbo_fn", 12), ("alpaca_eval_cot_gpt4_turbo_fn", 13)],
+)
+def test_function_call_annotators_are_gpt4_turbo_judging_its_own_baseline(
+    annotator: str, records: int
+) -> None:
+    """AlpacaEval 2's function-calling annotators (22 upstream results files) are
+    gpt-4-1106-preview by their configs' model_name, the baseline they judge against:
+    read as a judge of their own name (a family of their own) the judge was never the
+    baseline's, so its preference for its own outputs was not self-preference."""
+    from recuse.data.alpaca_eval import read_annotation_file
+
+    path = FN_FILES / annotator / "annotations.json"
+    records_json = json.loads(path.read_text(encoding="utf-8"))
+    with pytest.warns(ModelsNotInRoster) as caught:  # "cohere" only: the annotator is known
+        t = read_annotation_file(path)
+    said = " ".join(str(w.message) for w in caught)
+    assert "'cohere'" in said and f"'{annotator}'" not in said
+    assert len(t) == records == len(records_json)
+    assert set(t["judge"]) == {"gpt-4-1106-preview"} == set(t["model_a"])
+    roster = Roster.builtin()
+    assert roster.family(annotator) == "gpt" and roster.canonical(annotator) == (
+        "gpt-4-1106-preview"
+    )
+    # 2 - preference, worked out from the upstream records (1 = the baseline wins)
+    hand = [2.0 - r["preference"] for r in records_json]
+    assert t["p_a"].tolist() == hand
+
+
+def test_bedrock_claude_judging_its_own_outputs_is_claude_v1_both_times() -> None:
+    """results/bedrock_claude/bedrock_claude: AlpacaEval's bedrock_claude model and
+    annotator are both model_name "anthropic.claude-v1" (their configs). Read as an
+    unknown name each was a family of its own, apart from the claude-v1 the roster
+    knows as "claude" (results/claude), and the judge's family was no one else's."""
+    from recuse.data.alpaca_eval import read_annotation_file
+
+    path = (
+        Path(__file__).parent / "importers/upstream/alpaca_eval/results/bedrock_claude"
+        / "bedrock_claude/annotations.json"
+    )  # fmt: skip
+    records = json.loads(path.read_text(encoding="utf-8"))
+    t = read_annotation_file(path)  # no name outside the roster: no warning
+    assert len(t) == len(records) == 12
+    assert set(t["judge"]) == set(t["model_b"]) == {"claude-v1"}
+    assert set(t["model_a"]) == {"text-davinci-003"}
+    assert Roster.builtin().family("bedrock_claude") == "claude"
+    assert t["p_a"].tolist() == [2.0 - r["preference"] for r in records]

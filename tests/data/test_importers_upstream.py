@@ -498,3 +498,37 @@ def test_an_inspect_grade_too_large_for_a_float_is_named(tmp_path: Path) -> None
     path.write_text(json.dumps(log), "utf-8")
     with pytest.raises(InputError, match=r"sample 1, scorer model_graded_fact: grade 1000"):
         read_import(path, "inspect", unknown_models="keep")
+
+
+# ------------------------------------------------------------------ FastChat pairwise
+
+PAIR = UP / "fastchat/gpt-4_pair.jsonl"
+
+
+def test_fastchat_pair_real_file_reads_every_game_by_hand() -> None:
+    """A real gen_judgment.py --mode pairwise-all run (judge gpt-4, pair-v2 and
+    pair-math-v1): 11 records covering every winner pair in the 75-line upstream file,
+    ties on either side, one game and both games with the API error ($ERROR$). Each
+    game read from the raw JSON by hand: model_1 = 1, tie = 0.5, model_2 = 0 in a's
+    (model_1's) frame whichever game, error = no verdict (status failed)."""
+    records = _records(PAIR)
+    assert sniff(PAIR) == "fastchat-pair"
+    with pytest.warns(UserWarning, match="phi-3"):
+        t = read_import(PAIR, "fastchat-pair").frame
+    assert len(t) == len(records) == 11
+    value = {"model_1": 1.0, "model_2": 0.0, "tie": 0.5, "error": math.nan}
+    first = [value[r["g1_winner"]] for r in records]
+    second = [value[r["g2_winner"]] for r in records]
+    np.testing.assert_array_equal(t["p_a_first"], first)
+    np.testing.assert_array_equal(t["p_a_second"], second)
+    assert t["status_first"].tolist() == ["ok"] * 10 + ["failed"]
+    assert t["status_second"].tolist() == ["ok"] * 9 + ["failed", "failed"]
+    assert t["judge_prompt"].tolist() == [r["judge"][1] for r in records]
+    assert set(t["model_a"]) == {"phi-3"} and set(t["model_b"]) == {"phi-3-dpo"}
+    # p_a: the mean over the games with a verdict (the error/error record has none)
+    hand = [0.5, 0.0, 1.0, 0.5, 0.75, 0.5, 0.5, 0.25, 0.25, 1.0, math.nan]
+    np.testing.assert_array_equal(t["p_a"], hand)
+    # first shown wins: p_a_first and 1 - p_a_second, over the 9 records with both
+    both = t.dropna(subset=["p_a_first", "p_a_second"])
+    share = ((both["p_a_first"] + 1 - both["p_a_second"]) / 2).mean()
+    assert len(both) == 9 and share == pytest.approx(19 / 36)

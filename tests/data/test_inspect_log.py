@@ -388,3 +388,22 @@ def test_an_unfinished_log_of_several_epochs_counts_samples_not_gradings(tmp_pat
     path.write_text(json.dumps(cancelled))
     (note,) = [n for n in read_inspect_log(path).attrs["notes"] if "the eval's status" in n]
     assert "its 3 sample(s) of the 16 its dataset holds, in 6 of 32 gradings (2 epochs)" in note
+
+
+def test_a_log_from_before_july_2024_with_one_score_per_sample_is_refused_by_name(
+    tmp_path: Path,
+) -> None:
+    """Inspect before July 2024 wrote each sample's one ``score`` (current Inspect moves
+    it into ``scores`` on reading). No such log could be found published; this one is the
+    real 0.3.43 log with its sample's ``scores`` written back as that older ``score``.
+    It was refused as 'no sample has a score', which it has."""
+    real = UPSTREAM / "2024-11-05T13-31-45-05-00_input-task_8zXjbRzCWrL9GXiXo2vus9.json"
+    log = json.loads(real.read_text(encoding="utf-8"))
+    for sample in log["samples"]:
+        sample["score"] = sample.pop("scores")["model_graded_fact"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(log), encoding="utf-8")
+    with pytest.raises(InputError, match="sample 1 holds 'score'") as caught:
+        read_inspect_log(path)
+    assert "inspect log convert" in str(caught.value)
+    assert "no sample has a score" not in str(caught.value)

@@ -80,9 +80,15 @@ def test_alpaca_eval_results_root_reads_every_annotator(tmp_path: Path) -> None:
     shutil.copytree(UP / "alpaca_eval" / "results", root)
     assert sniff_folder(root) == "alpaca-eval"
     frame = read_import(root, "alpaca-eval").frame
-    one = read_import(
-        UP / "alpaca_eval" / "results" / "claude" / "weighted_alpaca_eval_gpt4_turbo"
-        / "annotations.json", "alpaca-eval",
-    ).frame  # fmt: skip
-    assert set(frame["judge"]) == {"gpt-4", "gpt-4-1106-preview"}
-    assert (frame["judge"] == "gpt-4-1106-preview").sum() == len(one)
+    turbo = [
+        read_import(UP / "alpaca_eval" / "results" / model / annotator / "annotations.json",
+                    "alpaca-eval").frame
+        for model, annotator in (
+            ("claude", "weighted_alpaca_eval_gpt4_turbo"),
+            ("cohere", "alpaca_eval_gpt4_turbo_fn"),
+            ("cohere", "alpaca_eval_cot_gpt4_turbo_fn"),
+        )
+    ]  # fmt: skip
+    # the three GPT-4-turbo annotators (one by log-probs, two by function call) are one judge
+    assert set(frame["judge"]) == {"gpt-4", "gpt-4-1106-preview", "claude-v1"}
+    assert (frame["judge"] == "gpt-4-1106-preview").sum() == sum(map(len, turbo)) == 37

@@ -300,3 +300,103 @@ def test_cli_replay_bad_input_is_one_line_exit_2(
     assert main(["judge", "replay", *args, "--out", str(tmp_path / "s.db")]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+# --- AlpacaEval 2's function-call annotators (real excerpts, Apache-2.0) ------------------
+
+AE_FN = Path(__file__).parents[1] / "data/importers/upstream/alpaca_eval/results/cohere"
+
+
+def test_function_call_rankings_are_read_by_their_m_and_m_marks() -> None:
+    from recuse.verdict_parsing import ALPACA_FN_RANKING as FN
+
+    first = '[{"model": "m", "rank": 1}, {"model": "M", "rank": 2}]'
+    assert parse_verdict(first, FN) == "A"
+    assert parse_verdict('[{"model": "M", "rank": 1.0}, {"model": "m", "rank": 2.0}]', FN) == "B"
+    assert parse_verdict('[{"model": "m", "rank": 1}, {"model": "M", "rank": 1}]', FN) is None
+    assert parse_verdict('[{"model": "M", "rank": 10}, {"model": "m", "rank": 2}]', FN) is None
+    assert parse_verdict("[{'model': 'M', 'rank': 1}, {'model': 'm', 'rank': 2}]", FN) == "B"
+
+
+@pytest.mark.parametrize(
+    ("annotator", "ok", "unparsed"),
+    [("alpaca_eval_gpt4_turbo_fn", 12, 0), ("alpaca_eval_cot_gpt4_turbo_fn", 12, 1)],
+)
+def test_function_call_annotators_replay_their_recorded_preferences(
+    annotator: str, ok: int, unparsed: int, tmp_path: Path
+) -> None:
+    """Their raw_completion is the call's {ordered_models: [{model: m/M, rank}]}: read
+    as one-token log-probs, every reply replayed as an empty text, all unparsed (0 of 12
+    agreeing with the file's own parser). Upstream's preference, worked out here from
+    each record by hand (m = the output shown first; AlpacaEval's seeded switch maps the
+    shown order back), is what the replay reproduces; the one ranking with both m and
+    M at rank 1 (record 13 here, upstream's 215) stays unparsed, where upstream read
+    m's rank."""
+    import json
+
+    path = AE_FN / annotator / "annotations.json"
+    with pytest.warns(UserWarning):  # 'cohere' is not in the roster
+        r = _replayed(path, tmp_path)
+    assert r.recording.verdict.name == "alpaca-fn-ranking"
+    assert r.recording.judge == "gpt-4-1106-preview"
+    assert (r.summary.ok, r.summary.unparsed, r.summary.failed) == (ok, unparsed, 0)
+    assert (r.agreement.agree, r.agreement.compared) == (ok, ok + unparsed)
+    records = json.loads(path.read_text(encoding="utf-8"))
+    hand = {}
+    for i, rec in enumerate(records, start=1):
+        firsts = {o["model"] for o in rec["raw_completion"]["ordered_models"] if o["rank"] == 1}
+        if len(firsts) == 1:
+            output_1_wins = (firsts == {"m"}) != alpaca_switched(rec["instruction"])
+            assert rec["preference"] == (1 if output_1_wins else 2)
+            hand[f"alpaca-eval/cohere/{annotator}/{i}"] = 1.0 if output_1_wins else 0.0
+    table = r.table
+    shown = table["p_a_first"].where(table["status_first"] == "ok", table["p_a_second"])
+    assert shown.dropna().to_dict() == hand
+
+
+def test_annotation_objects_without_a_ranking_or_log_probs_are_refused(tmp_path: Path) -> None:
+    import json
+
+    src = AE_FN / "alpaca_eval_gpt4_turbo_fn" / "annotations.json"
+    records = json.loads(src.read_text(encoding="utf-8"))[:2]
+    for rec in records:
+        rec["raw_completion"] = {"finish_reason": "stop", "index": 0}
+    path = tmp_path / "annotations.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    with pytest.warns(UserWarning), pytest.raises(InputError, match="no log-probs, text or"):
+        read_recording(path)
+    for rec in records:  # a reply's text alone is read (one token m/M)
+        rec["raw_completion"] = {"text": "m", "finish_reason": "stop"}
+    path.write_text(json.dumps(records), encoding="utf-8")
+    with pytest.warns(UserWarning):
+        rec_ = read_recording(path)
+    assert rec_.verdict is ALPACA_TOKENS and [o.text for o in rec_.outputs] == ["m", "m"]
+
+
+def test_llmbar_cot_replies_are_refused_not_read_by_their_opening_words(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """LLMBar's CoT (and Swap) replies open their reasoning with 'Output (a) provides...'
+    and end 'Therefore, Output (b) is better.': read as the Vanilla prompts' verdict at
+    the start of the reply, GPT-4's CoT replies on LLMBar/Natural agreed with the
+    recorded winner on 98 of 200 (the first three records here, upstream bytes: 3 of 6
+    replies read A where upstream recorded B)."""
+    import json
+    import shutil
+
+    real = Path(__file__).parents[1] / "data/importers/upstream/llmbar/Natural/GPT-4/CoT"
+    records = json.loads((real / "result.json").read_text(encoding="utf-8"))
+    misread = 0
+    for rec in records:
+        for key, swapped in (("swap = False", False), ("swap = True", True)):
+            entry = rec["results"][0][key]
+            slot = "A" if (entry["winner"] == "1") != swapped else "B"
+            misread += parse_verdict(entry["completion"][0], LLMBAR) != slot
+    assert misread == 3
+    natural = tmp_path / "Dataset/LLMBar/Natural"
+    (natural / "evaluators/GPT-4/CoT").mkdir(parents=True)
+    shutil.copy(shared_data / "llmbar/Dataset/LLMBar/Natural/dataset.json", natural)
+    shutil.copy(real / "result.json", natural / "evaluators/GPT-4/CoT/result.json")
+    with pytest.raises(InputError, match="LLMBar's CoT replies are not replayed") as caught:
+        read_recording(natural / "evaluators/GPT-4/CoT/result.json")
+    assert "Vanilla_NoRules" in str(caught.value)

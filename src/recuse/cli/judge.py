@@ -505,7 +505,8 @@ def replay_cmd(
         None,
         "--verdict-format",
         help="How a table's replies state the verdict: brackets ([[A]]), llmbar "
-        "(Output (a)), arena-hard ([[A>>B]]), alpaca-ranking or alpaca-tokens. The "
+        "(Output (a)), arena-hard ([[A>>B]]), alpaca-ranking, alpaca-tokens or "
+        "alpaca-fn-ranking. The "
         "upstream sources set their own.",
     ),
     judge_id: str = typer.Option(None, "--judge-id", help="Judge name written to tables."),

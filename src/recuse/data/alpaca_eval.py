@@ -11,7 +11,9 @@ Dataset ``alpaca-eval`` -> a ``pairs`` table, one row per annotation in every
 ``category``       ``"concise"`` / ``"verbose"`` for those length-prompted variants,
                    else ``"default"``
 ``judge``          ``annotator`` through the roster (``alpaca_eval_gpt4`` -> gpt-4,
-                   ``weighted_alpaca_eval_gpt4_turbo`` -> gpt-4-1106-preview)
+                   ``weighted_alpaca_eval_gpt4_turbo``, ``alpaca_eval_gpt4_turbo_fn``,
+                   ``alpaca_eval_cot_gpt4_turbo_fn`` -> gpt-4-1106-preview, their
+                   configs' ``model_name``)
 ``p_a``            ``2 - preference``: the judge's probability that the baseline
                    (output_1) is better. ``preference`` is 1 (baseline wins) .. 2
                    (model wins), continuous in AlpacaEval 2; 0 and 1.5 mean a draw

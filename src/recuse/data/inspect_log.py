@@ -549,6 +549,26 @@ def _over_epochs(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _refuse_single_scores(path: Path, samples: list[Any]) -> None:
+    """Refuse a log of Inspect before July 2024 (0.3.17 and older): each sample holds
+    one ``score``, not ``scores`` by scorer name (current Inspect renames it on
+    reading); read as it was, such a log said no sample had a score."""
+    old = [
+        i
+        for i, s in enumerate(samples, start=1)
+        if isinstance(s, dict) and "score" in s and "scores" not in s
+    ]
+    if old:
+        raise InputError(
+            f"sample {old[0]} holds 'score' (one score per sample, the layout of Inspect "
+            "before July 2024), not 'scores' by scorer name: this older log layout is not read",
+            file=path,
+            column="score",
+            fix="re-save the log with a current Inspect (inspect log convert), which "
+            "rewrites each sample's score as scores",
+        )
+
+
 def read_inspect_log(
     path: str | Path,
     *,
@@ -577,6 +597,7 @@ def read_inspect_log(
             file=path,
             fix="run the eval with samples logged (log_samples is on by default)",
         )
+    _refuse_single_scores(path, samples)
     rows, notes, fallback = _rows(path, log, samples, reference_scorer, roster)
     if not rows:
         names = sorted(

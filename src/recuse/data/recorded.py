@@ -49,6 +49,7 @@ from recuse.files import file_sha256, is_file, read_json, read_text
 from recuse.roster import Roster
 from recuse.tables import note_missing_texts, read_missing_texts
 from recuse.verdict_parsing import (
+    ALPACA_FN_RANKING,
     ALPACA_RANKING,
     ALPACA_TOKENS,
     ARENA_HARD,
@@ -179,8 +180,17 @@ def _pairs_only(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.drop(columns=drop).drop_duplicates("item_id").reset_index(drop=True)
 
 
+#: LLMBar prompting strategies whose replies state the verdict as ``Output (a)`` /
+#: ``Output (b)`` at the start (each replays its upstream winner on every reply of
+#: LLMBar/Natural for all six judges); CoT and Swap replies do not (GPT-4's and
+#: ChatGPT's: 98 to 127 of 200 agreed), Rating, Metrics and Reference results differ in
+#: layout
+LLMBAR_PROMPTINGS = ("Vanilla_NoRules", "Vanilla", "Vanilla_1shot", "Vanilla_2shot")
+
+
 def read_llmbar_result(path: Path, *, roster: Roster) -> Recording:
-    """LLMBar ``Dataset/<set>/evaluators/<judge>/<prompting>/result.json``.
+    """LLMBar ``Dataset/<set>/evaluators/<judge>/<prompting>/result.json``, for a
+    prompting in :data:`LLMBAR_PROMPTINGS` (others are refused by name).
 
     Pairs (ids, texts, gold/human label; MT-Bench generators) come from the
     ``llmbar`` dataset reader, so replayed rows join the dataset's rows.
@@ -193,6 +203,17 @@ def read_llmbar_result(path: Path, *, roster: Roster) -> Recording:
             "not an LLMBar result file",
             file=path,
             fix="give Dataset/<set>/evaluators/<judge>/<prompting>/result.json",
+        )
+    prompting = path.parent.name
+    if prompting not in LLMBAR_PROMPTINGS:
+        raise InputError(
+            f"LLMBar's {prompting} replies are not replayed: recuse reads the verdict "
+            "'Output (a)' / 'Output (b)' at the start of a reply or line, as the Vanilla "
+            "prompts ask; a CoT or Swap reply opens its reasoning with those words and "
+            "ends 'Therefore, Output (b) is better.', and the Rating, Metrics and "
+            "Reference results hold other fields",
+            file=path,
+            fix=f"replay a result.json under one of {', '.join(LLMBAR_PROMPTINGS)}",
         )
     d, e = parts.index("Dataset"), len(parts) - 1 - parts[::-1].index("evaluators")
     set_name = "/".join(parts[d + 1 : e])
@@ -308,7 +329,8 @@ def read_alpaca_annotations(path: Path, *, roster: Roster) -> Recording:
     """AlpacaEval ``results/<model>/<annotator>/annotations.json`` with ``raw_completion``.
 
     AlpacaEval 1 rankings are read with ``alpaca-ranking``; AlpacaEval 2 replies
-    (one token with top-5 log-probs) with ``alpaca-tokens``, Eq. 3 on P(m), P(M).
+    (one token with top-5 log-probs) with ``alpaca-tokens``, Eq. 3 on P(m), P(M); the
+    ``*_fn`` annotators' function calls (``ordered_models``) with ``alpaca-fn-ranking``.
     """
     from recuse.data.alpaca_eval import preference_to_p_a, read_annotations
 
@@ -322,7 +344,7 @@ def read_alpaca_annotations(path: Path, *, roster: Roster) -> Recording:
             file=path,
             fix="replay an annotations.json that has raw_completion",
         )
-    fmt = ALPACA_TOKENS if dict in kinds else ALPACA_RANKING
+    fmt = _alpaca_format(raws, path)
     p_a = preference_to_p_a(pd.Series([r.get("preference") for r in records], dtype=object))
     pairs = _pairs_only(rows)
     judge = str(rows["judge"].iloc[0])
@@ -334,6 +356,16 @@ def read_alpaca_annotations(path: Path, *, roster: Roster) -> Recording:
             outputs.append(
                 Recorded(str(item_id), order, None, missing="no raw_completion recorded")
             )
+        elif fmt is ALPACA_FN_RANKING:
+            # the call's arguments as sorted-key JSON; a reply kept as text, as it is
+            reply = (
+                raw
+                if isinstance(raw, str)
+                else json.dumps(
+                    raw.get("ordered_models") if isinstance(raw, dict) else raw, sort_keys=True
+                )
+            )
+            outputs.append(Recorded(str(item_id), order, reply, upstream=upstream))
         elif isinstance(raw, dict):
             tokens, dists = token_logprobs(raw)
             text = _alpaca_text(raw)
@@ -351,6 +383,28 @@ def read_alpaca_annotations(path: Path, *, roster: Roster) -> Recording:
         else:
             outputs.append(Recorded(str(item_id), order, str(raw), upstream=upstream))
     return Recording(judge, str(path), file_revision(path), fmt, pairs, tuple(outputs))
+
+
+def _alpaca_format(raws: list[Any], path: Path) -> VerdictFormat:
+    """How an annotations.json's ``raw_completion`` values are read: texts (AlpacaEval
+    1's rankings), a function call's ``ordered_models`` (the ``*_fn`` annotators), or
+    one token's log-probs or text (``weighted_alpaca_eval_gpt4_turbo``). Objects holding
+    none of these are refused: each would replay as an empty, unparsed reply."""
+    objects = [r for r in raws if isinstance(r, dict)]
+    if not objects:
+        return ALPACA_RANKING
+    if any("ordered_models" in r for r in objects):
+        return ALPACA_FN_RANKING
+    if any(isinstance(r.get("logprobs"), dict) or _alpaca_text(r) is not None for r in objects):
+        return ALPACA_TOKENS
+    keys = sorted({str(k) for r in objects for k in r})[:8]
+    raise InputError(
+        f"raw_completion holds objects with no log-probs, text or ordered_models "
+        f"ranking (keys: {', '.join(keys)})",
+        file=path,
+        column="raw_completion",
+        fix="replay AlpacaEval files whose annotator records a ranking or one token's log-probs",
+    )
 
 
 def _alpaca_text(raw: Mapping[str, Any]) -> str | None:

@@ -218,12 +218,12 @@ def _blank(record: list[str]) -> bool:
     return not record or (len(record) == 1 and not record[0].strip())
 
 
-def _csv_lines(text: str, *, join_blank: bool = True) -> list[str]:
+def _csv_lines(text: str, *, join_blank: bool = True, newline: str | None = None) -> list[str]:
     """The lines of a delimited file for :class:`CsvScan`: split at its line ending
-    (:func:`line_ending`); with ``join_blank``, runs of blank lines first joined into
-    one (they hold no record, and inside a quoted field they change no field count), so
-    that millions of them cost neither a long list nor a long loop."""
-    newline = line_ending(text)
+    (``newline``, else :func:`line_ending`); with ``join_blank``, runs of blank lines
+    first joined into one (they hold no record, and inside a quoted field they change
+    no field count), so that millions of them cost neither a long list nor a long loop."""
+    newline = newline or line_ending(text)
     if join_blank:
         text = re.sub(f"{newline}(?:[ \\t\\r]*{newline})+", newline, text)
     return text.split(newline)
@@ -262,12 +262,14 @@ def _scan_csv(raw: bytes, start: int, sep: str, path: Path) -> None:
     _no_nul(text, sep, path)
     # a line break that ends no line (a CR where lines end in LF, an LF where they end
     # in CR): pandas splits the row there; the full scan finds it
-    lf_ended = line_ending(text) == "\n"
-    stray = _LONE_CR.search(text) is not None if lf_ended else "\n" in text
+    newline = line_ending(text)
+    stray = _LONE_CR.search(text) is not None if newline == "\n" else "\n" in text
     plain = '"' not in text and not stray
-    if plain and _plainly_fine(_csv_lines(text, join_blank=False), sep, path):
+    if plain and _plainly_fine(_csv_lines(text, join_blank=False, newline=newline), sep, path):
         return
-    CsvScan(_csv_lines(text), sep, path, stray="\r" if lf_ended else "\n").run()
+    CsvScan(
+        _csv_lines(text, newline=newline), sep, path, stray="\r" if newline == "\n" else "\n"
+    ).run()
 
 
 #: a carriage return that ends no line (not before a line feed)

@@ -219,3 +219,31 @@ def test_a_recuse_toml_here_that_is_no_file_is_an_error(
     other = tmp_path / "other.toml"  # --config names the file: ./recuse.toml is not looked at
     other.write_text(CONFIG, "utf-8")
     assert main(["validate", str(path), "--config", str(other)]) == 0
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['out = ""', 'out = "  "', 'judge = ""', 'judge = ["gpt-4", ""]', 'data-dir = ""',
+     'title = ""', 'only = ""', 'confidence = ""'],
+)  # fmt: skip
+def test_an_empty_value_in_the_config_is_refused_as_on_the_command_line(
+    files: tuple[Path, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    line: str,
+) -> None:
+    """Before: `out = ""` wrote report.html, report.json and tables/ into the current
+    folder (the path '.'), `out = "  "` into a folder named by two spaces, and `judge =
+    ""` audited every judge, exit 0, where `--out ""` and `--judge ""` are refused."""
+    pairs, _ = files
+    cfg = tmp_path / "empty.toml"
+    cfg.write_text(f"[audit]\n{line}\nn-boot = 200\n", "utf-8")
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    key = line.split(" =")[0]
+    assert main(["audit", str(pairs), "--config", str(cfg), "--only", "position"]) == 2
+    err = capsys.readouterr().err
+    assert f"[audit] {key} = " in err and "an empty value" in err and str(cfg) in err
+    assert list(here.iterdir()) == []

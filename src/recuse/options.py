@@ -187,10 +187,21 @@ def _min_n(value: Any, where: str) -> int:
     return min_n
 
 
+def _filled(value: str, where: str) -> str:
+    """``value``, refused where it is empty or blank: a recuse.toml's ``out = \"\"``
+    wrote the report into the current folder (the path ``.``), as ``--out \"\"`` did
+    before the command line refused it; ``judge = \"\"`` audited every judge."""
+    if not value.strip():
+        raise ConfigError(
+            f"{where} = {_shown(value)}: an empty value — give it a value, or leave it out"
+        )
+    return value
+
+
 def _text(value: Any, where: str) -> str:
     if not isinstance(value, str):
         raise ConfigError(f"{where} = {_shown(value)}: must be a string")
-    return value
+    return _filled(value, where)
 
 
 def _maybe_text(value: Any, where: str) -> str | None:
@@ -202,7 +213,7 @@ def _path(value: Any, where: str) -> Path | None:
         return None
     if not isinstance(value, str | Path):
         raise ConfigError(f"{where} = {_shown(value)}: must be a path (a string)")
-    return Path(value).expanduser()
+    return Path(_filled(value, where) if isinstance(value, str) else value).expanduser()
 
 
 def _flag(value: Any, where: str) -> bool:
@@ -234,7 +245,7 @@ def _texts(value: Any, where: str) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list | tuple) or not all(isinstance(v, str) for v in items):
         raise ConfigError(f"{where} = {_shown(value)}: must be a string or a list of strings")
-    return tuple(v.strip() for text in items for v in text.split(",") if v.strip())
+    return tuple(v.strip() for text in items for v in _filled(text, where).split(",") if v.strip())
 
 
 def _analysis_ids(value: Any, where: str) -> tuple[str, ...]:
@@ -255,7 +266,7 @@ def _raw_texts(value: Any, where: str) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list | tuple) or not all(isinstance(v, str) for v in items):
         raise ConfigError(f"{where} = {_shown(value)}: must be a string or a list of strings")
-    return tuple(items)
+    return tuple(_filled(text, where) for text in items)
 
 
 _MAP_HELP = (

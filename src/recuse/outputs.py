@@ -37,6 +37,8 @@ import os
 import secrets
 import shutil
 import socket
+import sys
+import threading
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -505,6 +507,13 @@ class Staging:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.names: list[str] = []
+        self.removed: list[str] = []
+
+    def remove(self, name: str) -> None:
+        """Remove the target's file ``name`` (relative) once the staged files are in
+        place, while the folder is still locked (:func:`staged`); a missing one is no
+        error."""
+        self.removed.append(name)
 
     def path(self, name: str) -> Path:
         """Where to write ``name`` (a relative path such as ``tables/x.csv``)."""
@@ -545,6 +554,11 @@ def staged(target: str | Path) -> Iterator[Staging]:
     passed for the new run's. An old file that cannot be put back is not deleted
     with the staging folder: the error says where it is.
 
+    The folder is locked (:func:`_lock_folder`) from before the block to the last file
+    moved in and the last one the block asked removed (:meth:`Staging.remove`), so two
+    writes into one folder at once leave one whole write's files, never a mix: the
+    second waits for the first.
+
     The staging folder records its owner (pid, host, start time: :func:`_write_owner`).
     A later write removes a staging folder left by a killed write whose owner is gone
     (:func:`_owner_alive`): at once where nothing of it had moved in, and after its own
@@ -555,9 +569,58 @@ def staged(target: str | Path) -> Iterator[Staging]:
     """
     out = Path(target)
     created = not out.exists()
-    left = _left_behind(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise output_error(out, exc) from None
+    key = os.path.realpath(out)
+    held: set[str] = _HELD.__dict__.setdefault("folders", set())
+    outer = key not in held  # a write nested in one of this thread's: no wait
+    lock = _lock_folder(out) if outer else None
+    held.add(key)
+    try:
+        with _staging(out, created) as stage:
+            yield stage
+    finally:
+        if outer:
+            held.discard(key)
+        if lock is not None:
+            os.close(lock)  # and with it the lock
+
+
+_HELD = threading.local()  # .folders: those this thread's writes have locked (realpath)
+
+
+def _lock_folder(folder: Path) -> int | None:
+    """An open descriptor of ``folder`` holding an exclusive advisory lock on it
+    (``flock``), taken once any other write into ``folder`` has released its own, or
+    None where the folder cannot be opened or locked (not POSIX, a file system
+    without locks): then writes are not kept apart. Two audits with one ``--out`` at
+    once each moved their files in, and the one that moved in last kept the other's
+    tables its report does not list (it had looked for an earlier report's tables
+    before the other wrote any)."""
+    if sys.platform == "win32":
+        return None
+    import fcntl
+
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+@contextlib.contextmanager
+def _staging(out: Path, created: bool) -> Iterator[Staging]:
+    """The body of :func:`staged` once ``out`` exists (``created`` by it) and is
+    locked."""
+    left = _left_behind(out)
+    try:
         root = _new_folder(out, ".recuse-staging-")
     except OSError as exc:
         _remove_if_empty(out, created)
@@ -597,6 +660,10 @@ def staged(target: str | Path) -> Iterator[Staging]:
             exc.add_note(_lost_words(lost))
         raise
     else:
+        for name in stage.removed:
+            if name not in stage.names:
+                with contextlib.suppress(OSError):
+                    (out / name).unlink()
         shutil.rmtree(root, ignore_errors=True)
         _settle_left_behind(out, left, written=stage.names)
 

@@ -73,7 +73,7 @@ def test_audit_writes_html_json_and_csv(
         (["PAIRS", "--only", "nonsense"], "unknown analysis 'nonsense'"),
         (["PAIRS", "--seed", "-1"], "--seed"),
         # 100 resamples cannot place the ends of a 99.9% interval (each tail holds 0.05)
-        (["PAIRS", "--level", "0.999", "--n-boot", "100"], "at least 2000 bootstrap resamples"),
+        (["PAIRS", "--level", "0.999"], "at least 2000 bootstrap resamples"),  # --n-boot 200
         (
             ["PAIRS", "--only", "probes"],
             "--only probes: no chosen analysis applies to the data — Probes (no",

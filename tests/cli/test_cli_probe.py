@@ -193,8 +193,9 @@ def test_bad_options_are_one_line_and_write_nothing(
         {"item_id": ["i"], "prompt": ["Q?"], "response_a": ["a"], "response_b": ["b"]}
     ).to_csv(src, index=False)
     store = tmp_path / "s.db"
-    args = ["probe", "--data", str(src), "--out", str(store), "--probe", "verbosity"]
-    assert main([*args, option, value]) == 2
+    args = ["probe", "--data", str(src), "--out", str(store)]
+    probes = [] if option == "--probe" else ["--probe", "verbosity"]  # given once
+    assert main([*args, *probes, option, value]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not store.exists()

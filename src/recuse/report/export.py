@@ -9,7 +9,6 @@ spreadsheet: no cell runs as a formula); table file names are bounded
 
 from __future__ import annotations
 
-import contextlib
 import json
 import stat
 from pathlib import Path
@@ -143,16 +142,15 @@ def write_report(report: AuditReport, folder: str | Path) -> dict[str, Path]:
     html_text = render_html(report)
     json_text = to_json(report) + "\n"
     tables = _table_texts(report)
-    earlier = _earlier_tables(out)
-    with outputs.staged(out) as stage:
+    with outputs.staged(out) as stage:  # the folder is locked: read, written, removed at once
+        earlier = _earlier_tables(out)
         for name, text in tables.items():
             stage.write_text(f"tables/{name}", text)
         stage.write_text("report.json", json_text)
         stage.write_text("report.html", html_text)
-    for name in earlier - set(tables):  # an earlier report's tables would pass for this one's
-        for old in (out / "tables" / name, out / "tables" / outputs.SPREADSHEET_FOLDER / name):
-            with contextlib.suppress(OSError):
-                old.unlink()
+        for name in earlier - set(tables):  # an earlier report's tables would pass for ours
+            stage.remove(f"tables/{name}")
+            stage.remove(f"tables/{outputs.SPREADSHEET_FOLDER}/{name}")
     paths = {"html": out / "report.html", "json": out / "report.json"}
     written = {Path(name).stem: out / "tables" / name for name in tables if "/" not in name}
     return {**paths, "tables": out / "tables", **written}

@@ -483,35 +483,3 @@ def test_a_missing_data_argument_names_it_once(capsys: pytest.CaptureFixture[str
     assert "Usage: recuse audit [OPTIONS] {DATA}...\n" in err
     assert "Missing argument 'DATA'." in err
     assert "DATA..." not in err
-
-
-@pytest.mark.parametrize(
-    ("twice", "words"),
-    [
-        (["--level", "0.8", "--level", "0.95"], "--level is given twice, '0.8' (--level) then"),
-        (["--seed=1", "--seed", "2"], "--seed is given twice, '1' (--seed) then '2'"),
-        (["-o", "a.json", "--out", "b.json"], "--out is given twice, 'a.json' (-o) then 'b.json'"),
-    ],
-)  # fmt: skip
-def test_an_option_given_twice_with_two_values_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], twice: list[str], words: str
-) -> None:
-    """Before: click kept the last value silently (`--level 0.8 --level 0.95` gave 95%
-    intervals, exit 0); the same value twice, and a repeatable option, still run."""
-    from recuse.simulate.selective import simulate_selective
-
-    src = tmp_path / "pairs.csv"
-    simulate_selective(60, seed=3).pairs.to_csv(src, index=False)
-    base = ["metrics", "pairs", str(src), "--n-boot", "100", "-m", "first_position_rate"]
-    monkey_cwd = tmp_path / "run"
-    monkey_cwd.mkdir()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.chdir(monkey_cwd)
-        assert main([*base, *twice]) == 2
-        err = capsys.readouterr().err
-        assert words in err and "give it once" in err and "Traceback" not in err
-        assert list(monkey_cwd.iterdir()) == []
-        again = [*base, "--level", "0.8", "--level=0.8", "-j", "gpt-4", "--judge", "gpt-4"]
-        assert main([*again, "--out", "same.json", "-o", "same.json"]) == 0, capsys.readouterr()
-        written = json.loads((monkey_cwd / "same.json").read_text("utf-8"))
-        assert written["results"][0]["level"] == 0.8

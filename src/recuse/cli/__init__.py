@@ -94,14 +94,19 @@ def help_when_bare(args: list[str]) -> list[str]:
     return args
 
 
-def _given_command(head: list[str]) -> tuple[Any, int, list[Any]]:
-    """The command the words ``head`` name (``recuse certify SOURCE`` names ``certify
-    run``, its group's default), how many words name it, and the parameters of it and
-    of the groups above it (``--roster`` is the program's)."""
+def refuse_empty_values(args: list[str]) -> None:
+    """Refuse an option of the named command, or a global one (``--roster``), given an
+    empty value (``--out ""``, or ``--out "$DIR"`` with ``DIR`` unset): a path read from
+    it is ``.``, so the report went into the current folder, and a dataset folder or
+    config file was looked for there; an empty roster was ignored; an empty name or
+    number is no value either. Flags take no value and are left alone; after ``--``
+    every word is an argument, and only an empty one is refused.
+    """
     import typer.main
 
     command: Any = typer.main.get_command(app)
-    params = list(command.params)
+    takes = {o for p in command.params if not getattr(p, "is_flag", True) for o in p.opts}
+    head = args[: args.index("--")] if "--" in args else args
     depth = 0  # the words that name the command (``certify apply``: 2)
     for k, word in enumerate(head):
         sub = command.commands.get(word) if hasattr(command, "commands") else None
@@ -112,59 +117,7 @@ def _given_command(head: list[str]) -> tuple[Any, int, list[Any]]:
         if sub is not None:
             command = sub
             depth += named
-            params += command.params
-    return command, depth, params
-
-
-def _taking_values(params: list[Any]) -> set[str]:
-    """The option names among ``params`` that take the next word as their value."""
-    return {o for p in params if not getattr(p, "is_flag", True) for o in p.opts}
-
-
-def refuse_repeated_values(args: list[str]) -> None:
-    """Refuse an option that takes one value given twice with different values
-    (``--level 0.8 ... --level 0.95``, ``-o a --out b``): click kept the last one
-    silently, so a script's value and one added after it, or a typo, changed the
-    result unsaid. The same value given twice is one value; options that take several
-    (``--judge``), flags and the words after ``--`` are left alone."""
-    head = args[: args.index("--")] if "--" in args else args
-    _, _, params = _given_command(head)
-    takes = _taking_values(params)
-    single = {
-        o: p
-        for p in params
-        if not getattr(p, "is_flag", True) and not getattr(p, "multiple", False)
-        for o in p.opts
-    }
-    seen: dict[int, tuple[str, str]] = {}
-    words = iter(head)
-    for word in words:
-        name, eq, value = word.partition("=")
-        if name not in takes or (not name.startswith("--") and eq):
-            continue
-        given = value if eq else next(words, None)
-        param = single.get(name)
-        if param is None or given is None:
-            continue
-        first, before = seen.setdefault(id(param), (name, given))
-        if before != given:
-            raise ConfigError(
-                f"{name} is given twice, {before!r} ({first}) then {given!r} ({name}): it "
-                "takes one value — give it once"
-            )
-
-
-def refuse_empty_values(args: list[str]) -> None:
-    """Refuse an option of the named command, or a global one (``--roster``), given an
-    empty value (``--out ""``, or ``--out "$DIR"`` with ``DIR`` unset): a path read from
-    it is ``.``, so the report went into the current folder, and a dataset folder or
-    config file was looked for there; an empty roster was ignored; an empty name or
-    number is no value either. Flags take no value and are left alone; after ``--``
-    every word is an argument, and only an empty one is refused.
-    """
-    head = args[: args.index("--")] if "--" in args else args
-    command, depth, params = _given_command(head)
-    takes = _taking_values(params)
+            takes |= {o for p in command.params if not getattr(p, "is_flag", True) for o in p.opts}
     for k, word in enumerate(head):
         name, eq, value = word.partition("=")
         if name not in takes or (not name.startswith("--") and eq):
@@ -368,7 +321,6 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("always", ReaderNote)
             warnings.showwarning = _show_notes(warnings.showwarning)
             refuse_empty_values(args)
-            refuse_repeated_values(args)
             app(args=args, prog_name="recuse")
     except SystemExit as exc:  # click's own exits: 0 for --help, 2 for usage errors
         code = exc.code

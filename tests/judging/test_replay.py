@@ -317,6 +317,56 @@ def test_function_call_rankings_are_read_by_their_m_and_m_marks() -> None:
     assert parse_verdict('[{"model": "m", "rank": 1}, {"model": "M", "rank": 1}]', FN) is None
     assert parse_verdict('[{"model": "M", "rank": 10}, {"model": "m", "rank": 2}]', FN) is None
     assert parse_verdict("[{'model': 'M', 'rank': 1}, {'model': 'm', 'rank': 2}]", FN) == "B"
+    # the rank-2 entry listed first, and the call's own indented layout
+    assert parse_verdict('[{"model": "M", "rank": 2}, {"model": "m", "rank": 1}]', FN) == "A"
+    pretty = '[\n  {\n    "model": "M",\n    "rank": 1\n  },\n  {"model": "m", "rank": 2}\n]'
+    assert parse_verdict(pretty, FN) == "B"
+
+
+def _ranking(*entries: object) -> str:
+    import json
+
+    return json.dumps(list(entries), sort_keys=True)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # each held a mark '"model": "m"|"M", "rank": 1' the old pattern read as a verdict
+        _ranking({"model": "m", "rank": 1}, {"model": "M", "rank": 2}, {"model": "x", "rank": 3}),
+        _ranking({"model": "m", "rank": 1}),  # M missing
+        _ranking({"model": "m", "rank": 1}, {"model": "m", "rank": 2}),  # m twice
+        _ranking({"model": "m"}, {"model": "M", "rank": 1}),  # m's rank missing
+        _ranking({"model": "m", "rank": "2"}, {"model": "M", "rank": 1}),  # a rank as text
+        _ranking({"model": "m", "rank": 3}, {"model": "M", "rank": 1}),  # outside 1..2
+        _ranking({"model": "m", "rank": 0}, {"model": "M", "rank": 1}),
+        _ranking({"model": "m", "rank": 1e16}, {"model": "M", "rank": 2}),  # '1e+16'
+        _ranking(
+            {"model": "M", "rank": 2, "why": "{'model': 'm', 'rank': 1}"}, {"model": "m", "rank": 2}
+        ),
+        _ranking([{"model": "m", "rank": 1}], [{"model": "M", "rank": 2}]),  # nested
+        '{"model": "m", "rank": 1}',  # an object, not a list
+        '[{"model": "m", "rank": 1}, {"model": "M", "ra',  # truncated
+        "I rank {'model': 'm', 'rank': 1} and {'model': 'M', 'rank': 2}",  # prose around
+        _ranking({"model": "M", "rank": 1}, *[{"model": "m", "rank": 2}] * 20_000),  # huge
+        # unparsed before too: ties, strings as ranks, other names
+        _ranking({"model": "m", "rank": 2}, {"model": "M", "rank": 2}),
+        _ranking({"model": "m", "rank": "1"}, {"model": "M", "rank": "2"}),
+        _ranking({"model": "model_1", "rank": 1}, {"model": "model_2", "rank": 2}),
+        "null",
+        "",
+    ],
+    ids=lambda reply: reply[:60] if len(reply) < 200 else f"{len(reply)} characters",
+)
+def test_function_call_rankings_other_than_m_and_m_ranked_1_and_2_are_unparsed(
+    reply: str,
+) -> None:
+    """Only a list of the two entries m and M, ranked 1 and 2, is read: a mark
+    '"model": "m", "rank": 1' inside anything else is not a verdict (upstream's parser
+    reads m's rank from a list, and refuses a rank outside 1 and 2)."""
+    from recuse.verdict_parsing import ALPACA_FN_RANKING as FN
+
+    assert parse_verdict(reply, FN) is None
 
 
 @pytest.mark.parametrize(

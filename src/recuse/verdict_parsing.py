@@ -330,11 +330,14 @@ def _fn_entry(model: str, rank: str) -> str:
 ALPACA_FN_RANKING = VerdictFormat(
     name="alpaca-fn-ranking",
     # group 1: the model at rank 1 (a look-ahead); then the whole reply must be the
-    # two entries, m and M (either first), ranked 1 and 2 (distinct)
+    # two entries, m and M (either first), ranked 1 and 2 (distinct), bare or as the
+    # call's arguments {"ordered_models": [...]} (a reply opening with { closes with })
     pattern=re.compile(
-        rf"\A(?=[\s\S]*?{_fn_entry('(m|M)', '1')})\s*\[\s*"
+        rf"\A(?=[\s\S]*?{_fn_entry('(m|M)', '1')})"
+        r"(?=\s*\[[\s\S]*\]\s*\Z|\s*\{[\s\S]*\}\s*\Z)"
+        r"\s*(?:\{\s*['\"]ordered_models['\"]\s*:\s*)?\[\s*"
         rf"{_fn_entry('(?P<first>[mM])', '(?P<rank>[12])')}\s*,\s*"
-        rf"{_fn_entry('(?!(?P=first))[mM]', '(?!(?P=rank))[12]')}\s*\]\s*\Z"
+        rf"{_fn_entry('(?!(?P=first))[mM]', '(?!(?P=rank))[12]')}\s*\](?:\s*\}})?\s*\Z"
     ),
     labels=(("m", "A"), ("M", "B")),
     pick="unique",
@@ -343,9 +346,10 @@ ALPACA_FN_RANKING = VerdictFormat(
 """AlpacaEval 2 ``alpaca_eval_gpt4_turbo_fn`` / ``alpaca_eval_cot_gpt4_turbo_fn``: the
 ``make_partial_leaderboard`` call's ``ordered_models``, written as JSON with sorted keys
 (``[{"model": "M", "rank": 1}, {"model": "m", "rank": 2}]``); ``m`` names the output
-shown first, ``M`` the second (case-sensitive). The reply must be that list and nothing
-else: the two entries ``m`` and ``M``, in either order, ranked 1 and 2 (``1.0`` and
-``2.0`` too); the model at rank 1 wins. Anything else is unparsed, never read by a mark
+shown first, ``M`` the second (case-sensitive). The reply must be that list, bare or
+as the call's arguments ``{"ordered_models": [...]}``, and nothing else: the two
+entries ``m`` and ``M``, in either order, ranked 1 and 2 (``1.0`` and ``2.0`` too);
+the model at rank 1 wins. Anything else is unparsed, never read by a mark
 inside it: a tie (both at rank 1), a rank outside 1 and 2 or written as text (``"1"``),
 a third model, a model twice or missing, other keys, a nested or truncated list, prose
 around it. Upstream's parser reads m's rank alone (a tie is a win for m there)."""

@@ -321,6 +321,8 @@ def test_function_call_rankings_are_read_by_their_m_and_m_marks() -> None:
     assert parse_verdict('[{"model": "M", "rank": 2}, {"model": "m", "rank": 1}]', FN) == "A"
     pretty = '[\n  {\n    "model": "M",\n    "rank": 1\n  },\n  {"model": "m", "rank": 2}\n]'
     assert parse_verdict(pretty, FN) == "B"
+    # the call's arguments as a whole, as a table of replies may keep them
+    assert parse_verdict('{"ordered_models": ' + first + "}", FN) == "A"
 
 
 def _ranking(*entries: object) -> str:
@@ -355,6 +357,10 @@ def _ranking(*entries: object) -> str:
         _ranking({"model": "model_1", "rank": 1}, {"model": "model_2", "rank": 2}),
         "null",
         "",
+        # the call's arguments: unclosed, closed twice, or with another field
+        '{"ordered_models": [{"model": "m", "rank": 1}, {"model": "M", "rank": 2}]',
+        '[{"model": "m", "rank": 1}, {"model": "M", "rank": 2}]}',
+        '{"ordered_models": [{"model": "m", "rank": 1}, {"model": "M", "rank": 2}], "x": 1}',
     ],
     ids=lambda reply: reply[:60] if len(reply) < 200 else f"{len(reply)} characters",
 )

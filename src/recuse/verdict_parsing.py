@@ -319,20 +319,40 @@ ALPACA_TOKENS = VerdictFormat(
 shown first, ``M`` for the second; Eq. 3 reads P(m) / (P(m) + P(M)) from its top
 log-probs (exact, case-sensitive tokens)."""
 
+
+def _fn_entry(model: str, rank: str) -> str:
+    """One ``{"model": <model>, "rank": <rank>}`` of a function-call ranking (either
+    quote; a rank written ``2`` or ``2.0``), as a regular expression."""
+    q = "['\"]"
+    return rf"\{{\s*{q}model{q}\s*:\s*{q}{model}{q}\s*,\s*{q}rank{q}\s*:\s*{rank}(?:\.0+)?\s*\}}"
+
+
 ALPACA_FN_RANKING = VerdictFormat(
     name="alpaca-fn-ranking",
+    # group 1: the model at rank 1 (a look-ahead); then the whole reply must be the
+    # two entries, m and M (either first), ranked 1 and 2 (distinct), bare or as the
+    # call's arguments {"ordered_models": [...]} (a reply opening with { closes with })
     pattern=re.compile(
-        r"['\"]model['\"]\s*:\s*['\"](m|M)['\"]\s*,\s*['\"]rank['\"]\s*:\s*1(?:\.0+)?(?![\d.])"
+        rf"\A(?=[\s\S]*?{_fn_entry('(m|M)', '1')})"
+        r"(?=\s*\[[\s\S]*\]\s*\Z|\s*\{[\s\S]*\}\s*\Z)"
+        r"\s*(?:\{\s*['\"]ordered_models['\"]\s*:\s*)?\[\s*"
+        rf"{_fn_entry('(?P<first>[mM])', '(?P<rank>[12])')}\s*,\s*"
+        rf"{_fn_entry('(?!(?P=first))[mM]', '(?!(?P=rank))[12]')}\s*\](?:\s*\}})?\s*\Z"
     ),
     labels=(("m", "A"), ("M", "B")),
     pick="unique",
-    describe="a function-call ranking with one of m/M at rank 1",
+    describe="a function-call ranking of m and M, one at rank 1, the other at rank 2",
 )
 """AlpacaEval 2 ``alpaca_eval_gpt4_turbo_fn`` / ``alpaca_eval_cot_gpt4_turbo_fn``: the
 ``make_partial_leaderboard`` call's ``ordered_models``, written as JSON with sorted keys
 (``[{"model": "M", "rank": 1}, {"model": "m", "rank": 2}]``); ``m`` names the output
-shown first, ``M`` the second (case-sensitive); a ranking that puts both, or neither,
-at rank 1 is unparsed (upstream's parser reads m's rank alone)."""
+shown first, ``M`` the second (case-sensitive). The reply must be that list, bare or
+as the call's arguments ``{"ordered_models": [...]}``, and nothing else: the two
+entries ``m`` and ``M``, in either order, ranked 1 and 2 (``1.0`` and ``2.0`` too);
+the model at rank 1 wins. Anything else is unparsed, never read by a mark
+inside it: a tie (both at rank 1), a rank outside 1 and 2 or written as text (``"1"``),
+a third model, a model twice or missing, other keys, a nested or truncated list, prose
+around it. Upstream's parser reads m's rank alone (a tie is a win for m there)."""
 
 VERDICT_FORMATS: dict[str, VerdictFormat] = {
     f.name: f

@@ -87,8 +87,9 @@ def test_alpaca_eval_results_root_reads_every_annotator(tmp_path: Path) -> None:
             ("claude", "weighted_alpaca_eval_gpt4_turbo"),
             ("cohere", "alpaca_eval_gpt4_turbo_fn"),
             ("cohere", "alpaca_eval_cot_gpt4_turbo_fn"),
+            ("Samba-CoE-v0.1", "alpaca_eval_gpt4_turbo_fn"),
         )
     ]  # fmt: skip
     # the three GPT-4-turbo annotators (one by log-probs, two by function call) are one judge
     assert set(frame["judge"]) == {"gpt-4", "gpt-4-1106-preview", "claude-v1"}
-    assert (frame["judge"] == "gpt-4-1106-preview").sum() == sum(map(len, turbo)) == 37
+    assert (frame["judge"] == "gpt-4-1106-preview").sum() == sum(map(len, turbo)) == 49

@@ -304,7 +304,8 @@ def test_cli_replay_bad_input_is_one_line_exit_2(
 
 # --- AlpacaEval 2's function-call annotators (real excerpts, Apache-2.0) ------------------
 
-AE_FN = Path(__file__).parents[1] / "data/importers/upstream/alpaca_eval/results/cohere"
+AE_RESULTS = Path(__file__).parents[1] / "data/importers/upstream/alpaca_eval/results"
+AE_FN = AE_RESULTS / "cohere"
 
 
 def test_function_call_rankings_are_read_by_their_m_and_m_marks() -> None:
@@ -316,14 +317,75 @@ def test_function_call_rankings_are_read_by_their_m_and_m_marks() -> None:
     assert parse_verdict('[{"model": "m", "rank": 1}, {"model": "M", "rank": 1}]', FN) is None
     assert parse_verdict('[{"model": "M", "rank": 10}, {"model": "m", "rank": 2}]', FN) is None
     assert parse_verdict("[{'model': 'M', 'rank': 1}, {'model': 'm', 'rank': 2}]", FN) == "B"
+    # the rank-2 entry listed first, and the call's own indented layout
+    assert parse_verdict('[{"model": "M", "rank": 2}, {"model": "m", "rank": 1}]', FN) == "A"
+    pretty = '[\n  {\n    "model": "M",\n    "rank": 1\n  },\n  {"model": "m", "rank": 2}\n]'
+    assert parse_verdict(pretty, FN) == "B"
+    # the call's arguments as a whole, as a table of replies may keep them
+    assert parse_verdict('{"ordered_models": ' + first + "}", FN) == "A"
+
+
+def _ranking(*entries: object) -> str:
+    import json
+
+    return json.dumps(list(entries), sort_keys=True)
 
 
 @pytest.mark.parametrize(
-    ("annotator", "ok", "unparsed"),
-    [("alpaca_eval_gpt4_turbo_fn", 12, 0), ("alpaca_eval_cot_gpt4_turbo_fn", 12, 1)],
+    "reply",
+    [
+        # each held a mark '"model": "m"|"M", "rank": 1' the old pattern read as a verdict
+        _ranking({"model": "m", "rank": 1}, {"model": "M", "rank": 2}, {"model": "x", "rank": 3}),
+        _ranking({"model": "m", "rank": 1}),  # M missing
+        _ranking({"model": "m", "rank": 1}, {"model": "m", "rank": 2}),  # m twice
+        _ranking({"model": "m"}, {"model": "M", "rank": 1}),  # m's rank missing
+        _ranking({"model": "m", "rank": "2"}, {"model": "M", "rank": 1}),  # a rank as text
+        _ranking({"model": "m", "rank": 3}, {"model": "M", "rank": 1}),  # outside 1..2
+        _ranking({"model": "m", "rank": 0}, {"model": "M", "rank": 1}),
+        _ranking({"model": "m", "rank": 1e16}, {"model": "M", "rank": 2}),  # '1e+16'
+        _ranking(
+            {"model": "M", "rank": 2, "why": "{'model': 'm', 'rank': 1}"}, {"model": "m", "rank": 2}
+        ),
+        _ranking([{"model": "m", "rank": 1}], [{"model": "M", "rank": 2}]),  # nested
+        '{"model": "m", "rank": 1}',  # an object, not a list
+        '[{"model": "m", "rank": 1}, {"model": "M", "ra',  # truncated
+        "I rank {'model': 'm', 'rank': 1} and {'model': 'M', 'rank': 2}",  # prose around
+        _ranking({"model": "M", "rank": 1}, *[{"model": "m", "rank": 2}] * 20_000),  # huge
+        # unparsed before too: ties, strings as ranks, other names
+        _ranking({"model": "m", "rank": 2}, {"model": "M", "rank": 2}),
+        _ranking({"model": "m", "rank": "1"}, {"model": "M", "rank": "2"}),
+        _ranking({"model": "model_1", "rank": 1}, {"model": "model_2", "rank": 2}),
+        "null",
+        "",
+        # the call's arguments: unclosed, closed twice, or with another field
+        '{"ordered_models": [{"model": "m", "rank": 1}, {"model": "M", "rank": 2}]',
+        '[{"model": "m", "rank": 1}, {"model": "M", "rank": 2}]}',
+        '{"ordered_models": [{"model": "m", "rank": 1}, {"model": "M", "rank": 2}], "x": 1}',
+    ],
+    ids=lambda reply: reply[:60] if len(reply) < 200 else f"{len(reply)} characters",
+)
+def test_function_call_rankings_other_than_m_and_m_ranked_1_and_2_are_unparsed(
+    reply: str,
+) -> None:
+    """Only a list of the two entries m and M, ranked 1 and 2, is read: a mark
+    '"model": "m", "rank": 1' inside anything else is not a verdict (upstream's parser
+    reads m's rank from a list, and refuses a rank outside 1 and 2)."""
+    from recuse.verdict_parsing import ALPACA_FN_RANKING as FN
+
+    assert parse_verdict(reply, FN) is None
+
+
+@pytest.mark.parametrize(
+    ("model", "annotator", "ok", "unparsed"),
+    [
+        ("cohere", "alpaca_eval_gpt4_turbo_fn", 12, 0),
+        ("cohere", "alpaca_eval_cot_gpt4_turbo_fn", 12, 1),
+        # the call's arguments kept as JSON text (as in Ein-70B-v0.1 and Samba-CoE-v0.2)
+        ("Samba-CoE-v0.1", "alpaca_eval_gpt4_turbo_fn", 12, 0),
+    ],
 )
 def test_function_call_annotators_replay_their_recorded_preferences(
-    annotator: str, ok: int, unparsed: int, tmp_path: Path
+    model: str, annotator: str, ok: int, unparsed: int, tmp_path: Path
 ) -> None:
     """Their raw_completion is the call's {ordered_models: [{model: m/M, rank}]}: read
     as one-token log-probs, every reply replayed as an empty text, all unparsed (0 of 12
@@ -331,11 +393,12 @@ def test_function_call_annotators_replay_their_recorded_preferences(
     each record by hand (m = the output shown first; AlpacaEval's seeded switch maps the
     shown order back), is what the replay reproduces; the one ranking with both m and
     M at rank 1 (record 13 here, upstream's 215) stays unparsed, where upstream read
-    m's rank."""
+    m's rank. Samba-CoE-v0.1's file keeps the arguments as JSON text: read as an
+    AlpacaEval 1 ranking (no object among its replies), all 12 were unparsed."""
     import json
 
-    path = AE_FN / annotator / "annotations.json"
-    with pytest.warns(UserWarning):  # 'cohere' is not in the roster
+    path = AE_RESULTS / model / annotator / "annotations.json"
+    with pytest.warns(UserWarning):  # the model is not in the roster
         r = _replayed(path, tmp_path)
     assert r.recording.verdict.name == "alpaca-fn-ranking"
     assert r.recording.judge == "gpt-4-1106-preview"
@@ -344,14 +407,17 @@ def test_function_call_annotators_replay_their_recorded_preferences(
     records = json.loads(path.read_text(encoding="utf-8"))
     hand = {}
     for i, rec in enumerate(records, start=1):
-        firsts = {o["model"] for o in rec["raw_completion"]["ordered_models"] if o["rank"] == 1}
+        raw = rec["raw_completion"]
+        call = json.loads(raw) if isinstance(raw, str) else raw
+        firsts = {o["model"] for o in call["ordered_models"] if o["rank"] == 1}
         if len(firsts) == 1:
             output_1_wins = (firsts == {"m"}) != alpaca_switched(rec["instruction"])
             assert rec["preference"] == (1 if output_1_wins else 2)
-            hand[f"alpaca-eval/cohere/{annotator}/{i}"] = 1.0 if output_1_wins else 0.0
+            hand[f"alpaca-eval/{model}/{annotator}/{i}"] = 1.0 if output_1_wins else 0.0
     table = r.table
     shown = table["p_a_first"].where(table["status_first"] == "ok", table["p_a_second"])
     assert shown.dropna().to_dict() == hand
+    assert len(hand) == ok
 
 
 def test_annotation_objects_without_a_ranking_or_log_probs_are_refused(tmp_path: Path) -> None:

@@ -205,3 +205,44 @@ def test_the_tools_tables_say_what_each_column_is() -> None:
     assert (gpt4["win"], gpt4["loss"], gpt4["tie"]) == (1, 0, 1)  # the raw tally above
     assert gpt4["win_rate_adjusted"] == pytest.approx(100 * 1.5 / 2)
     assert "(win + tie / 2) / (win + loss + tie)" in fast.columns["win_rate_adjusted"]
+
+
+V2 = DATA / "arena-hard-v2.0_qwq-32b.jsonl"
+
+
+def _v2_battles_by_hand(path: Path, baseline: str) -> list[float]:
+    """v2.0 show_result.py's load_judgments on the raw lines: a record with a null game or
+    a null score is left out whole; game 2 (the model as A) scores its label, game 1 one
+    minus its label's score, a '>>' three times (weight 3)."""
+    to_score = {"A>B": [1], "A>>B": [1] * 3, "A=B": [0.5], "B>A": [0], "B>>A": [0] * 3}
+    out: list[float] = []
+    for line in path.read_text("utf-8").splitlines():
+        r = json.loads(line)
+        g1, g2 = r["games"]
+        if r["baseline"] != baseline or None in (g1, g2) or None in (g1["score"], g2["score"]):
+            continue
+        out += to_score[g2["score"]] + [1 - s for s in to_score[g1["score"]]]
+    return out
+
+
+def test_arena_hard_v2_leaves_out_a_record_with_a_null_game_whole() -> None:
+    """Arena-Hard-Auto v2.0's show_result.py drops a record when either game is null or
+    has no score; v0.1's dropped the game alone. The v2.0 file (built to gen_judgment.py's
+    v2.0 writer) holds, against o3-mini, one record with both games (B>A, A>B: the model
+    wins twice), one with game 1 null and game 2 A=B, and one with both null: v2.0 scores
+    100% from 2 games, where the v0.1 rule counted the tie too, (1 + 1 + ½) / 3."""
+    frame = read_import(V2, "arena-hard").frame
+    o3 = frame[frame["model_b"] == "o3-mini-2025-01-31"]
+    assert set(o3["arena_hard_version"]) == {"v2.0"}
+    hand = _v2_battles_by_hand(V2, "o3-mini-2025-01-31")
+    assert hand == [1, 1]
+    got = arena_hard_scores(o3, judge="gpt-4.1", boot=Resampling(n_boot=200, seed=1)).iloc[0]
+    assert got["score"] == pytest.approx(100 * np.mean(hand)) == 100.0
+    assert (got["battles"], got["games"]) == (len(hand), 2)
+    # the same records read by v0.1's rule (a table that does not say its version)
+    old = arena_hard_scores(o3.drop(columns="arena_hard_version"), judge="gpt-4.1").iloc[0]
+    assert old["score"] == pytest.approx(100 * 2.5 / 3) and old["games"] == 3
+    # a v0.1 file keeps its games with a verdict beside a failed one, as before
+    v01 = read_import(HAIKU, "arena-hard").frame
+    assert set(v01["arena_hard_version"]) == {"v0.1"}
+    assert arena_hard_scores(v01, judge="gpt-4-1106-preview").iloc[0]["games"] == 9

@@ -29,7 +29,10 @@ Upstream's leaderboard instead counts a significant win (``>>``) as three wins i
 Bradley-Terry fit (``weight=3``); recuse's metrics read a probability, so it keeps the
 strength beside it rather than inventing a probability for "slightly better". A
 ``null`` score is a missing verdict with status ``unparsed``, a ``null`` game one with
-status ``failed``.
+status ``failed``. ``arena_hard_version`` says which layout the record came in
+(``"v2.0"``: it has ``uid``; ``"v0.1"``: ``question_id``), for the leaderboard rule of
+that version's ``show_result.py`` (:func:`recuse.metrics.tool_scores.arena_hard_battles`:
+v2.0 leaves out a whole record with a ``null`` game or score, v0.1 that game alone).
 """
 
 from __future__ import annotations
@@ -171,6 +174,7 @@ def read_arena_hard(
                 "category": rec.get("category") if isinstance(rec.get("category"), str) else None,
                 "strength_first": first,
                 "strength_second": second,
+                "arena_hard_version": "v2.0" if key == "uid" else "v0.1",
             }
         )
     frame = canonicalize_models(

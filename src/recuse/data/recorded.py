@@ -357,15 +357,7 @@ def read_alpaca_annotations(path: Path, *, roster: Roster) -> Recording:
                 Recorded(str(item_id), order, None, missing="no raw_completion recorded")
             )
         elif fmt is ALPACA_FN_RANKING:
-            # the call's arguments as sorted-key JSON; a reply kept as text, as it is
-            reply = (
-                raw
-                if isinstance(raw, str)
-                else json.dumps(
-                    raw.get("ordered_models") if isinstance(raw, dict) else raw, sort_keys=True
-                )
-            )
-            outputs.append(Recorded(str(item_id), order, reply, upstream=upstream))
+            outputs.append(Recorded(str(item_id), order, _fn_reply(raw), upstream=upstream))
         elif isinstance(raw, dict):
             tokens, dists = token_logprobs(raw)
             text = _alpaca_text(raw)
@@ -385,16 +377,40 @@ def read_alpaca_annotations(path: Path, *, roster: Roster) -> Recording:
     return Recording(judge, str(path), file_revision(path), fmt, pairs, tuple(outputs))
 
 
+def _fn_arguments(raw: Any) -> dict[str, Any] | None:
+    """A ``*_fn`` annotator's function-call arguments ``{ordered_models: [...]}``, as
+    recorded: an object, or its JSON text (3 of upstream's 21 such files, Ein-70B-v0.1
+    and Samba-CoE-v0.1/v0.2, keep the call's arguments as text); None for anything
+    else."""
+    if isinstance(raw, str) and "ordered_models" in raw:
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return None
+    return raw if isinstance(raw, dict) and "ordered_models" in raw else None
+
+
+def _fn_reply(raw: Any) -> str:
+    """The reply ``alpaca-fn-ranking`` reads: the call's ``ordered_models`` as JSON with
+    sorted keys, from an object or its JSON text; any other text as it is (unparsed
+    unless it is such a ranking itself)."""
+    args = _fn_arguments(raw)
+    if args is not None:
+        return json.dumps(args["ordered_models"], sort_keys=True)
+    return raw if isinstance(raw, str) else json.dumps(raw, sort_keys=True)
+
+
 def _alpaca_format(raws: list[Any], path: Path) -> VerdictFormat:
-    """How an annotations.json's ``raw_completion`` values are read: texts (AlpacaEval
-    1's rankings), a function call's ``ordered_models`` (the ``*_fn`` annotators), or
+    """How an annotations.json's ``raw_completion`` values are read: a function call's
+    ``ordered_models`` (the ``*_fn`` annotators; an object or its JSON text), other
+    texts (AlpacaEval 1's rankings), or
     one token's log-probs or text (``weighted_alpaca_eval_gpt4_turbo``). Objects holding
     none of these are refused: each would replay as an empty, unparsed reply."""
+    if any(_fn_arguments(r) is not None for r in raws):
+        return ALPACA_FN_RANKING
     objects = [r for r in raws if isinstance(r, dict)]
     if not objects:
         return ALPACA_RANKING
-    if any("ordered_models" in r for r in objects):
-        return ALPACA_FN_RANKING
     if any(isinstance(r.get("logprobs"), dict) or _alpaca_text(r) is not None for r in objects):
         return ALPACA_TOKENS
     keys = sorted({str(k) for r in objects for k in r})[:8]

@@ -9,7 +9,10 @@
   one model in every record) the baseline's own row is left out.
 * **Arena-Hard-Auto** (``show_result.py``): each game is a battle between the model
   and the baseline, counted ``weight`` times (3) when the verdict is significant
-  (``>>``), once otherwise; a game with no verdict is dropped. Upstream fits a
+  (``>>``), once otherwise. A game with no verdict (a ``null`` game or score) is
+  dropped as the file's version drops it: v0.1's ``show_result.py`` drops that game
+  alone, v2.0's (``load_judgments``) the whole record, both games (the pairs'
+  ``arena_hard_version``; a table without it is read as v0.1). Upstream fits a
   Bradley–Terry model (logistic regression, one strength per model, ties as half a
   win each) and reports the model's predicted win rate against the baseline, in %.
   Every battle has the baseline on one side, so the fit separates per model and its
@@ -123,9 +126,15 @@ def arena_hard_battles(
     ``weight`` (``weight`` for a significant verdict, else 1).
 
     ``pairs``: an Arena-Hard ``pairs`` table (a = the model, b = the baseline;
-    ``strength_first`` / ``strength_second`` = +2 … −2 for the model)."""
+    ``strength_first`` / ``strength_second`` = +2 … −2 for the model). A record whose
+    ``arena_hard_version`` is ``"v2.0"`` gives no battle unless both its games have a
+    verdict (v2.0's ``show_result.py`` leaves out a record with a ``null`` game or
+    score); any other record gives one battle per game with a verdict (v0.1's)."""
     clusters_of(pairs)  # a table without prompt_id: the error that says so
     rows = pairs[pairs["judge"] == judge]
+    if "arena_hard_version" in rows.columns:
+        both = np.isfinite(rows[["strength_first", "strength_second"]].to_numpy(float)).all(1)
+        rows = rows[both | (rows["arena_hard_version"] != "v2.0").to_numpy()]
     parts = []
     for column in ("strength_second", "strength_first"):  # game 1, game 2
         s = rows[column].to_numpy(float)

@@ -105,9 +105,17 @@ def folder(name: str, data_dir: str | Path | None = None) -> Path:
     root = Path(data_dir).expanduser() if data_dir else default_data_dir()
     path = root / ds.folder
     if not is_file(path, folder=True):
+        given = "give --data-dir" if data_dir else f"point {DATA_DIR_ENV} at"
+        what = (
+            "a file, not a folder"
+            if root.is_file()
+            else f"a folder without {ds.folder}/"
+            if root.is_dir()
+            else "no such folder"
+        )
         raise DatasetNotFoundError(
-            f"dataset {name!r} is not in {root} — run `recuse data fetch {name}` "
-            f"or point {DATA_DIR_ENV} at a folder that has {ds.folder}/"
+            f"dataset {name!r} is not in {root} ({what}) — run `recuse data fetch {name}` "
+            f"or {given} a folder that has {ds.folder}/"
         )
     return path
 

@@ -451,3 +451,36 @@ def test_an_exact_bound_capped_at_1_is_projected_from_the_heaviest_prompt() -> N
     found = [f for s in other.result.sections for f in s.findings]
     assert found and "exact_bound" not in {f.interval_rule for f in found}
     assert {f.heaviest_prompt for f in found} == {None}
+
+
+def test_a_heaviest_prompt_beyond_its_prompts_is_refused_not_a_traceback(tmp_path: Path) -> None:
+    """A crafted ``heaviest_prompt`` of 1.7e308 on an exact bound (12 prompts) made the
+    projection's prompt count infinite: ``recuse gate`` ended in an OverflowError, exit 1,
+    which CI reads as a failed gate. The largest prompt's pairs over the mean prompt's is
+    at most the number of prompts (one prompt holding every pair: 41 pairs on 12 prompts,
+    41 / (41 / 12) = 12), so a larger one is a crafted report (exit 2, the field named);
+    12 itself is read, and its projection is checked by hand: t = 0.05 / (0.5 · 12) with
+    k = 0.5 / min(1, u · 12) = 0.5, c' = ⌈ln 0.1 / ln(1 − t)⌉ = ⌈275.2⌉ = 276 prompts,
+    41 · 276 / 12 = 943 comparisons."""
+    import json
+
+    from recuse.cli import main
+    from recuse.report.gate import bound_needed
+
+    exact = _finding("position", "rm", 0.5, 0.0, 1.0, null=0.5, n=41, clusters=12,
+                     interval_rule="exact_bound")  # fmt: skip
+    path = tmp_path / "report.json"
+    for h, code in ((1.7e308, 2), (12.5, 2), (12.0, 3)):
+        path.write_text(json.dumps({"schema_version": 1, "level": 0.9, "sections": [
+            {"id": "position", "findings": [{**exact, "heaviest_prompt": h}]}]}))  # fmt: skip
+        assert main(["gate", str(path), "--max", "position=0.05"]) == code, h
+    t = 0.05 / (0.5 * 12)
+    prompts = math.ceil(math.log(0.1) / math.log(1 - t))
+    assert prompts == 276 and math.ceil(41 * prompts / 12) == 943
+    assert evaluate({**exact, "heaviest_prompt": 12.0}, Threshold("position", 0.05)).n_needed == (
+        math.ceil(41 * prompts / 12)
+    )
+    # without load_report's check (a library caller's dict), no OverflowError either
+    assert bound_needed(n=41, clusters=12, reach=0.5, gap=0.05, level=0.9, heaviest=1e308) is None
+    line = evaluate({**exact, "heaviest_prompt": 1.7e308}, Threshold("position", 0.05))
+    assert line.outcome == "inconclusive" and line.n_needed is None

@@ -479,6 +479,15 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
         raise _bad(
             f"{where}: 'heaviest_prompt' is not a number >= 1 or null (got {_shown(heaviest)})", p
         )
+    clusters: Any = f.get("clusters")
+    if heaviest is not None and _number(clusters) and heaviest > clusters * (1 + 1e-9):
+        # max / mean of c prompts' pairs is at most c (one prompt holding every pair)
+        raise _bad(
+            f"{where}: 'heaviest_prompt' {_shown(heaviest)} is above its 'clusters' "
+            f"{_shown(clusters)}: the largest prompt's pairs over the mean prompt's is at "
+            "most the number of prompts (one prompt holding every pair)",
+            p,
+        )
     if f.get("absolute_value") and (f["null"] != 0 or min(f["estimate"], f["ci_low"]) < 0):
         # an absolute value of a signed statistic whose no-bias value is 0: never below 0
         raise _bad(
@@ -824,12 +833,16 @@ def bound_needed(
     / ln(1 − t)⌉`` prompts, and ``n · c' / c`` comparisons (the pairs per prompt
     unchanged). Without ``heaviest`` (a report written before it was carried) ``u(c) ·
     h`` is taken for under 1, ``t = u(c) · gap / reach``: 131 prompts where 184 are needed
-    when the bound is capped at 1 (12 prompts, ``h`` = 8). None without prompts or a reach.
+    when the bound is capped at 1 (12 prompts, ``h`` = 8). None without prompts or a reach,
+    or where the count is beyond a float (``t`` so small that ``c'`` overflows: a crafted
+    ``heaviest`` of 1e308 ended the gate in an OverflowError, exit 1, read as a failure).
 
     >>> bound_needed(n=12, clusters=12, reach=0.0873, gap=0.05, level=0.9)
     22
     >>> bound_needed(n=12, clusters=12, reach=0.5, gap=0.05, level=0.9, heaviest=8.0)
     184
+    >>> bound_needed(n=41, clusters=12, reach=0.5, gap=0.05, level=0.9, heaviest=1.7e308) is None
+    True
     """
     if not (_number(clusters) and float(clusters) >= 1 and reach > 0 and gap > 0):
         return None
@@ -839,8 +852,12 @@ def bound_needed(
         target = u * min(1.0, gap / reach)
     else:
         target = min(u, gap * min(1.0, u * heaviest) / (reach * heaviest))
-    prompts = math.ceil(math.log(1 - level) / math.log1p(-target))
-    return math.ceil(n * prompts / c)
+    if not 0 < target < 1:
+        return None
+    prompts = math.log(1 - level) / math.log1p(-target)
+    if not math.isfinite(prompts) or not math.isfinite(comparisons := n * math.ceil(prompts) / c):
+        return None
+    return math.ceil(comparisons)
 
 
 def _needed(n: Any, half: float, gap: float) -> int | None:

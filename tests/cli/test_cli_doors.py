@@ -74,9 +74,9 @@ def test_both_doors_give_the_same_number_for_the_same_choice(
     assert {m for _, m in shared} == set(SHARED)
     for key in shared:
         p, f = pairs[key], found[key]
-        assert (f["estimate"], f["ci_low"], f["ci_high"], f["n"]) == (
-            p["estimate"], p["ci_low"], p["ci_high"], p["n"]
-        ), key  # fmt: skip
+        fields = ("estimate", "ci_low", "ci_high", "n", "interval_rule", "heaviest_prompt")
+        # metrics pairs' --out lacked the rule report.json gives each interval
+        assert [f[k] for k in fields] == [p.get(k, "absent") for k in fields], key
     # the options act: gpt-4-0613's own answers are gpt-4's only under line
     own = ("gpt-4-0613", "self_preference_eo")
     assert (own in pairs) == (own in found) == (scope == "line")

@@ -460,8 +460,10 @@ def from_result(
 
 
 #: keys of a result's ``to_dict`` left out of the section's table: its counts and metric
-#: (said otherwise) and ``fixed_by_construction``, which the warnings say in words
-_NOT_IN_TABLE = ("counts", "metric", "fixed_by_construction")
+#: (said otherwise), ``fixed_by_construction``, which the warnings say in words, and the
+#: interval's rule and prompt factor (the method says the rule; report.json's findings and
+#: ``metrics pairs --out`` carry both)
+_NOT_IN_TABLE = ("counts", "metric", "fixed_by_construction", "interval_rule", "heaviest_prompt")
 
 #: the columns of every estimates table that say what its numbers are: the metric's
 #: definition (the first clause of its method: the agreement table's two kappas, 0.425

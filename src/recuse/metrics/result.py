@@ -266,7 +266,9 @@ class MetricResult:
         """Plain JSON-ready dict: the core fields (with ``n_of``, what ``n`` counts where
         it is not all the group's rows, else null: a calibrated self-preference's n 67
         beside n_clusters 73 said nothing of why in the JSON, where the table's line
-        said it), then ``counts`` and ``components``."""
+        said it), which rule made the interval and the exact bound's prompt factor
+        (``interval_rule``, ``heaviest_prompt``: as a finding of report.json has them),
+        then ``counts`` and ``components``."""
         return {
             "metric": self.metric,
             "judge": self.judge,
@@ -289,6 +291,8 @@ class MetricResult:
             "absolute_value": self.absolute,
             "warnings": list(self.warnings),
             "fixed_by_construction": self.fixed,
+            "interval_rule": self.interval_rule,
+            "heaviest_prompt": self.heaviest,
             "counts": {k: int(v) for k, v in self.counts.items()},
             "components": {k: _clean(v) for k, v in self.components.items()},
         }

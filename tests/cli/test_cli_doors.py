@@ -141,3 +141,40 @@ def test_a_recuse_toml_gives_the_audit_its_human_ties(tmp_path: Path) -> None:
     toml.write_text('[audit]\nhuman-ties = "half"\n')
     with pytest.raises(ConfigError, match="human-ties"):
         load_config(toml)
+
+
+def test_the_humans_length_baseline_says_its_ties_beside_the_number(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """mt-bench-human (expert votes, no judge; a tie or evenly split votes = 0.5): its
+    humans' preference for the longer answer read 0.69 from 693 pairs under drop and 0.65
+    from 879 under split, and neither the terminal nor the page said why n moved — the
+    186 tied labels were in no exclusion (the table's rows are all "no judge verdict").
+    Now the sentence says them, and the two runs agree by hand: split's n = drop's n +
+    the ties, its share = (drop's share · drop's n + ½ · ties) / split's n."""
+    said: dict[str, Any] = {}
+    for ties in ("drop", "split"):
+        out = tmp_path / ties
+        code = main(["audit", "mt-bench-human", "--data-dir", str(shared_data), *FAST,
+                     "--human-ties", ties, "-o", str(out)])  # fmt: skip
+        terminal = capsys.readouterr().out
+        report = json.loads((out / "report.json").read_text())
+        (base,) = [b for s in report["sections"] for b in s.get("baselines", [])]
+        page = (out / "report.html").read_text()
+        said[ties] = (code, base, terminal, page)
+    (_, drop, t_drop, p_drop), (_, split, t_split, p_split) = said["drop"], said["split"]
+    assert said["drop"][0] == said["split"][0] == 0
+    tied = drop["counts"]["human ties (labels of 0.5)"]
+    assert tied == split["counts"]["human ties (labels of 0.5)"] == 186
+    assert (drop["n"], split["n"]) == (693, 693 + 186)
+    by_hand = (drop["estimate"] * drop["n"] + 0.5 * tied) / split["n"]
+    assert split["estimate"] == pytest.approx(by_hand, rel=1e-12)
+    words = {
+        "drop": "693 pairs, no preference = 0.5; 186 human ties (labels of 0.5) left out: "
+        "--human-ties drop)",
+        "split": "879 pairs, no preference = 0.5; 186 of them human ties (labels of 0.5), "
+        "each counted ½ to each side: --human-ties split)",
+    }
+    for ties, terminal, page in (("drop", t_drop, p_drop), ("split", t_split, p_split)):
+        assert words[ties] in " ".join(terminal.split()), ties
+        assert words[ties] in page, ties

@@ -67,10 +67,10 @@ from recuse.tables import TableKind
 #: what ``--human-ties`` does, in the report's settings
 HUMAN_TIES_NOTE: dict[str, str] = {
     "drop": "labels of 0.5 (a tie, or votes split evenly where a label is a share of "
-    "several votes) left out of EO and verbosity, and counted in the exclusions "
-    "(human_ties='drop')",
+    "several votes) left out of EO and verbosity, and counted in the exclusions (a table "
+    "without judges: beside the humans' length preference) (human_ties='drop')",
     "split": "labels of 0.5 (a tie, or votes split evenly) count half a pair to each side "
-    "in EO and verbosity (human_ties='split')",
+    "in EO and verbosity (and the humans' length preference) (human_ties='split')",
     "error": "a table with a label of 0.5 is refused (--human-ties error); none was there",
 }
 SELF_SCOPE_NOTE: dict[str, str] = {

@@ -42,3 +42,41 @@ def test_every_finding_carries_the_rule_its_method_names(planted: Planted) -> No
     familiarity = [f for f in findings if f.bias.key == "familiarity"]
     assert leaderboard and familiarity
     assert {f.interval_rule for f in [*leaderboard, *familiarity]} == {"percentile"}
+
+
+def test_expanded_is_said_for_what_it_is_at_any_number_of_prompts(planted: Planted) -> None:
+    """report.json's schema said "expanded" is the BCa interval "from fewer than 30
+    prompts", but the expansion applies at every number of prompts G (its factor
+    √(G/(G−1))·t_{G−1}(0.95)/z(0.95) fades, 1.015 at 100): the planted audit's expanded
+    findings rest on 30 and more. The schema's words now say so."""
+    import json
+    import math
+
+    from scipy.stats import norm, t
+
+    from recuse.report.export import SCHEMA_FILE
+
+    expanded = [f for f in planted.report.findings if f.interval_rule == "expanded"]
+    assert expanded and max(f.clusters or 0 for f in expanded) >= 30
+
+    def factor(g: int) -> float:
+        return math.sqrt(g / (g - 1)) * float(t.ppf(0.95, g - 1)) / float(norm.ppf(0.95))
+
+    assert (round(factor(15), 3), round(factor(100), 3)) == (1.108, 1.015)
+    schema = json.loads(SCHEMA_FILE.read_text())
+    (words,) = [
+        v["description"]
+        for v in _walk(schema)
+        if isinstance(v, dict) and "exact_bound" in v.get("enum", ())
+    ]
+    assert "fewer than 30" not in words and "at every G" in words
+    assert "1.108 times at 15 prompts, 1.015 at 100" in words
+
+
+def _walk(node: object) -> list[object]:
+    """Every dict and list inside ``node`` (a parsed JSON document), ``node`` first."""
+    out = [node]
+    children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+    for child in children:
+        out.extend(_walk(child))
+    return out

@@ -51,9 +51,10 @@ def _metrics_pairs(path: Path, out: Path, *options: str) -> dict[tuple[str, str]
     return {(r["judge"], r["metric"]): r for r in rows}
 
 
-def _audit(path: Path, out: Path, *options: str) -> dict[str, Any]:
-    only = ("--only", "self-preference,verbosity")
-    assert main(["audit", str(path), *FAST, *only, *options, "-o", str(out)]) == 0
+def _audit(
+    path: Path, out: Path, *options: str, only: str = "self-preference,verbosity"
+) -> dict[str, Any]:
+    assert main(["audit", str(path), *FAST, "--only", only, *options, "-o", str(out)]) == 0
     return json.loads((out / "report.json").read_text())
 
 
@@ -83,12 +84,15 @@ def test_both_doors_give_the_same_number_for_the_same_choice(
     # split keeps the 236 tied pairs that drop leaves out (and says it left out)
     eo = pairs[("gpt-3.5-turbo", "self_preference_eo")]
     tied = [e for e in report["exclusions"] if "tie" in e["reason"]]
+    # each judge's 59 (236) are counted: left out of EO under drop, and of accuracy,
+    # calibration and certification under either (their own rule)
+    assert sorted(e["count"] for e in tied) == [59] * 4
     if ties == "drop":
         assert eo["n"] < 67 and "human ties left out" in eo["method"]
-        assert sorted(e["count"] for e in tied) == [59] * 4  # each judge's 59: 236
+        assert {e["analysis"].split(",")[0] for e in tied} == {"EO"}
     else:
         assert eo["n"] == 67 and "human ties count ½" in eo["method"]
-        assert tied == []
+        assert all(e["analysis"].startswith("agreement accuracy") for e in tied)
     options_said = report["provenance"]["options"]["human ties (--human-ties)"]
     assert f"human_ties='{ties}'" in options_said
 
@@ -178,3 +182,25 @@ def test_the_humans_length_baseline_says_its_ties_beside_the_number(
     for ties, terminal, page in (("drop", t_drop, p_drop), ("split", t_split, p_split)):
         assert words[ties] in " ".join(terminal.split()), ties
         assert words[ties] in page, ties
+
+
+def test_ties_agreement_leaves_out_are_counted_under_split_too(
+    tied_table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Agreement's accuracy leaves human ties out whatever --human-ties says (its own
+    rule): under split gpt-3.5-turbo's accuracy rests on 141 of its 200 labelled, judged
+    pairs, and the exclusions, which listed the 59 ties under drop, listed nothing under
+    split — the 59 were accounted nowhere. Both choices now count them, naming accuracy;
+    141 + 59 = 200 by hand, and κ (ties kept as the middle category) keeps all 200."""
+    for ties in ("drop", "split"):
+        report = _audit(tied_table, tmp_path / ties, "--human-ties", ties, only="agreement")
+        found = _findings(report)
+        accuracy = found[("gpt-3.5-turbo", "agreement_accuracy")]
+        kappa = found[("gpt-3.5-turbo", "agreement_kappa")]
+        (tied,) = [
+            e for e in report["exclusions"]
+            if e["judge"] == "gpt-3.5-turbo" and "tie" in e["reason"]
+        ]  # fmt: skip
+        assert "agreement accuracy" in tied["analysis"], ties
+        assert (accuracy["n"], tied["count"], kappa["n"], tied["total"]) == (141, 59, 200, 200)
+        assert "human ties left out" in accuracy["method"]

@@ -70,7 +70,9 @@ HUMAN_TIES_NOTE: dict[str, str] = {
     "several votes) left out of EO and verbosity, and counted in the exclusions (a table "
     "without judges: beside the humans' length preference) (human_ties='drop')",
     "split": "labels of 0.5 (a tie, or votes split evenly) count half a pair to each side "
-    "in EO and verbosity (and the humans' length preference) (human_ties='split')",
+    "in EO and verbosity (and the humans' length preference); agreement accuracy, "
+    "calibration and certification leave them out (their own rule), counted in the "
+    "exclusions (human_ties='split')",
     "error": "a table with a label of 0.5 is refused (--human-ties error); none was there",
 }
 SELF_SCOPE_NOTE: dict[str, str] = {

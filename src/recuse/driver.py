@@ -216,8 +216,6 @@ def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None
     orders, name = ctx.options.orders, inp.name
     if inp.table == "pairs" and orders != "both":  # one order for every analysis
         inp = _both_tables(inp, lambda t: use_orders(t, orders, source=name))
-    if inp.table == "pairs" and ctx.options.human_ties == "error" and "human" in inp.frame:
-        reject_human_ties(inp.every_judge, file=name)  # as `recuse metrics pairs` refuses
     frame = inp.frame
     # a probe table's edited and self-recognition rows are for the analyses that read
     # them; every other analysis sees the original pairs only
@@ -332,6 +330,10 @@ def run_audit(
     # 3.72 s and 0.89 s). The numbers move by rounding only (at most 1e-14 relative: a
     # product split over two threads adds in another order). Audits run at once in
     # threads share the limit (the threads found before the first are back after the last).
+    if o.human_ties == "error":  # every input checked before any analysis runs
+        for inp in inputs:
+            if inp.table == "pairs" and "human" in inp.frame:
+                reject_human_ties(inp.every_judge, file=inp.name)  # as `metrics pairs` does
     with one_blas_thread():
         for inp in _filter_judges(inputs, o.judges):
             _audit_input(ctx, inp, analyses)

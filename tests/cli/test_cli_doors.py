@@ -98,7 +98,7 @@ def test_both_doors_give_the_same_number_for_the_same_choice(
 
 
 def test_human_ties_error_refuses_in_both_doors(
-    tied_table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tied_table: Path, shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """--human-ties error: a tie is refused before any work, exit 2, the file's row and
     column named, nothing written."""
@@ -111,6 +111,14 @@ def test_human_ties_error_refuses_in_both_doors(
     err2 = capsys.readouterr().err
     said = [e.splitlines()[-1].partition(", data row")[2] for e in (err, err2)]
     assert code == 2 and said[0] == said[1] != ""
+    # a tied table after one without ties: refused before the first one's analyses run
+    # (they ran to the end, the shared bootstrap and nine analyses, before the refusal)
+    both = ["audit", "llmbar-mtbench", str(tied_table), "--data-dir", str(shared_data), *FAST,
+            "--human-ties", "error"]  # fmt: skip
+    assert main([*both, "-o", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert "tied.csv, data row" in captured.err and not (out / "report.json").exists()
+    assert "bootstrap" not in captured.out + captured.err
 
 
 def _params(*path: str) -> dict[str, Any]:

@@ -212,3 +212,36 @@ def test_ties_agreement_leaves_out_are_counted_under_split_too(
         assert "agreement accuracy" in tied["analysis"], ties
         assert (accuracy["n"], tied["count"], kappa["n"], tied["total"]) == (141, 59, 200, 200)
         assert "human ties left out" in accuracy["method"]
+
+
+def test_split_counts_a_tie_half_to_each_side_of_eo_by_hand(
+    tied_table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gpt-3.5-turbo's equal-opportunity self-preference worked out from the table by
+    hand: over its pairs with its own answer on one side, v the judge's P(own) (the two
+    orders averaged) and h the human's, EO = Σw·h·v / Σw·h − Σw·(1−h)(1−v) / Σw·(1−h),
+    with w = 1 on every pair under split (a tie, h = ½, weighs half on each side) and
+    w = 0 on the ties under drop; n = Σw."""
+    import pandas as pd
+
+    t = pd.read_csv(tied_table)
+    g = t[t["judge"] == "gpt-3.5-turbo"]
+    own_a, own_b = g["model_a"] == "gpt-3.5-turbo", g["model_b"] == "gpt-3.5-turbo"
+    g = g[own_a != own_b]
+    p_a = g[["p_a_first", "p_a_second"]].mean(axis=1)
+    mine = g["model_a"] == "gpt-3.5-turbo"
+    v = p_a.where(mine, 1 - p_a).to_numpy(float)
+    h = g["human"].where(mine, 1 - g["human"]).to_numpy(float)
+    kept = ~(pd.isna(v) | pd.isna(h))
+    v, h = v[kept], h[kept]
+    for ties in ("split", "drop"):
+        w = (abs(h - 0.5) > 1e-9).astype(float) if ties == "drop" else h * 0 + 1
+        by_hand = (w * h * v).sum() / (w * h).sum() - (w * (1 - h) * (1 - v)).sum() / (
+            w * (1 - h)
+        ).sum()
+        out = tmp_path / ties
+        found = _findings(_audit(tied_table, out, "--human-ties", ties, only="self-preference"))
+        eo = found[("gpt-3.5-turbo", "self_preference_eo")]
+        assert eo["estimate"] == pytest.approx(by_hand, rel=1e-12), ties
+        assert eo["n"] == int(w.sum()), ties
+    assert int(((h - 0.5) ** 2 < 1e-18).sum()) > 0  # the table has ties for this judge

@@ -245,3 +245,28 @@ def test_split_counts_a_tie_half_to_each_side_of_eo_by_hand(
         assert eo["estimate"] == pytest.approx(by_hand, rel=1e-12), ties
         assert eo["n"] == int(w.sum()), ties
     assert int(((h - 0.5) ** 2 < 1e-18).sum()) > 0  # the table has ties for this judge
+
+
+def test_the_calibrated_headline_keeps_its_rule_and_says_it(
+    tied_table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The audit's self-preference headline (competence-calibrated) learns the models'
+    strengths from the human labels with a tie as half a win to each (a fractional
+    Bradley–Terry outcome) whatever --human-ties says: the same number under drop and
+    split, where EO moves (gpt-3.5-turbo: +0.18 → +0.25). Its method named no
+    rule for ties, so a user of --human-ties split could not tell why the headline kept
+    still; it now says so."""
+    found = {
+        ties: _findings(_audit(tied_table, tmp_path / ties, "--human-ties", ties,
+                               "--self-scope", "line", only="self-preference"))
+        for ties in ("drop", "split")
+    }  # fmt: skip
+    key = ("gpt-3.5-turbo", "self_preference_calibrated")
+    drop, split = found["drop"][key], found["split"][key]
+    assert (drop["estimate"], drop["ci_low"], drop["n"]) == (
+        split["estimate"], split["ci_low"], split["n"]
+    )  # fmt: skip
+    eo = ("gpt-3.5-turbo", "self_preference_eo")
+    assert found["drop"][eo]["estimate"] != found["split"][eo]["estimate"]
+    for f in (drop, split):
+        assert "human ties count ½ a win to each model, whatever human_ties says" in f["method"]

@@ -68,11 +68,13 @@ from recuse.tables import TableKind
 HUMAN_TIES_NOTE: dict[str, str] = {
     "drop": "labels of 0.5 (a tie, or votes split evenly where a label is a share of "
     "several votes) left out of EO and verbosity, and counted in the exclusions (a table "
-    "without judges: beside the humans' length preference) (human_ties='drop')",
+    "without judges: beside the humans' length preference); the calibrated headline's "
+    "strengths count them ½ under any choice (human_ties='drop')",
     "split": "labels of 0.5 (a tie, or votes split evenly) count half a pair to each side "
     "in EO and verbosity (and the humans' length preference); agreement accuracy, "
     "calibration and certification leave them out (their own rule), counted in the "
-    "exclusions (human_ties='split')",
+    "exclusions; the calibrated headline's strengths count them ½ under any choice "
+    "(human_ties='split')",
     "error": "a table with a label of 0.5 is refused (--human-ties error); none was there",
 }
 SELF_SCOPE_NOTE: dict[str, str] = {

@@ -6,6 +6,7 @@ renamed to its snapshot gpt-4-0613, so both options change what is estimated).""
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any, get_args
@@ -174,6 +175,13 @@ def test_the_humans_length_baseline_says_its_ties_beside_the_number(
         (base,) = [b for s in report["sections"] for b in s.get("baselines", [])]
         page = (out / "report.html").read_text()
         said[ties] = (code, base, terminal, page)
+        # the table and its CSV count them too, with what the count means
+        (path,) = (out / "tables").glob("human-length-preference-*.csv")
+        with path.open(newline="") as handle:
+            (row,) = csv.DictReader(handle)
+        table = report["tables"][path.stem]
+        assert row["human_ties"] == "186" and table["rows"][0]["human_ties"] == 186
+        assert f"(--human-ties {ties})" in table["columns"]["human_ties"]
     (_, drop, t_drop, p_drop), (_, split, t_split, p_split) = said["drop"], said["split"]
     assert said["drop"][0] == said["split"][0] == 0
     tied = drop["counts"]["human ties (labels of 0.5)"]

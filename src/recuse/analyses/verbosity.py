@@ -273,6 +273,15 @@ def gives_baseline(frame: pd.DataFrame, roster: Roster) -> str | None:
     )
 
 
+#: the words of the humans' length table's ``human_ties`` column, by ``--human-ties``
+TIES_COLUMN: dict[str, str] = {
+    "drop": "the human ties (labels of 0.5) on pairs of unequal length, left out of n "
+    "(--human-ties drop)",
+    "split": "the human ties (labels of 0.5) on pairs of unequal length, counted in n with "
+    "½ to each side (--human-ties split)",
+}
+
+
 def baseline_ties(tied: int, human_ties: HumanTies) -> str:
     """How the humans' length preference used its ``tied`` labels of 0.5, beside the
     number: left out of its pairs (``human_ties="drop"``) or counted ½ to each side in
@@ -323,10 +332,13 @@ def _unjudged(ctx: Context, inp: Input) -> None:
             # no judge, no parts, all its pairs: those columns would read empty
             row = row.drop(columns=["method", "bias", "judge", "components", "n_of"])
             row.insert(3, "unit", base.unit)
+            tied = r.counts.get(HUMAN_LONGER_TIES, 0)
+            row.insert(list(row.columns).index("n") + 1, "human_ties", tied)
             words = estimate_columns(row) | {
                 "unit": "what the estimate is, and its no-preference value",
                 "n": "the labelled pairs of unequal length the share counts",
                 "null": "the no-preference value, 0.5: the longer answer as often as the shorter",
+                "human_ties": TIES_COLUMN[o.ties],
             }
             part.tables.append(
                 Table(

@@ -68,10 +68,10 @@ from recuse.tables import TableKind
 HUMAN_TIES_NOTE: dict[str, str] = {
     "drop": "labels of 0.5 (a tie, or votes split evenly where a label is a share of "
     "several votes) left out of EO and verbosity, and counted in the exclusions (a table "
-    "without judges: beside the humans' length preference); the calibrated headline's "
+    "without judges: beside the labels' own length preference); the calibrated headline's "
     "strengths count them ½ under any choice (human_ties='drop')",
     "split": "labels of 0.5 (a tie, or votes split evenly) count half a pair to each side "
-    "in EO and verbosity (and the humans' length preference); agreement accuracy, "
+    "in EO and verbosity (and the labels' own length preference); agreement accuracy, "
     "calibration and certification leave them out (their own rule), counted in the "
     "exclusions; the calibrated headline's strengths count them ½ under any choice "
     "(human_ties='split')",

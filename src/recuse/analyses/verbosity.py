@@ -338,7 +338,7 @@ def _unjudged(ctx: Context, inp: Input) -> None:
                 "unit": "what the estimate is, and its no-preference value",
                 "n": "the labelled pairs of unequal length the share counts",
                 "null": "the no-preference value, 0.5: the longer answer as often as the shorter",
-                "human_ties": TIES_COLUMN[o.ties],
+                "human_ties": reword(TIES_COLUMN[o.ties], kind),
             }
             part.tables.append(
                 Table(

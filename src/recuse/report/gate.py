@@ -37,13 +37,14 @@ interval's half-width (``z · std_error`` when the report has a standard error,
 else half the interval) and ``g`` the distance from the estimate to the bound,
 ``n_needed ≈ n · (h / g)²`` — an approximation that assumes the interval shrinks as
 ``1/√n`` and the estimate stays where it is. An interval that is the exact bound of
-prompts none of which changed with the order (``method`` says "exact bound (not a
-bootstrap)": :func:`recuse.metrics.estimate.unseen_span`) shrinks as ``1/n`` instead: its
-reach toward the bound is ``r ∝ u(c) = 1 − (1 − level)^(1/c)`` over ``c`` prompts, so
-the prompts needed are the least ``c'`` with ``u(c') ≤ u(c) · g / r``, ``c' = ⌈ln(1 −
-level) / ln(1 − u(c) g / r)⌉``, and the comparisons ``n · c' / c``
-(:func:`bound_needed`; 22 prompts for 0.50 [0.41, 0.59] from 12 under ``--max
-position=0.05``, where ``1/√n`` said 37).
+prompts none of which changed with the order (its ``interval_rule`` is "exact_bound"; in
+a report written before that field, its ``method`` says "exact bound (not a
+bootstrap)": :func:`exact_bound`, :func:`recuse.metrics.estimate.unseen_span`) shrinks
+as ``1/n`` instead: its reach toward the bound is ``r = k · min(1, u(c) · h)``, ``u(c) =
+1 − (1 − level)^(1/c)`` over ``c`` prompts and ``h`` the finding's ``heaviest_prompt``,
+so the prompts needed are the least ``c'`` with ``u(c') ≤ g / (k · h)``, and the
+comparisons ``n · c' / c`` (:func:`bound_needed`; 22 prompts for 0.50 [0.41, 0.59] from
+12 under ``--max position=0.05``, where ``1/√n`` said 37).
 
 That projection is only as good as ``g``, and ``g`` is itself uncertain by about one
 standard error ``se = h / z``. When ``n_needed`` exceeds :data:`PRACTICAL_MULTIPLE`

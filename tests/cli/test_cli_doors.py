@@ -79,6 +79,14 @@ def test_both_doors_give_the_same_number_for_the_same_choice(
         fields = ("estimate", "ci_low", "ci_high", "n", "interval_rule", "heaviest_prompt")
         # metrics pairs' --out lacked the rule report.json gives each interval
         assert [f[k] for k in fields] == [p.get(k, "absent") for k in fields], key
+    # and so did its CSV: the same rule on every row
+    assert main(["metrics", "pairs", str(tied_table), *FAST, *options, "-o",
+                 str(tmp_path / "m.csv")]) == 0  # fmt: skip
+    with (tmp_path / "m.csv").open(newline="") as handle:
+        rows = {(r["judge"], r["metric"]): r for r in csv.DictReader(handle)}
+    assert rows and {k: r["interval_rule"] for k, r in rows.items() if k in pairs} == {
+        k: pairs[k]["interval_rule"] for k in rows if k in pairs
+    }
     # the options act: gpt-4-0613's own answers are gpt-4's only under line
     own = ("gpt-4-0613", "self_preference_eo")
     assert (own in pairs) == (own in found) == (scope == "line")

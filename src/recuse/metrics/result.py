@@ -353,6 +353,7 @@ COLUMNS: dict[str, str] = {
 #: after the core columns in :func:`results_frame`: what is shown next to each number
 FRAME_EXTRAS = (
     "n_of", "std_error", "p_value", "null", "null_bound", "signed", "absolute_value", "warnings",
+    "interval_rule", "heaviest_prompt",
 )  # fmt: skip
 
 
@@ -362,8 +363,11 @@ def results_frame(results: Iterable[MetricResult]) -> pd.DataFrame:
     p-value, the no-bias value the p-value tests, which bound of the metric that value is
     ("floor" or "ceiling": then there is no p-value; empty for neither:
     :attr:`MetricResult.bound`), whether the estimate is a signed difference and whether
-    it is an absolute value (:attr:`MetricResult.signed`, ``absolute``), and its
-    warnings (joined by "; ", empty when none) — for tables and CSV files."""
+    it is an absolute value (:attr:`MetricResult.signed`, ``absolute``), its
+    warnings (joined by "; ", empty when none), and which rule made its interval with the
+    exact bound's prompt factor (``interval_rule``, ``heaviest_prompt``, as ``to_dict``
+    and report.json give them) — for tables and CSV files (``recuse metrics pairs
+    --out x.csv``)."""
     rows = []
     for r in results:
         d = r.to_dict()

@@ -484,3 +484,16 @@ def test_a_heaviest_prompt_beyond_its_prompts_is_refused_not_a_traceback(tmp_pat
     assert bound_needed(n=41, clusters=12, reach=0.5, gap=0.05, level=0.9, heaviest=1e308) is None
     line = evaluate({**exact, "heaviest_prompt": 1.7e308}, Threshold("position", 0.05))
     assert line.outcome == "inconclusive" and line.n_needed is None
+
+
+def test_a_finding_of_no_comparisons_is_projected_from_nothing() -> None:
+    """A crafted finding with n = 0 read "roughly 0 comparisons (now 0) would decide it"
+    (1/sqrt(n) and the exact bound's 1/n alike: 0 times anything); it now says the
+    report gives no n to project from, and n_needed is null."""
+    u = 1 - 0.1 ** (1 / 12)
+    for extra in ({}, {"interval_rule": "exact_bound", "clusters": 12}):
+        f = _finding("position", "rm", 0.5, 0.5 - u / 2, 0.5 + u / 2, null=0.5, **extra)
+        line = evaluate({**f, "n": 0}, Threshold("position", 0.05))
+        assert line.outcome == "inconclusive" and line.n_needed is None, extra
+        assert "roughly 0" not in line.text and "gives no n" in line.text
+        assert evaluate(f, Threshold("position", 0.05)).n_needed  # n = 100 projects

@@ -693,7 +693,7 @@ def evaluate(
                 n=float(n), clusters=finding.get("clusters"), reach=reach, gap=gap, level=level,
                 heaviest=float(heaviest) if _number(heaviest) else None,
             )  # fmt: skip
-        on_bound = math.isfinite(half) and not (gap > 0 and half > 0 and _number(n))
+        on_bound = math.isfinite(half) and not (gap > 0 and half > 0 and _counted(n))
         if needed is not None and needed > PRACTICAL_MULTIPLE * float(n):
             too_close = True
             text += (
@@ -861,11 +861,17 @@ def bound_needed(
     return math.ceil(comparisons)
 
 
+def _counted(n: Any) -> bool:
+    """Whether ``n`` is a count a projection can scale: a finite number above 0."""
+    return _number(n) and n > 0
+
+
 def _needed(n: Any, half: float, gap: float) -> int | None:
     """``n · (half / gap)²`` rounded up (module docstring), or None where it cannot be
-    said: no ``n``, the estimate on the bound, or a value too large for a float (an
-    interval of ±1e308 must not end the gate in an OverflowError)."""
-    if not (_number(n) and gap > 0 and half > 0 and math.isfinite(half)):
+    said: no ``n`` (or one of 0: "roughly 0 comparisons (now 0) would decide it"), the
+    estimate on the bound, or a value too large for a float (an interval of ±1e308 must
+    not end the gate in an OverflowError)."""
+    if not (_counted(n) and gap > 0 and half > 0 and math.isfinite(half)):
         return None
     try:
         value = float(n) * (half / gap) ** 2

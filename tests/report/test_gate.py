@@ -497,3 +497,17 @@ def test_a_finding_of_no_comparisons_is_projected_from_nothing() -> None:
         assert line.outcome == "inconclusive" and line.n_needed is None, extra
         assert "roughly 0" not in line.text and "gives no n" in line.text
         assert evaluate(f, Threshold("position", 0.05)).n_needed  # n = 100 projects
+
+
+def test_an_exact_bound_without_its_prompts_says_so() -> None:
+    """An exact_bound finding whose report gives no clusters cannot be projected (its
+    bound shrinks with the prompts, 1/n): the line said "the interval is too wide to say
+    how much data would decide it" of 0.50 [0.41, 0.59], the words for an interval of
+    ±1e308; it now names what is missing."""
+    u = 1 - 0.1 ** (1 / 12)
+    f = _finding("position", "rm", 0.5, 0.5 - u / 2, 0.5 + u / 2, null=0.5, n=12,
+                 interval_rule="exact_bound")  # fmt: skip
+    line = evaluate(f, Threshold("position", 0.05))
+    assert line.outcome == "inconclusive" and line.n_needed is None
+    assert "too wide" not in line.text and "no prompts (clusters)" in line.text
+    assert evaluate({**f, "clusters": 12}, Threshold("position", 0.05)).n_needed == 22

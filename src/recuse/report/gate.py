@@ -716,6 +716,11 @@ def evaluate(
             )
         elif on_bound:  # a report without n, or an interval of width 0
             text += "; the report gives no n to say how much more data would decide it"
+        elif bound_based and not _counted(finding.get("clusters")):  # 1/n needs the prompts
+            text += (
+                "; the report gives no prompts (clusters), which its exact bound shrinks "
+                "with, to say how much data would decide it"
+            )
         else:  # an interval as wide as a float holds (a crafted or broken report)
             text += "; the interval is too wide to say how much data would decide it"
     return GateLine(str(finding["bias"]), str(finding["judge"]), str(finding.get("dataset", "")),

@@ -49,6 +49,16 @@ def test_a_path_and_a_dataframe_give_the_same_findings(
     found = by_path.result.findings
     assert a["fixed_by_construction"].tolist() == [f.fixed for f in found]
     assert a["adjustment_note"].tolist() == [f.adjustment_note for f in found]
+    # which rule made each interval, as report.json says it (the notebook's table lacked
+    # it): the same value per finding, and the one its method's words name
+    written = [f.to_dict() for f in found]
+    assert a["interval_rule"].tolist() == [d["interval_rule"] for d in written]
+    heaviest = [None if pd.isna(h) else h for h in a["heaviest_prompt"]]
+    assert heaviest == [d["heaviest_prompt"] for d in written]
+    worded = {"expanded": "expanded for the prompts' number", "widened": "widened by Student",
+              "exact_bound": "exact bound (not a bootstrap)"}  # fmt: skip
+    for rule, method in zip(a["interval_rule"], a["method"], strict=True):
+        assert worded[rule] in method
     # the estimate is the metric function's, worked out without the audit
     row = b[(b.judge == "gpt-4") & (b.bias == "position")].iloc[0]
     direct = first_position_rate(planted, judge="gpt-4", boot=Resampling(n_boot=300))

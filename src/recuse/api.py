@@ -62,6 +62,7 @@ FINDING_COLUMNS = (
     "level", "null", "unit", "n", "clusters", "p_value", "q_value", "significant",
     "flagged", "direction", "materiality", "material", "adjustment_note", "headline",
     "warnings", "verdict", "definition", "method", "fixed_by_construction", "absolute_value",
+    "interval_rule", "heaviest_prompt",
 )  # fmt: skip
 
 
@@ -92,8 +93,10 @@ class Report:
         ``null``), ``flagged`` (one of the summary's tests, significant and not
         negligible: what the report colours and counts; a number beside a headline is
         never flagged, :attr:`~recuse.report.model.Finding.flagged`), ``materiality``
-        (material / small / negligible / ""), its ``warnings`` (a tuple of sentences)
-        and its verdict sentence. Columns: :data:`FINDING_COLUMNS`."""
+        (material / small / negligible / ""), its ``warnings`` (a tuple of sentences),
+        its verdict sentence, and which rule made its interval with the exact bound's
+        prompt factor (``interval_rule``, ``heaviest_prompt``: as report.json has them).
+        Columns: :data:`FINDING_COLUMNS`."""
         rows = []
         for f in self.result.findings:
             d = f.to_dict() | {"unit": f.bias.short_unit, "definition": f.bias.unit}

@@ -23,8 +23,9 @@ __all__ = [
 
 #: which rule made a bootstrap result's interval (:func:`recuse.metrics.estimate.to_results`),
 #: the ``interval_rule`` of a finding in report.json: the resamples' own interval ("bca",
-#: "percentile"), the BCa interval expanded for few prompts ("expanded": Student's t on
-#: them, :func:`~recuse.metrics.estimate.expanded_interval`), a position rate's widened
+#: "percentile"), the BCa interval expanded for its number of prompts ("expanded":
+#: Student's t on them, at any number, fading as it grows:
+#: :func:`~recuse.metrics.bootstrap.expanded_interval`), a position rate's widened
 #: where few prompts change with the order ("widened":
 #: :func:`~recuse.metrics.estimate.moved_span`), or the exact Clopper–Pearson bound where
 #: none does ("exact_bound": :func:`~recuse.metrics.estimate.unseen_span`, which the gate

@@ -6,6 +6,7 @@ renamed to its snapshot gpt-4-0613, so both options change what is estimated).""
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any, get_args
@@ -51,9 +52,10 @@ def _metrics_pairs(path: Path, out: Path, *options: str) -> dict[tuple[str, str]
     return {(r["judge"], r["metric"]): r for r in rows}
 
 
-def _audit(path: Path, out: Path, *options: str) -> dict[str, Any]:
-    only = ("--only", "self-preference,verbosity")
-    assert main(["audit", str(path), *FAST, *only, *options, "-o", str(out)]) == 0
+def _audit(
+    path: Path, out: Path, *options: str, only: str = "self-preference,verbosity"
+) -> dict[str, Any]:
+    assert main(["audit", str(path), *FAST, "--only", only, *options, "-o", str(out)]) == 0
     return json.loads((out / "report.json").read_text())
 
 
@@ -74,27 +76,38 @@ def test_both_doors_give_the_same_number_for_the_same_choice(
     assert {m for _, m in shared} == set(SHARED)
     for key in shared:
         p, f = pairs[key], found[key]
-        assert (f["estimate"], f["ci_low"], f["ci_high"], f["n"]) == (
-            p["estimate"], p["ci_low"], p["ci_high"], p["n"]
-        ), key  # fmt: skip
+        fields = ("estimate", "ci_low", "ci_high", "n", "interval_rule", "heaviest_prompt")
+        # metrics pairs' --out lacked the rule report.json gives each interval
+        assert [f[k] for k in fields] == [p.get(k, "absent") for k in fields], key
+    # and so did its CSV: the same rule on every row
+    assert main(["metrics", "pairs", str(tied_table), *FAST, *options, "-o",
+                 str(tmp_path / "m.csv")]) == 0  # fmt: skip
+    with (tmp_path / "m.csv").open(newline="") as handle:
+        rows = {(r["judge"], r["metric"]): r for r in csv.DictReader(handle)}
+    assert rows and {k: r["interval_rule"] for k, r in rows.items() if k in pairs} == {
+        k: pairs[k]["interval_rule"] for k in rows if k in pairs
+    }
     # the options act: gpt-4-0613's own answers are gpt-4's only under line
     own = ("gpt-4-0613", "self_preference_eo")
     assert (own in pairs) == (own in found) == (scope == "line")
     # split keeps the 236 tied pairs that drop leaves out (and says it left out)
     eo = pairs[("gpt-3.5-turbo", "self_preference_eo")]
     tied = [e for e in report["exclusions"] if "tie" in e["reason"]]
+    # each judge's 59 (236) are counted: left out of EO under drop, and of accuracy,
+    # calibration and certification under either (their own rule)
+    assert sorted(e["count"] for e in tied) == [59] * 4
     if ties == "drop":
         assert eo["n"] < 67 and "human ties left out" in eo["method"]
-        assert sorted(e["count"] for e in tied) == [59] * 4  # each judge's 59: 236
+        assert {e["analysis"].split(",")[0] for e in tied} == {"EO"}
     else:
         assert eo["n"] == 67 and "human ties count ½" in eo["method"]
-        assert tied == []
+        assert all(e["analysis"].startswith("agreement accuracy") for e in tied)
     options_said = report["provenance"]["options"]["human ties (--human-ties)"]
     assert f"human_ties='{ties}'" in options_said
 
 
 def test_human_ties_error_refuses_in_both_doors(
-    tied_table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tied_table: Path, shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """--human-ties error: a tie is refused before any work, exit 2, the file's row and
     column named, nothing written."""
@@ -107,6 +120,14 @@ def test_human_ties_error_refuses_in_both_doors(
     err2 = capsys.readouterr().err
     said = [e.splitlines()[-1].partition(", data row")[2] for e in (err, err2)]
     assert code == 2 and said[0] == said[1] != ""
+    # a tied table after one without ties: refused before the first one's analyses run
+    # (they ran to the end, the shared bootstrap and nine analyses, before the refusal)
+    both = ["audit", "llmbar-mtbench", str(tied_table), "--data-dir", str(shared_data), *FAST,
+            "--human-ties", "error"]  # fmt: skip
+    assert main([*both, "-o", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert "tied.csv, data row" in captured.err and not (out / "report.json").exists()
+    assert "bootstrap" not in captured.out + captured.err
 
 
 def _params(*path: str) -> dict[str, Any]:
@@ -141,3 +162,127 @@ def test_a_recuse_toml_gives_the_audit_its_human_ties(tmp_path: Path) -> None:
     toml.write_text('[audit]\nhuman-ties = "half"\n')
     with pytest.raises(ConfigError, match="human-ties"):
         load_config(toml)
+
+
+def test_the_humans_length_baseline_says_its_ties_beside_the_number(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """mt-bench-human (expert votes, no judge; a tie or evenly split votes = 0.5): its
+    humans' preference for the longer answer read 0.69 from 693 pairs under drop and 0.65
+    from 879 under split, and neither the terminal nor the page said why n moved — the
+    186 tied labels were in no exclusion (the table's rows are all "no judge verdict").
+    Now the sentence says them, and the two runs agree by hand: split's n = drop's n +
+    the ties, its share = (drop's share · drop's n + ½ · ties) / split's n."""
+    said: dict[str, Any] = {}
+    for ties in ("drop", "split"):
+        out = tmp_path / ties
+        code = main(["audit", "mt-bench-human", "--data-dir", str(shared_data), *FAST,
+                     "--human-ties", ties, "-o", str(out)])  # fmt: skip
+        terminal = capsys.readouterr().out
+        report = json.loads((out / "report.json").read_text())
+        (base,) = [b for s in report["sections"] for b in s.get("baselines", [])]
+        page = (out / "report.html").read_text()
+        said[ties] = (code, base, terminal, page)
+        # the table and its CSV count them too, with what the count means
+        (path,) = (out / "tables").glob("human-length-preference-*.csv")
+        with path.open(newline="") as handle:
+            (row,) = csv.DictReader(handle)
+        table = report["tables"][path.stem]
+        assert row["human_ties"] == "186" and table["rows"][0]["human_ties"] == 186
+        assert f"(--human-ties {ties})" in table["columns"]["human_ties"]
+    (_, drop, t_drop, p_drop), (_, split, t_split, p_split) = said["drop"], said["split"]
+    assert said["drop"][0] == said["split"][0] == 0
+    tied = drop["counts"]["human ties (labels of 0.5)"]
+    assert tied == split["counts"]["human ties (labels of 0.5)"] == 186
+    assert (drop["n"], split["n"]) == (693, 693 + 186)
+    by_hand = (drop["estimate"] * drop["n"] + 0.5 * tied) / split["n"]
+    assert split["estimate"] == pytest.approx(by_hand, rel=1e-12)
+    words = {
+        "drop": "693 pairs, no preference = 0.5; 186 human ties (labels of 0.5) left out: "
+        "--human-ties drop)",
+        "split": "879 pairs, no preference = 0.5; 186 of them human ties (labels of 0.5), "
+        "each counted ½ to each side: --human-ties split)",
+    }
+    for ties, terminal, page in (("drop", t_drop, p_drop), ("split", t_split, p_split)):
+        assert words[ties] in " ".join(terminal.split()), ties
+        assert words[ties] in page, ties
+
+
+def test_ties_agreement_leaves_out_are_counted_under_split_too(
+    tied_table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Agreement's accuracy leaves human ties out whatever --human-ties says (its own
+    rule): under split gpt-3.5-turbo's accuracy rests on 141 of its 200 labelled, judged
+    pairs, and the exclusions, which listed the 59 ties under drop, listed nothing under
+    split — the 59 were accounted nowhere. Both choices now count them, naming accuracy;
+    141 + 59 = 200 by hand, and κ (ties kept as the middle category) keeps all 200."""
+    for ties in ("drop", "split"):
+        report = _audit(tied_table, tmp_path / ties, "--human-ties", ties, only="agreement")
+        found = _findings(report)
+        accuracy = found[("gpt-3.5-turbo", "agreement_accuracy")]
+        kappa = found[("gpt-3.5-turbo", "agreement_kappa")]
+        (tied,) = [
+            e for e in report["exclusions"]
+            if e["judge"] == "gpt-3.5-turbo" and "tie" in e["reason"]
+        ]  # fmt: skip
+        assert "agreement accuracy" in tied["analysis"], ties
+        assert (accuracy["n"], tied["count"], kappa["n"], tied["total"]) == (141, 59, 200, 200)
+        assert "human ties left out" in accuracy["method"]
+
+
+def test_split_counts_a_tie_half_to_each_side_of_eo_by_hand(
+    tied_table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gpt-3.5-turbo's equal-opportunity self-preference worked out from the table by
+    hand: over its pairs with its own answer on one side, v the judge's P(own) (the two
+    orders averaged) and h the human's, EO = Σw·h·v / Σw·h − Σw·(1−h)(1−v) / Σw·(1−h),
+    with w = 1 on every pair under split (a tie, h = ½, weighs half on each side) and
+    w = 0 on the ties under drop; n = Σw."""
+    import pandas as pd
+
+    t = pd.read_csv(tied_table)
+    g = t[t["judge"] == "gpt-3.5-turbo"]
+    own_a, own_b = g["model_a"] == "gpt-3.5-turbo", g["model_b"] == "gpt-3.5-turbo"
+    g = g[own_a != own_b]
+    p_a = g[["p_a_first", "p_a_second"]].mean(axis=1)
+    mine = g["model_a"] == "gpt-3.5-turbo"
+    v = p_a.where(mine, 1 - p_a).to_numpy(float)
+    h = g["human"].where(mine, 1 - g["human"]).to_numpy(float)
+    kept = ~(pd.isna(v) | pd.isna(h))
+    v, h = v[kept], h[kept]
+    for ties in ("split", "drop"):
+        w = (abs(h - 0.5) > 1e-9).astype(float) if ties == "drop" else h * 0 + 1
+        by_hand = (w * h * v).sum() / (w * h).sum() - (w * (1 - h) * (1 - v)).sum() / (
+            w * (1 - h)
+        ).sum()
+        out = tmp_path / ties
+        found = _findings(_audit(tied_table, out, "--human-ties", ties, only="self-preference"))
+        eo = found[("gpt-3.5-turbo", "self_preference_eo")]
+        assert eo["estimate"] == pytest.approx(by_hand, rel=1e-12), ties
+        assert eo["n"] == int(w.sum()), ties
+    assert int(((h - 0.5) ** 2 < 1e-18).sum()) > 0  # the table has ties for this judge
+
+
+def test_the_calibrated_headline_keeps_its_rule_and_says_it(
+    tied_table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The audit's self-preference headline (competence-calibrated) learns the models'
+    strengths from the human labels with a tie as half a win to each (a fractional
+    Bradley–Terry outcome) whatever --human-ties says: the same number under drop and
+    split, where EO moves (gpt-3.5-turbo: +0.18 → +0.25). Its method named no
+    rule for ties, so a user of --human-ties split could not tell why the headline kept
+    still; it now says so."""
+    found = {
+        ties: _findings(_audit(tied_table, tmp_path / ties, "--human-ties", ties,
+                               "--self-scope", "line", only="self-preference"))
+        for ties in ("drop", "split")
+    }  # fmt: skip
+    key = ("gpt-3.5-turbo", "self_preference_calibrated")
+    drop, split = found["drop"][key], found["split"][key]
+    assert (drop["estimate"], drop["ci_low"], drop["n"]) == (
+        split["estimate"], split["ci_low"], split["n"]
+    )  # fmt: skip
+    eo = ("gpt-3.5-turbo", "self_preference_eo")
+    assert found["drop"][eo]["estimate"] != found["split"][eo]["estimate"]
+    for f in (drop, split):
+        assert "human ties count ½ a win to each model, whatever human_ties says" in f["method"]

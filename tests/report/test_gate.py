@@ -451,3 +451,63 @@ def test_an_exact_bound_capped_at_1_is_projected_from_the_heaviest_prompt() -> N
     found = [f for s in other.result.sections for f in s.findings]
     assert found and "exact_bound" not in {f.interval_rule for f in found}
     assert {f.heaviest_prompt for f in found} == {None}
+
+
+def test_a_heaviest_prompt_beyond_its_prompts_is_refused_not_a_traceback(tmp_path: Path) -> None:
+    """A crafted ``heaviest_prompt`` of 1.7e308 on an exact bound (12 prompts) made the
+    projection's prompt count infinite: ``recuse gate`` ended in an OverflowError, exit 1,
+    which CI reads as a failed gate. The largest prompt's pairs over the mean prompt's is
+    at most the number of prompts (one prompt holding every pair: 41 pairs on 12 prompts,
+    41 / (41 / 12) = 12), so a larger one is a crafted report (exit 2, the field named);
+    12 itself is read, and its projection is checked by hand: t = 0.05 / (0.5 · 12) with
+    k = 0.5 / min(1, u · 12) = 0.5, c' = ⌈ln 0.1 / ln(1 − t)⌉ = ⌈275.2⌉ = 276 prompts,
+    41 · 276 / 12 = 943 comparisons."""
+    import json
+
+    from recuse.cli import main
+    from recuse.report.gate import bound_needed
+
+    exact = _finding("position", "rm", 0.5, 0.0, 1.0, null=0.5, n=41, clusters=12,
+                     interval_rule="exact_bound")  # fmt: skip
+    path = tmp_path / "report.json"
+    for h, code in ((1.7e308, 2), (12.5, 2), (12.0, 3)):
+        path.write_text(json.dumps({"schema_version": 1, "level": 0.9, "sections": [
+            {"id": "position", "findings": [{**exact, "heaviest_prompt": h}]}]}))  # fmt: skip
+        assert main(["gate", str(path), "--max", "position=0.05"]) == code, h
+    t = 0.05 / (0.5 * 12)
+    prompts = math.ceil(math.log(0.1) / math.log(1 - t))
+    assert prompts == 276 and math.ceil(41 * prompts / 12) == 943
+    assert evaluate({**exact, "heaviest_prompt": 12.0}, Threshold("position", 0.05)).n_needed == (
+        math.ceil(41 * prompts / 12)
+    )
+    # without load_report's check (a library caller's dict), no OverflowError either
+    assert bound_needed(n=41, clusters=12, reach=0.5, gap=0.05, level=0.9, heaviest=1e308) is None
+    line = evaluate({**exact, "heaviest_prompt": 1.7e308}, Threshold("position", 0.05))
+    assert line.outcome == "inconclusive" and line.n_needed is None
+
+
+def test_a_finding_of_no_comparisons_is_projected_from_nothing() -> None:
+    """A crafted finding with n = 0 read "roughly 0 comparisons (now 0) would decide it"
+    (1/sqrt(n) and the exact bound's 1/n alike: 0 times anything); it now says the
+    report gives no n to project from, and n_needed is null."""
+    u = 1 - 0.1 ** (1 / 12)
+    for extra in ({}, {"interval_rule": "exact_bound", "clusters": 12}):
+        f = _finding("position", "rm", 0.5, 0.5 - u / 2, 0.5 + u / 2, null=0.5, **extra)
+        line = evaluate({**f, "n": 0}, Threshold("position", 0.05))
+        assert line.outcome == "inconclusive" and line.n_needed is None, extra
+        assert "roughly 0" not in line.text and "gives no n" in line.text
+        assert evaluate(f, Threshold("position", 0.05)).n_needed  # n = 100 projects
+
+
+def test_an_exact_bound_without_its_prompts_says_so() -> None:
+    """An exact_bound finding whose report gives no clusters cannot be projected (its
+    bound shrinks with the prompts, 1/n): the line said "the interval is too wide to say
+    how much data would decide it" of 0.50 [0.41, 0.59], the words for an interval of
+    ±1e308; it now names what is missing."""
+    u = 1 - 0.1 ** (1 / 12)
+    f = _finding("position", "rm", 0.5, 0.5 - u / 2, 0.5 + u / 2, null=0.5, n=12,
+                 interval_rule="exact_bound")  # fmt: skip
+    line = evaluate(f, Threshold("position", 0.05))
+    assert line.outcome == "inconclusive" and line.n_needed is None
+    assert "too wide" not in line.text and "no prompts (clusters)" in line.text
+    assert evaluate({**f, "clusters": 12}, Threshold("position", 0.05)).n_needed == 22

@@ -67,10 +67,14 @@ from recuse.tables import TableKind
 #: what ``--human-ties`` does, in the report's settings
 HUMAN_TIES_NOTE: dict[str, str] = {
     "drop": "labels of 0.5 (a tie, or votes split evenly where a label is a share of "
-    "several votes) left out of EO and verbosity, and counted in the exclusions "
-    "(human_ties='drop')",
+    "several votes) left out of EO and verbosity, and counted in the exclusions (a table "
+    "without judges: beside the labels' own length preference); the calibrated headline's "
+    "strengths count them ½ under any choice (human_ties='drop')",
     "split": "labels of 0.5 (a tie, or votes split evenly) count half a pair to each side "
-    "in EO and verbosity (human_ties='split')",
+    "in EO and verbosity (and the labels' own length preference); agreement accuracy, "
+    "calibration and certification leave them out (their own rule), counted in the "
+    "exclusions; the calibrated headline's strengths count them ½ under any choice "
+    "(human_ties='split')",
     "error": "a table with a label of 0.5 is refused (--human-ties error); none was there",
 }
 SELF_SCOPE_NOTE: dict[str, str] = {
@@ -460,8 +464,10 @@ def from_result(
 
 
 #: keys of a result's ``to_dict`` left out of the section's table: its counts and metric
-#: (said otherwise) and ``fixed_by_construction``, which the warnings say in words
-_NOT_IN_TABLE = ("counts", "metric", "fixed_by_construction")
+#: (said otherwise), ``fixed_by_construction``, which the warnings say in words, and the
+#: interval's rule and prompt factor (the method says the rule; report.json's findings and
+#: ``metrics pairs --out`` carry both)
+_NOT_IN_TABLE = ("counts", "metric", "fixed_by_construction", "interval_rule", "heaviest_prompt")
 
 #: the columns of every estimates table that say what its numbers are: the metric's
 #: definition (the first clause of its method: the agreement table's two kappas, 0.425

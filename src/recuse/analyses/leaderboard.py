@@ -121,7 +121,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             to_finding(
                 ANALYSIS, COVARIATE_BIASES[name], judge=judges, dataset=inp.name,
                 estimate=est, ci_low=lo, ci_high=hi, n=adj.n_pairs, level=o.level,
-                method=method, clusters=adj.n_clusters,
+                method=method, clusters=adj.n_clusters, interval_rule="percentile",
             ),
         )  # fmt: skip
     part.tables.append(

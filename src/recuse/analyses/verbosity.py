@@ -26,10 +26,12 @@ from recuse.analyses.base import (
 from recuse.biases.verbosity import HEADING
 from recuse.biases.verbosity import LONGER_GAP as LONGER_GAP
 from recuse.biases.verbosity import VERBOSITY as VERBOSITY
+from recuse.choices import HumanTies
 from recuse.data.inputs import Input
 from recuse.errors import RecuseError
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verbosity import (
+    HUMAN_LONGER_TIES,
     HUMAN_LONGER_UNIT,
     curve_columns,
     human_prefers_longer,
@@ -271,6 +273,32 @@ def gives_baseline(frame: pd.DataFrame, roster: Roster) -> str | None:
     )
 
 
+#: the words of the humans' length table's ``human_ties`` column, by ``--human-ties``
+TIES_COLUMN: dict[str, str] = {
+    "drop": "the human ties (labels of 0.5) on pairs of unequal length, left out of n "
+    "(--human-ties drop)",
+    "split": "the human ties (labels of 0.5) on pairs of unequal length, counted in n with "
+    "½ to each side (--human-ties split)",
+}
+
+
+def baseline_ties(tied: int, human_ties: HumanTies) -> str:
+    """How the humans' length preference used its ``tied`` labels of 0.5, beside the
+    number: left out of its pairs (``human_ties="drop"``) or counted ½ to each side in
+    them (``"split"``); "" where there were none.
+
+    >>> baseline_ties(186, "drop")
+    '186 human ties (labels of 0.5) left out: --human-ties drop'
+    >>> baseline_ties(186, "split")
+    '186 of them human ties (labels of 0.5), each counted ½ to each side: --human-ties split'
+    """
+    if not tied:
+        return ""
+    if human_ties == "drop":
+        return f"{tied:,} {HUMAN_LONGER_TIES} left out: --human-ties drop"
+    return f"{tied:,} of them {HUMAN_LONGER_TIES}, each counted ½ to each side: --human-ties split"
+
+
 def _unjudged(ctx: Context, inp: Input) -> None:
     """A pairs table with human labels and the answers' texts or lengths but no judge's
     verdicts: the humans' own length preference (Saito et al. §5, Figure 4), the
@@ -296,17 +324,21 @@ def _unjudged(ctx: Context, inp: Input) -> None:
         else:
             r = replace(r, method=reword(r.method, kind))
             base = Baseline(
-                inp.name, reword(HUMAN_LONGER_TITLE, kind), reword(HUMAN_LONGER_UNIT, kind), r
-            )
+                inp.name, reword(HUMAN_LONGER_TITLE, kind), reword(HUMAN_LONGER_UNIT, kind), r,
+                ties=reword(baseline_ties(r.counts.get(HUMAN_LONGER_TIES, 0), o.ties), kind),
+            )  # fmt: skip
             part.baselines.append(base)
             row = pd.DataFrame([table_row(r, inp.name, "")])
             # no judge, no parts, all its pairs: those columns would read empty
             row = row.drop(columns=["method", "bias", "judge", "components", "n_of"])
             row.insert(3, "unit", base.unit)
+            tied = r.counts.get(HUMAN_LONGER_TIES, 0)
+            row.insert(list(row.columns).index("n") + 1, "human_ties", tied)
             words = estimate_columns(row) | {
                 "unit": "what the estimate is, and its no-preference value",
                 "n": "the labelled pairs of unequal length the share counts",
                 "null": "the no-preference value, 0.5: the longer answer as often as the shorter",
+                "human_ties": reword(TIES_COLUMN[o.ties], kind),
             }
             part.tables.append(
                 Table(

@@ -1448,7 +1448,8 @@ COMPETENCE_PAIRS = "pairs without its own answer (its competence is learnt on th
 _METHOD = (
     "own answer minus the rate its own competence predicts on the same pairs had "
     "authorship not mattered; competence = logit P(picks a) = κ (s_a − s_b) + β·first, "
-    "s = Bradley–Terry strengths of the models from the human labels, fitted on all "
+    "s = Bradley–Terry strengths of the models from the human labels (human ties "
+    "count ½ a win to each model, whatever human_ties says), fitted on all "
     "its pairs with an own-answer term τ·own{family} (weighted binomial likelihood, each "
     "judged order a row of weight 1/orders); the interval refits the strengths and "
     "κ, β, τ exactly in every resample"

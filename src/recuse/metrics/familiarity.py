@@ -654,6 +654,7 @@ def familiarity_bias(
             "judge_intercept": float(point_j[0]),
             "human_intercept": float(point_h[0]),
         },
+        interval_rule="percentile",
     )
 
 

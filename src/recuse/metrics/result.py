@@ -266,7 +266,9 @@ class MetricResult:
         """Plain JSON-ready dict: the core fields (with ``n_of``, what ``n`` counts where
         it is not all the group's rows, else null: a calibrated self-preference's n 67
         beside n_clusters 73 said nothing of why in the JSON, where the table's line
-        said it), then ``counts`` and ``components``."""
+        said it), which rule made the interval and the exact bound's prompt factor
+        (``interval_rule``, ``heaviest_prompt``: as a finding of report.json has them),
+        then ``counts`` and ``components``."""
         return {
             "metric": self.metric,
             "judge": self.judge,
@@ -289,6 +291,8 @@ class MetricResult:
             "absolute_value": self.absolute,
             "warnings": list(self.warnings),
             "fixed_by_construction": self.fixed,
+            "interval_rule": self.interval_rule,
+            "heaviest_prompt": self.heaviest,
             "counts": {k: int(v) for k, v in self.counts.items()},
             "components": {k: _clean(v) for k, v in self.components.items()},
         }
@@ -349,6 +353,7 @@ COLUMNS: dict[str, str] = {
 #: after the core columns in :func:`results_frame`: what is shown next to each number
 FRAME_EXTRAS = (
     "n_of", "std_error", "p_value", "null", "null_bound", "signed", "absolute_value", "warnings",
+    "interval_rule", "heaviest_prompt",
 )  # fmt: skip
 
 
@@ -358,8 +363,11 @@ def results_frame(results: Iterable[MetricResult]) -> pd.DataFrame:
     p-value, the no-bias value the p-value tests, which bound of the metric that value is
     ("floor" or "ceiling": then there is no p-value; empty for neither:
     :attr:`MetricResult.bound`), whether the estimate is a signed difference and whether
-    it is an absolute value (:attr:`MetricResult.signed`, ``absolute``), and its
-    warnings (joined by "; ", empty when none) — for tables and CSV files."""
+    it is an absolute value (:attr:`MetricResult.signed`, ``absolute``), its
+    warnings (joined by "; ", empty when none), and which rule made its interval with the
+    exact bound's prompt factor (``interval_rule``, ``heaviest_prompt``, as ``to_dict``
+    and report.json give them) — for tables and CSV files (``recuse metrics pairs
+    --out x.csv``)."""
     rows = []
     for r in results:
         d = r.to_dict()

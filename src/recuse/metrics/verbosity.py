@@ -43,6 +43,7 @@ counts), and ``unit="column"`` always uses those columns.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -82,6 +83,7 @@ from recuse.metrics.verdicts import (
 __all__ = [
     "CURVE_COLUMNS",
     "HUMAN_LONGER",
+    "HUMAN_LONGER_TIES",
     "HUMAN_LONGER_UNIT",
     "Tokenizer",
     "Unit",
@@ -201,6 +203,9 @@ def response_lengths(
 
 #: the metric id of :func:`human_prefers_longer`
 HUMAN_LONGER = "human_prefers_longer"
+#: its ``counts`` key of the labels of 0.5 on pairs of unequal length: left out of ``n``
+#: with ``human_ties="drop"``, counted ½ in it with ``"split"``
+HUMAN_LONGER_TIES = "human ties (labels of 0.5)"
 #: what its number is, in words: its unit and no-preference value
 HUMAN_LONGER_UNIT = (
     "a share of pairs, 0 to 1: of the pairs whose two answers differ in length, the share "
@@ -531,6 +536,10 @@ def human_prefers_longer(
     (:func:`prefer_longer_gap`'s ``human_picks_longer`` is the same share over the
     pairs that judge judged).
 
+    ``counts`` holds, under :data:`HUMAN_LONGER_TIES`, the labels of 0.5 on pairs of
+    unequal length (left out of ``n``, or counted ½ in it), for the words beside the
+    number (the audit's baseline sentence).
+
     >>> from recuse.tables import validate_pairs
     >>> t = validate_pairs(pd.DataFrame({
     ...     "item_id": list("abcdef"), "prompt_id": list("abcdef"),
@@ -540,6 +549,8 @@ def human_prefers_longer(
     >>> r = human_prefers_longer(t, min_n=2, boot=Resampling(n_boot=200))
     >>> r.estimate, r.n, r.null  # longer a preferred 2 of 3, longer b 1 of 1; a tie, an equal
     (0.75, 4, 0.5)
+    >>> r.counts[HUMAN_LONGER_TIES]
+    1
     """
     check_min_n(min_n)
     items = human_items(require_pairs(pairs, judged=False))
@@ -547,7 +558,11 @@ def human_prefers_longer(
         raise EstimationError("no human labels in the table")
     la, lb, how = response_lengths(items, unit=unit, tokenizer=tokenizer)
     spec = human_longer_spec(items, la, lb, length_note=how, human_ties=human_ties)
-    return run_one(spec, clusters_of(items), boot=boot, min_n=min_n)
+    r = run_one(spec, clusters_of(items), boot=boot, min_n=min_n)
+    side = _longer_side(la, lb)
+    h = orient(items["human"].to_numpy(float), side)
+    tied = int(((side != 0) & (np.abs(h - 0.5) <= TIE_TOL)).sum())
+    return replace(r, counts={**r.counts, HUMAN_LONGER_TIES: tied})
 
 
 # --- curves -----------------------------------------------------------------------------

@@ -37,13 +37,14 @@ interval's half-width (``z · std_error`` when the report has a standard error,
 else half the interval) and ``g`` the distance from the estimate to the bound,
 ``n_needed ≈ n · (h / g)²`` — an approximation that assumes the interval shrinks as
 ``1/√n`` and the estimate stays where it is. An interval that is the exact bound of
-prompts none of which changed with the order (``method`` says "exact bound (not a
-bootstrap)": :func:`recuse.metrics.estimate.unseen_span`) shrinks as ``1/n`` instead: its
-reach toward the bound is ``r ∝ u(c) = 1 − (1 − level)^(1/c)`` over ``c`` prompts, so
-the prompts needed are the least ``c'`` with ``u(c') ≤ u(c) · g / r``, ``c' = ⌈ln(1 −
-level) / ln(1 − u(c) g / r)⌉``, and the comparisons ``n · c' / c``
-(:func:`bound_needed`; 22 prompts for 0.50 [0.41, 0.59] from 12 under ``--max
-position=0.05``, where ``1/√n`` said 37).
+prompts none of which changed with the order (its ``interval_rule`` is "exact_bound"; in
+a report written before that field, its ``method`` says "exact bound (not a
+bootstrap)": :func:`exact_bound`, :func:`recuse.metrics.estimate.unseen_span`) shrinks
+as ``1/n`` instead: its reach toward the bound is ``r = k · min(1, u(c) · h)``, ``u(c) =
+1 − (1 − level)^(1/c)`` over ``c`` prompts and ``h`` the finding's ``heaviest_prompt``,
+so the prompts needed are the least ``c'`` with ``u(c') ≤ g / (k · h)``, and the
+comparisons ``n · c' / c`` (:func:`bound_needed`; 22 prompts for 0.50 [0.41, 0.59] from
+12 under ``--max position=0.05``, where ``1/√n`` said 37).
 
 That projection is only as good as ``g``, and ``g`` is itself uncertain by about one
 standard error ``se = h / z``. When ``n_needed`` exceeds :data:`PRACTICAL_MULTIPLE`
@@ -479,6 +480,15 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
         raise _bad(
             f"{where}: 'heaviest_prompt' is not a number >= 1 or null (got {_shown(heaviest)})", p
         )
+    clusters: Any = f.get("clusters")
+    if heaviest is not None and _number(clusters) and heaviest > clusters * (1 + 1e-9):
+        # max / mean of c prompts' pairs is at most c (one prompt holding every pair)
+        raise _bad(
+            f"{where}: 'heaviest_prompt' {_shown(heaviest)} is above its 'clusters' "
+            f"{_shown(clusters)}: the largest prompt's pairs over the mean prompt's is at "
+            "most the number of prompts (one prompt holding every pair)",
+            p,
+        )
     if f.get("absolute_value") and (f["null"] != 0 or min(f["estimate"], f["ci_low"]) < 0):
         # an absolute value of a signed statistic whose no-bias value is 0: never below 0
         raise _bad(
@@ -683,7 +693,7 @@ def evaluate(
                 n=float(n), clusters=finding.get("clusters"), reach=reach, gap=gap, level=level,
                 heaviest=float(heaviest) if _number(heaviest) else None,
             )  # fmt: skip
-        on_bound = math.isfinite(half) and not (gap > 0 and half > 0 and _number(n))
+        on_bound = math.isfinite(half) and not (gap > 0 and half > 0 and _counted(n))
         if needed is not None and needed > PRACTICAL_MULTIPLE * float(n):
             too_close = True
             text += (
@@ -706,6 +716,11 @@ def evaluate(
             )
         elif on_bound:  # a report without n, or an interval of width 0
             text += "; the report gives no n to say how much more data would decide it"
+        elif bound_based and not _counted(finding.get("clusters")):  # 1/n needs the prompts
+            text += (
+                "; the report gives no prompts (clusters), which its exact bound shrinks "
+                "with, to say how much data would decide it"
+            )
         else:  # an interval as wide as a float holds (a crafted or broken report)
             text += "; the interval is too wide to say how much data would decide it"
     return GateLine(str(finding["bias"]), str(finding["judge"]), str(finding.get("dataset", "")),
@@ -824,12 +839,16 @@ def bound_needed(
     / ln(1 − t)⌉`` prompts, and ``n · c' / c`` comparisons (the pairs per prompt
     unchanged). Without ``heaviest`` (a report written before it was carried) ``u(c) ·
     h`` is taken for under 1, ``t = u(c) · gap / reach``: 131 prompts where 184 are needed
-    when the bound is capped at 1 (12 prompts, ``h`` = 8). None without prompts or a reach.
+    when the bound is capped at 1 (12 prompts, ``h`` = 8). None without prompts or a reach,
+    or where the count is beyond a float (``t`` so small that ``c'`` overflows: a crafted
+    ``heaviest`` of 1e308 ended the gate in an OverflowError, exit 1, read as a failure).
 
     >>> bound_needed(n=12, clusters=12, reach=0.0873, gap=0.05, level=0.9)
     22
     >>> bound_needed(n=12, clusters=12, reach=0.5, gap=0.05, level=0.9, heaviest=8.0)
     184
+    >>> bound_needed(n=41, clusters=12, reach=0.5, gap=0.05, level=0.9, heaviest=1.7e308) is None
+    True
     """
     if not (_number(clusters) and float(clusters) >= 1 and reach > 0 and gap > 0):
         return None
@@ -839,15 +858,25 @@ def bound_needed(
         target = u * min(1.0, gap / reach)
     else:
         target = min(u, gap * min(1.0, u * heaviest) / (reach * heaviest))
-    prompts = math.ceil(math.log(1 - level) / math.log1p(-target))
-    return math.ceil(n * prompts / c)
+    if not 0 < target < 1:
+        return None
+    prompts = math.log(1 - level) / math.log1p(-target)
+    if not math.isfinite(prompts) or not math.isfinite(comparisons := n * math.ceil(prompts) / c):
+        return None
+    return math.ceil(comparisons)
+
+
+def _counted(n: Any) -> bool:
+    """Whether ``n`` is a count a projection can scale: a finite number above 0."""
+    return _number(n) and n > 0
 
 
 def _needed(n: Any, half: float, gap: float) -> int | None:
     """``n · (half / gap)²`` rounded up (module docstring), or None where it cannot be
-    said: no ``n``, the estimate on the bound, or a value too large for a float (an
-    interval of ±1e308 must not end the gate in an OverflowError)."""
-    if not (_number(n) and gap > 0 and half > 0 and math.isfinite(half)):
+    said: no ``n`` (or one of 0: "roughly 0 comparisons (now 0) would decide it"), the
+    estimate on the bound, or a value too large for a float (an interval of ±1e308 must
+    not end the gate in an OverflowError)."""
+    if not (_counted(n) and gap > 0 and half > 0 and math.isfinite(half)):
         return None
     try:
         value = float(n) * (half / gap) ** 2

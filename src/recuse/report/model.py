@@ -524,6 +524,9 @@ class Baseline:
     title: str
     unit: str
     result: MetricResult
+    #: how the labels of 0.5 were used, in words beside the number ("186 human ties
+    #: (labels of 0.5) left out: --human-ties drop"); "" where there was none
+    ties: str = ""
 
     @property
     def text(self) -> str:
@@ -538,11 +541,14 @@ class Baseline:
     def sentence(self) -> str:
         """``humans' preference for the longer answer: 0.44 [0.42, 0.46] (90% interval,
         2,267 pairs, no preference = 0.5)``: the number with its words, for the terminal
-        and the page."""
+        and the page, and :attr:`ties` where there were any (mt-bench-human's 0.69 from
+        693 pairs left 186 tied votes out, unsaid beside it, and read 0.65 from 879 with
+        them counted ½)."""
         r = self.result
+        ties = f"; {self.ties}" if self.ties else ""
         return (
             f"{self.title}: {self.text} ({numbers.percent(r.level)} interval, "
-            f"{numbers.count(r.n)} pairs, no preference = {numbers.general(r.null)})"
+            f"{numbers.count(r.n)} pairs, no preference = {numbers.general(r.null)}{ties})"
         )
 
     def to_dict(self) -> dict[str, Any]:

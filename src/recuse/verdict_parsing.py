@@ -294,18 +294,6 @@ ARENA_HARD = VerdictFormat(
 reply is unparsed unless exactly one distinct label appears (``[[A>>B]]`` and
 ``[[A>B]]`` together are unparsed); strength is kept in the label only."""
 
-ALPACA_RANKING = VerdictFormat(
-    name="alpaca-ranking",
-    pattern=re.compile(
-        r"['\"]model['\"]\s*:\s*['\"]model_([12])['\"]\s*,\s*['\"]rank['\"]\s*:\s*1\b"
-    ),
-    labels=(("1", "A"), ("2", "B")),
-    pick="unique",
-    describe="a ranking with one model_1/model_2 at rank 1",
-)
-"""AlpacaEval 1 ``alpaca_eval_gpt4`` ranking replies
-``[{'model': 'model_2', 'rank': 1}, {'model': 'model_1', 'rank': 2}]``: the model
-at rank 1 wins; ``model_1`` is the output shown first."""
 
 ALPACA_TOKENS = VerdictFormat(
     name="alpaca-tokens",
@@ -327,18 +315,48 @@ def _fn_entry(model: str, rank: str) -> str:
     return rf"\{{\s*{q}model{q}\s*:\s*{q}{model}{q}\s*,\s*{q}rank{q}\s*:\s*{rank}(?:\.0+)?\s*\}}"
 
 
+def _ranking_of_two(model: str, *, mark: str, arguments: bool) -> re.Pattern[str]:
+    """A reply that is a ranking of two entries and nothing else, as a regular
+    expression: the list of ``{"model": <model>, "rank": <rank>}`` (``model``: the two
+    names, no group), each model once, in either order, ranked 1 and 2 (distinct);
+    group 1 (a look-ahead) is ``mark`` (one group) of the entry at rank 1.
+    ``arguments``: the list may also come as a call's arguments
+    ``{"ordered_models": [...]}`` (a reply opening with ``{`` closes with ``}``)."""
+    wrapper = r"(?:\{\s*['\"]ordered_models['\"]\s*:\s*)?" if arguments else ""
+    closer = r"(?:\s*\})?" if arguments else ""
+    shape = r"(?=\s*\[[\s\S]*\]\s*\Z|\s*\{[\s\S]*\}\s*\Z)" if arguments else ""
+    return re.compile(
+        rf"\A(?=[\s\S]*?{_fn_entry(mark, '1')}){shape}"
+        rf"\s*{wrapper}\[\s*"
+        rf"{_fn_entry(f'(?P<first>{model})', '(?P<rank>[12])')}\s*,\s*"
+        rf"{_fn_entry(f'(?!(?P=first)){model}', '(?!(?P=rank))[12]')}\s*\]{closer}\s*\Z"
+    )
+
+
+ALPACA_RANKING = VerdictFormat(
+    name="alpaca-ranking",
+    pattern=_ranking_of_two("model_[12]", mark="model_([12])", arguments=False),
+    labels=(("1", "A"), ("2", "B")),
+    pick="unique",
+    describe="a ranking of model_1 and model_2, one at rank 1, the other at rank 2",
+)
+"""AlpacaEval 1 ``alpaca_eval_gpt4`` ranking replies
+``[{'model': 'model_2', 'rank': 1}, {'model': 'model_1', 'rank': 2}]``: ``model_1`` is
+the output shown first; the model at rank 1 wins. The reply must be that list and
+nothing else (upstream's ``ranking_parser`` evaluates the whole reply as a Python
+literal): the two entries ``model_1`` and ``model_2``, in either order, ranked 1 and 2
+(``1.0`` and ``2.0`` too). Anything else is unparsed, never read by a mark inside it: a
+rank 1.5 or 10, a tie, a third model, a model twice or missing, other keys, a truncated
+list, prose around it. Upstream reads model_1's rank alone (a tie is a win for
+model_1 there)."""
+
+
 ALPACA_FN_RANKING = VerdictFormat(
     name="alpaca-fn-ranking",
     # group 1: the model at rank 1 (a look-ahead); then the whole reply must be the
     # two entries, m and M (either first), ranked 1 and 2 (distinct), bare or as the
     # call's arguments {"ordered_models": [...]} (a reply opening with { closes with })
-    pattern=re.compile(
-        rf"\A(?=[\s\S]*?{_fn_entry('(m|M)', '1')})"
-        r"(?=\s*\[[\s\S]*\]\s*\Z|\s*\{[\s\S]*\}\s*\Z)"
-        r"\s*(?:\{\s*['\"]ordered_models['\"]\s*:\s*)?\[\s*"
-        rf"{_fn_entry('(?P<first>[mM])', '(?P<rank>[12])')}\s*,\s*"
-        rf"{_fn_entry('(?!(?P=first))[mM]', '(?!(?P=rank))[12]')}\s*\](?:\s*\}})?\s*\Z"
-    ),
+    pattern=_ranking_of_two("[mM]", mark="(m|M)", arguments=True),
     labels=(("m", "A"), ("M", "B")),
     pick="unique",
     describe="a function-call ranking of m and M, one at rank 1, the other at rank 2",

@@ -180,6 +180,72 @@ def test_alpaca_eval_hand_numbers() -> None:
     assert _lc_by_hand(AE2)[0] == pytest.approx(100 * (sum(prefs) - 12) / 12)
 
 
+COHERE = UP / "alpaca_eval/results/cohere"
+COHERE_COT = COHERE / "alpaca_eval_cot_gpt4_turbo_fn/annotations.json"
+COHERE_FN = COHERE / "alpaca_eval_gpt4_turbo_fn/annotations.json"
+
+
+def _win_rate_by_hand(path: Path) -> tuple[int, float]:
+    """n and win rate (in %) of one annotations.json, with pandas: mean of preference - 1,
+    0 and 1.5 (draws) as 0.5."""
+    pref = pd.read_json(path)["preference"].astype(float)
+    won = (pref - 1).mask(pref.isin([0.0, 1.5]), 0.5)
+    return len(pref), 100 * float(won.mean())
+
+
+def test_two_templates_of_one_judge_are_not_pooled() -> None:
+    """cohere's folder holds two annotator configs that the roster maps to one judge,
+    gpt-4-1106-preview (13 and 12 annotations, 12 instructions in both): one is kept,
+    the first by name (cot; neither is the leaderboard's), and a note says which was
+    left out. Was: both pooled, win rate 8.00% "n = 25 instructions" of 13."""
+    from recuse.driver import AuditOptions, audit
+
+    n, rate = _win_rate_by_hand(COHERE_COT)
+    assert n == 13 and len(set(pd.read_json(COHERE_COT)["instruction"])) == 13
+    imported = read_import(COHERE, "alpaca-eval", unknown_models="keep")
+    frame = imported.frame
+    assert len(frame) == 13 and frame["prompt_id"].is_unique
+    assert frame["item_id"].str.contains("/alpaca_eval_cot_gpt4_turbo_fn/").all()
+    left = [x for x in imported.notes if "left out" in x]
+    assert len(left) == 1
+    assert "alpaca_eval_gpt4_turbo_fn's 12 annotations of cohere left out" in left[0]
+    assert "kept alpaca_eval_cot_gpt4_turbo_fn, the first by name" in left[0]
+    report = audit([COHERE], options=AuditOptions(n_boot=100, only=("leaderboard",)))
+    tables = [t for s in report.sections for t in s.tables if t.name.startswith("lc-win-rate")]
+    row = tables[0].frame.iloc[0]
+    assert row["n"] == n and row["win_rate"] == pytest.approx(rate, abs=1e-9)
+
+
+def test_the_leaderboard_annotator_is_kept_and_the_dataset_reader_agrees(
+    tmp_path: Path,
+) -> None:
+    """The leaderboard's config (weighted_alpaca_eval_gpt4_turbo) is kept over one first
+    by name; the dataset reader (results/<model>/<annotator>/annotations.json) keeps the
+    same rows as the folder import."""
+    from recuse.data.alpaca_eval import read_alpaca_eval
+
+    weighted = [{**r, "annotator": "weighted_alpaca_eval_gpt4_turbo"} for r in _records(COHERE_FN)]
+    for name, recs in [
+        ("alpaca_eval_cot_gpt4_turbo_fn", _records(COHERE_COT)),
+        ("weighted_alpaca_eval_gpt4_turbo", weighted),
+    ]:
+        (tmp_path / "results/cohere" / name).mkdir(parents=True)
+        (tmp_path / "results/cohere" / name / "annotations.json").write_text(json.dumps(recs))
+    roster = Roster.builtin()
+    roster.keep(["cohere"])  # not in the roster: its own model
+    table = read_alpaca_eval(tmp_path, roster)
+    imported = read_import(tmp_path / "results", "alpaca-eval", unknown_models="keep")
+    n, rate = _win_rate_by_hand(COHERE_FN)
+    for frame, notes in [(table, table.attrs["notes"]), (imported.frame, imported.notes)]:
+        assert len(frame) == n == 12
+        assert frame["item_id"].str.contains("/weighted_alpaca_eval_gpt4_turbo/").all()
+        assert 100 * float((1 - frame["p_a"]).mean()) == pytest.approx(rate, abs=1e-12)
+        left = [x for x in notes if "left out" in x]
+        assert len(left) == 1, notes
+        assert "alpaca_eval_cot_gpt4_turbo_fn's 13 annotations of cohere left out" in left[0]
+        assert "kept weighted_alpaca_eval_gpt4_turbo, the leaderboard's" in left[0]
+
+
 # ------------------------------------------------------------------ FastChat single
 
 

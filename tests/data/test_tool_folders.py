@@ -90,6 +90,10 @@ def test_alpaca_eval_results_root_reads_every_annotator(tmp_path: Path) -> None:
             ("Samba-CoE-v0.1", "alpaca_eval_gpt4_turbo_fn"),
         )
     ]  # fmt: skip
-    # the three GPT-4-turbo annotators (one by log-probs, two by function call) are one judge
+    # the three GPT-4-turbo annotators (one by log-probs, two by function call) are one
+    # judge; cohere's two function-call templates are not pooled: the first by name
+    # (cot, 13 rows) is kept, the other's 12 rows left out with a note
     assert set(frame["judge"]) == {"gpt-4", "gpt-4-1106-preview", "claude-v1"}
-    assert (frame["judge"] == "gpt-4-1106-preview").sum() == sum(map(len, turbo)) == 49
+    kept = [turbo[0], turbo[2], turbo[3]]
+    assert (frame["judge"] == "gpt-4-1106-preview").sum() == sum(map(len, kept)) == 49 - 12
+    assert not frame["item_id"].str.contains("/cohere/alpaca_eval_gpt4_turbo_fn/").any()

@@ -186,10 +186,87 @@ def test_alpaca_eval_1_rankings_and_the_seeded_switch(shared_data: Path, tmp_pat
     r = _replayed(shared_data / AE_RANKING, tmp_path)
     assert r.recording.verdict is ALPACA_RANKING
     assert (r.summary.ok, r.summary.failed) == (763, 42) and r.agreement.agree == 763
+    assert r.summary.unparsed == 0 and r.agreement.compared == 763
     # the switch is a fixed function of the instruction text
     assert alpaca_switched("x") == alpaca_switched("x")
     draws = [alpaca_switched(f"instruction {k}") for k in range(400)]
     assert 150 < sum(draws) < 250
+
+
+def _ae1_ranking(*entries: object) -> str:
+    """An AlpacaEval 1 ranking as upstream's judge writes it: a Python list literal."""
+    return repr(list(entries))
+
+
+def test_alpaca_eval_1_rankings_are_read_by_model_1_and_model_2() -> None:
+    one, two = {"model": "model_1", "rank": 1}, {"model": "model_2", "rank": 2}
+    assert parse_verdict(_ae1_ranking(one, two), ALPACA_RANKING) == "A"
+    assert (
+        parse_verdict(_ae1_ranking({**two, "rank": 1.0}, {**one, "rank": 2.0}), ALPACA_RANKING)
+        == "B"
+    )
+    # the rank-2 entry first, double quotes, upstream's layout over several lines
+    assert parse_verdict('[{"model": "model_1", "rank": 2}, {"model": "model_2", "rank": 1}]',
+                         ALPACA_RANKING) == "B"  # fmt: skip
+    pretty = "[\n    {'model': 'model_2', 'rank': 1},\n    {'model': 'model_1', 'rank': 2}\n]"
+    assert parse_verdict(pretty, ALPACA_RANKING) == "B"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # each held a mark "'model': 'model_1|2', 'rank': 1" the old pattern read
+        _ae1_ranking({"model": "model_1", "rank": 1.5}, {"model": "model_2", "rank": 2}),
+        _ae1_ranking({"model": "model_2", "rank": 1}, {"model": "model_1", "rank": 1.5}),
+        _ae1_ranking(
+            {"model": "model_1", "rank": 1},
+            {"model": "model_2", "rank": 2},
+            {"model": "model_3", "rank": 3},
+        ),
+        _ae1_ranking({"model": "model_1", "rank": 1}),  # model_2 missing
+        _ae1_ranking({"model": "model_1", "rank": 1}, {"model": "model_1", "rank": 2}),  # twice
+        _ae1_ranking({"model": "model_1"}, {"model": "model_2", "rank": 1}),  # rank missing
+        _ae1_ranking({"model": "model_1", "rank": "2"}, {"model": "model_2", "rank": 1}),
+        _ae1_ranking({"model": "model_1", "rank": 3}, {"model": "model_2", "rank": 1}),
+        _ae1_ranking({"model": "model_1", "rank": 0}, {"model": "model_2", "rank": 1}),
+        _ae1_ranking({"model": "model_1", "rank": 1e16}, {"model": "model_2", "rank": 2}),
+        _ae1_ranking({"model": "model_1", "rank": 1, "why": "x"}, {"model": "model_2", "rank": 2}),
+        _ae1_ranking([{"model": "model_1", "rank": 1}], [{"model": "model_2", "rank": 2}]),
+        "{'model': 'model_1', 'rank': 1}",  # an object, not a list
+        "[{'model': 'model_1', 'rank': 1}, {'model': 'model_2', 'ra",  # truncated
+        "I rank [{'model': 'model_1', 'rank': 1}, {'model': 'model_2', 'rank': 2}]",  # prose
+        "[{'model': 'model_1', 'rank': 1}, {'model': 'model_2', 'rank': 2}] (model_1 is better)",
+        _ae1_ranking({"model": "model_2", "rank": 1}, *[{"model": "model_1", "rank": 2}] * 20_000),
+        # unparsed before too: ties, both at 1.5, strings as ranks, other names
+        _ae1_ranking({"model": "model_1", "rank": 1}, {"model": "model_2", "rank": 1}),
+        _ae1_ranking({"model": "model_1", "rank": 1.5}, {"model": "model_2", "rank": 1.5}),
+        _ae1_ranking({"model": "model_1", "rank": "1"}, {"model": "model_2", "rank": "2"}),
+        _ae1_ranking({"model": "m", "rank": 1}, {"model": "M", "rank": 2}),
+        "None",
+        "",
+    ],
+    ids=lambda reply: reply[:60] if len(reply) < 200 else f"{len(reply)} characters",
+)
+def test_alpaca_eval_1_rankings_other_than_model_1_and_2_ranked_1_and_2_are_unparsed(
+    reply: str,
+) -> None:
+    """Only a list of the two entries model_1 and model_2, ranked 1 and 2, is read (as
+    upstream's ranking_parser evaluates the whole reply and wants a rank in 1, 2): the
+    old pattern read a "'model': 'model_1', 'rank': 1" mark anywhere, so rank 1.5 was
+    rank 1 and prose or a third model around a mark was a verdict."""
+    assert parse_verdict(reply, ALPACA_RANKING) is None
+
+
+def test_alpaca_eval_1_rankings_of_gpt_3_5_turbo_1106_agree_with_upstream(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """The other real 805-row AlpacaEval 1 file with rankings: 786 read, every one as
+    upstream's preference; 19 replies not recorded (null)."""
+    path = shared_data / "alpaca_eval/results/gpt-3.5-turbo-1106/alpaca_eval_gpt4/annotations.json"
+    r = _replayed(path, tmp_path)
+    assert r.recording.verdict is ALPACA_RANKING
+    assert (r.summary.ok, r.summary.unparsed, r.summary.failed) == (786, 0, 19)
+    assert (r.agreement.agree, r.agreement.compared) == (786, 786)
 
 
 # --- a table of replies, through the CLI ---------------------------------------------------

@@ -16,8 +16,15 @@ import statsmodels.api as sm
 from recuse.cli import main
 from recuse.data.importers import read_import
 from recuse.driver import AuditOptions, audit
+from recuse.errors import EstimationError
 from recuse.metrics.bootstrap import Resampling
-from recuse.metrics.tool_scores import arena_hard_battles, arena_hard_scores, fastchat_results
+from recuse.metrics.tool_scores import (
+    STYLE_FEATURES,
+    arena_hard_battles,
+    arena_hard_scores,
+    arena_hard_style_scores,
+    fastchat_results,
+)
 
 DATA = Path(__file__).parents[1] / "data" / "importers"
 PAIR = DATA / "gpt-4_pair.jsonl"
@@ -210,16 +217,19 @@ def test_the_tools_tables_say_what_each_column_is() -> None:
 V2 = DATA / "arena-hard-v2.0_qwq-32b.jsonl"
 
 
-def _v2_battles_by_hand(path: Path, baseline: str) -> list[float]:
+def _v2_battles_by_hand(path: Path, baseline: str, category: str | None = None) -> list[float]:
     """v2.0 show_result.py's load_judgments on the raw lines: a record with a null game or
     a null score is left out whole; game 2 (the model as A) scores its label, game 1 one
-    minus its label's score, a '>>' three times (weight 3)."""
+    minus its label's score, a '>>' three times (weight 3); ``category``: that
+    category's records only (print_leaderboard's filter)."""
     to_score = {"A>B": [1], "A>>B": [1] * 3, "A=B": [0.5], "B>A": [0], "B>>A": [0] * 3}
     out: list[float] = []
     for line in path.read_text("utf-8").splitlines():
         r = json.loads(line)
         g1, g2 = r["games"]
         if r["baseline"] != baseline or None in (g1, g2) or None in (g1["score"], g2["score"]):
+            continue
+        if category is not None and r["category"] != category:
             continue
         out += to_score[g2["score"]] + [1 - s for s in to_score[g1["score"]]]
     return out
@@ -246,3 +256,53 @@ def test_arena_hard_v2_leaves_out_a_record_with_a_null_game_whole() -> None:
     v01 = read_import(HAIKU, "arena-hard").frame
     assert set(v01["arena_hard_version"]) == {"v0.1"}
     assert arena_hard_scores(v01, judge="gpt-4-1106-preview").iloc[0]["games"] == 9
+
+
+def test_arena_hard_v2_scores_each_category_against_its_own_baseline() -> None:
+    """v2.0's show_result.py scores each category apart, against JUDGE_SETTINGS' baseline
+    of that category (o3-mini for hard_prompt, coding and math, gemini-2.0-flash for
+    creative_writing): the file's judge was refused ("compares with 2 baselines"). Per
+    category, the mean of the battles' scores worked out from the raw lines; coding and
+    math have no record with both games and give no score."""
+    frame = read_import(V2, "arena-hard").frame
+    got = arena_hard_scores(frame, judge="gpt-4.1", boot=Resampling(n_boot=100, seed=1))
+    hard = _v2_battles_by_hand(V2, "o3-mini-2025-01-31", "hard_prompt")
+    creative = _v2_battles_by_hand(V2, "gemini-2.0-flash-001", "creative_writing")
+    assert (hard, creative) == ([1, 1], [0, 0, 0, 0])
+    rows = got.set_index("category")
+    assert list(rows.index) == ["creative_writing", "hard_prompt"]
+    assert rows.loc["hard_prompt", "baseline"] == "o3-mini-2025-01-31"
+    assert rows.loc["creative_writing", "baseline"] == "gemini-2.0-flash-001"
+    assert rows.loc["hard_prompt", "score"] == pytest.approx(100 * np.mean(hard))
+    assert rows.loc["creative_writing", "score"] == pytest.approx(100 * np.mean(creative))
+    assert rows["battles"].tolist() == [len(creative), len(hard)]
+    assert set(rows["model"]) == {"qwq-32b"}
+    # one category with two baselines stays refused, saying how to split
+    mixed = frame.assign(category="hard_prompt")
+    with pytest.raises(EstimationError, match=r"2 baselines in category 'hard_prompt'.*apart"):
+        arena_hard_scores(mixed, judge="gpt-4.1")
+    # style control is fitted per category: refused over two, with what to do
+    style = pd.DataFrame(columns=["model", "prompt_id", *STYLE_FEATURES])
+    with pytest.raises(EstimationError, match="style control is fitted per category"):
+        arena_hard_style_scores(frame, style, judge="gpt-4.1")
+
+
+def test_arena_hard_interval_level_follows_the_files_version() -> None:
+    """v0.1's show_result.py prints the 2.5-97.5% points of its bootstrap (95%), v2.0's
+    the 5-95% points (90%): without a level given, each file's own (was: 95% for both).
+    The same battles read as v2.0 give the 90% interval drawn from the same resamples,
+    inside the 95% one."""
+    v01 = read_import(HAIKU, "arena-hard").frame
+    both = v01[v01[["strength_first", "strength_second"]].notna().all(axis=1)]
+    v2 = both.assign(arena_hard_version="v2.0")
+    cols = ["score", "score_low", "score_high"]
+    for table, level, version in ((v2, 0.90, "v2.0"), (both, 0.95, "v0.1")):
+        got = arena_hard_scores(table, judge="gpt-4-1106-preview")
+        given = arena_hard_scores(table, judge="gpt-4-1106-preview", boot=Resampling(level=level))
+        pd.testing.assert_frame_equal(got[cols], given[cols])
+        assert got.attrs["level"] == level and got.attrs["arena_hard_version"] == version
+    wide = arena_hard_scores(both, judge="gpt-4-1106-preview").iloc[0]
+    narrow = arena_hard_scores(v2, judge="gpt-4-1106-preview").iloc[0]
+    assert wide["score"] == narrow["score"]
+    assert wide["score_low"] <= narrow["score_low"] < narrow["score_high"] <= wide["score_high"]
+    assert (wide["score_low"], wide["score_high"]) != (narrow["score_low"], narrow["score_high"])

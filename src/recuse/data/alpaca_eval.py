@@ -30,6 +30,11 @@ Dataset ``alpaca-eval`` -> a ``pairs`` table, one row per annotation in every
 ``source``         ``"alpaca-eval"``; ``task`` = the instruction's ``dataset``
                    (helpful_base, koala, oasst, selfinstruct, vicuna)
 =================  ==============================================================
+
+Where a folder holds two annotator configs that the roster maps to one judge for one
+model (``weighted_alpaca_eval_gpt4_turbo`` beside ``alpaca_eval_gpt4_turbo_fn``:
+two prompt templates of gpt-4-1106-preview), one config's rows are kept, as AlpacaEval
+reports one number per config: :func:`one_annotator_per_judge`.
 """
 
 from __future__ import annotations
@@ -223,6 +228,79 @@ def read_annotation_file(
     return table
 
 
+#: the annotator configs of AlpacaEval's leaderboards (AlpacaEval 2's, then 1's): the one
+#: kept where another config of the same judge also judged a model
+LEADERBOARD_ANNOTATORS = ("weighted_alpaca_eval_gpt4_turbo", "alpaca_eval_gpt4")
+
+
+def annotators(item_ids: pd.Series) -> pd.Series:
+    """Each row's annotator config, from its ``item_id``
+    (``alpaca-eval/<generator_2>/<annotator>/<element>``).
+
+    >>> annotators(pd.Series(["alpaca-eval/org/m_concise/alpaca_eval_gpt4/7"])).tolist()
+    ['alpaca_eval_gpt4']
+    """
+    return item_ids.astype(str).str.rsplit("/", n=2).str[1]
+
+
+def _kept_annotator(names: list[str]) -> tuple[str, str]:
+    """The annotator kept among ``names`` (two or more configs of one judge) and why."""
+    for board in LEADERBOARD_ANNOTATORS:
+        if board in names:
+            return board, "the leaderboard's"
+    return min(names), "the first by name"
+
+
+def one_annotator_per_judge(table: pd.DataFrame, *, where: str) -> tuple[pd.DataFrame, list[str]]:
+    """Per judge, model and variant (``judge``, ``model_b``, ``category``), the rows of one
+    annotator config: the leaderboard's (:data:`LEADERBOARD_ANNOTATORS`), else the first
+    by name; and a note per annotator left out (``where``: the folder, named first).
+
+    AlpacaEval reports one number per annotator config, and a judge is a model plus a
+    prompt template: the roster maps ``weighted_alpaca_eval_gpt4_turbo``,
+    ``alpaca_eval_gpt4_turbo_fn`` and ``alpaca_eval_cot_gpt4_turbo_fn`` to one model, so
+    two of them on one model's answers, pooled, would count each instruction twice
+    (one win rate over both templates, n = twice the instructions).
+    """
+    if table.empty:
+        return table, []
+    who = annotators(table["item_id"])
+    key = [table["judge"].astype(str), table["model_b"].astype(str), table["category"]]
+    drop = pd.Series(False, index=table.index)
+    # (judge, left out, kept, why kept) -> models and annotations left out
+    left: dict[tuple[str, str, str, str], list[str]] = {}
+    counts: dict[tuple[str, str, str, str], int] = {}
+    for (judge, model, variant), names in who.groupby(key, sort=True):
+        configs = sorted(set(names))
+        if len(configs) < 2:
+            continue
+        kept, why = _kept_annotator(configs)
+        for other in configs:
+            if other == kept:
+                continue
+            rows = names.index[names == other]
+            drop[rows] = True
+            k = (str(judge), other, kept, why)
+            shown = str(model) if variant == "default" else f"{model} ({variant})"
+            left.setdefault(k, []).append(shown)
+            counts[k] = counts.get(k, 0) + len(rows)
+    notes = [_left_out_note(where, *k, counts[k], models) for k, models in left.items()]
+    return table.loc[~drop].reset_index(drop=True), notes
+
+
+def _left_out_note(
+    where: str, judge: str, other: str, kept: str, why: str, n: int, models: list[str]
+) -> str:
+    them = "it" if len(models) == 1 else "them"
+    return (
+        f"{where}: annotator {other}'s {n} annotation{'s' if n != 1 else ''} of "
+        f"{', '.join(models[:5])}{', ...' if len(models) > 5 else ''} left out: annotator "
+        f"{kept} also judged {them} as the same judge, {judge}, with another "
+        "prompt template, and AlpacaEval reports one number per annotator config (pooled, "
+        f"each instruction would count twice); kept {kept}, {why}."
+    )
+
+
 def annotation_files(folder: Path) -> list[Path]:
     """All ``results/<model>/<annotator>/annotations.json`` files, sorted."""
     return sorted((Path(folder) / "results").glob("*/*/annotations.json"))
@@ -238,7 +316,10 @@ def read_alpaca_eval(folder: Path, roster: Roster) -> pd.DataFrame:
             fix=f"run `recuse data fetch {NAME}`",
         )
     table = pd.concat([read_annotations(f, roster) for f in files], ignore_index=True)
-    return validate_pairs(table, file=folder)
+    table, notes = one_annotator_per_judge(table, where=Path(folder).name)
+    out = validate_pairs(table, file=folder)
+    out.attrs["notes"] = [*out.attrs.get("notes", ()), *notes]
+    return out
 
 
 LEADERBOARD_2 = Path(

@@ -457,6 +457,11 @@ def _read_folder(
                 )
         seen.update(dict.fromkeys(fr[key].itertuples(index=False, name=None), f))
     table = pd.concat(frames, ignore_index=True)
+    left_out: list[str] = []
+    if importer.name == "alpaca-eval":  # two prompt templates of one judge: one kept
+        from recuse.data.alpaca_eval import one_annotator_per_judge
+
+        table, left_out = one_annotator_per_judge(table, where=folder.name)
     validate = validate_pairs if importer.table == "pairs" else validate_ratings
     out = validate(table, file=folder)
     no_reference = {str(fr.attrs[NO_REFERENCE]) for fr in frames if fr.attrs.get(NO_REFERENCE)}
@@ -466,6 +471,7 @@ def _read_folder(
         "read as one table "
         f"({', '.join(_rel(f, folder) for f in files[:5])}{', ...' if len(files) > 5 else ''}).",
         *[f"{folder.name}: {f.name} skipped: {why}" for f, why in skipped.items()],
+        *left_out,
         *notes,
     ]
     if no_reference:

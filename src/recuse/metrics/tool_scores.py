@@ -20,8 +20,14 @@
 
       score_m = 100 · (W_m + T_m / 2) / (W_m + T_m + L_m)
 
-  (W, T, L: weighted wins, ties, losses of m). Its interval: the percentile bootstrap
-  over battles (upstream resamples the weighted battle rows, 100 rounds, 95%).
+  (W, T, L: weighted wins, ties, losses of m). v2.0's ``show_result.py`` fits nothing:
+  it prints that share (the mean of the battles' scores) **per category**, each against
+  its own baseline (``JUDGE_SETTINGS``: o3-mini-2025-01-31 for hard_prompt, coding and
+  math, gemini-2.0-flash-001 for creative_writing), so a v2.0 record's ``category``
+  splits the score; v0.1 scores all battles together. Its interval: the percentile
+  bootstrap over the model's weighted battle rows, 100 rounds, at the level the file's
+  version prints (:data:`ARENA_HARD_LEVEL`: v0.1 95%, the 2.5–97.5% points; v2.0 90%,
+  the 5–95% points).
   **Style-controlled** (``show_result.py --control-features length markdown``): the
   same battles, each with four style features of the model's answer *m* against the
   baseline's *b*, from the ``metadata`` Arena-Hard-Auto's ``add_markdown_info.py``
@@ -57,6 +63,7 @@ from recuse.metrics.bootstrap import Resampling, resample_counts
 from recuse.metrics.estimate import clusters_of
 
 __all__ = [
+    "ARENA_HARD_LEVEL",
     "SIGNIFICANT_WEIGHT",
     "STYLE_FEATURES",
     "arena_hard_battles",
@@ -66,6 +73,10 @@ __all__ = [
 ]
 
 SIGNIFICANT_WEIGHT = 3  # Arena-Hard-Auto's --weight: battles a ">>" verdict counts as
+#: the interval level Arena-Hard-Auto's show_result.py prints, by the file's version
+#: (``arena_hard_version``; a table without it is v0.1): v0.1 the 2.5% and 97.5% points
+#: of its bootstrap, v2.0 the 5% and 95% points
+ARENA_HARD_LEVEL = {"v0.1": 0.95, "v2.0": 0.90}
 #: an answer's style counts, as Arena-Hard-Auto's model_answer metadata names them
 STYLE_FEATURES = ("token_len", "header_count", "list_count", "bold_count")
 
@@ -122,8 +133,10 @@ def arena_hard_battles(
     pairs: pd.DataFrame, *, judge: str, weight: int = SIGNIFICANT_WEIGHT
 ) -> pd.DataFrame:
     """Arena-Hard-Auto's battles of ``judge``: one row per game with a verdict, with
-    ``model``, ``baseline``, ``prompt_id``, ``outcome`` (1 the model wins, 0.5 tie, 0 it loses) and
-    ``weight`` (``weight`` for a significant verdict, else 1).
+    ``model``, ``baseline``, ``prompt_id``, ``outcome`` (1 the model wins, 0.5 tie, 0 it loses),
+    ``weight`` (``weight`` for a significant verdict, else 1), ``category`` (a v2.0
+    record's ``category``, which v2.0 scores apart; ``""`` for the others, scored
+    together) and ``version`` (``"v2.0"`` or ``"v0.1"``).
 
     ``pairs``: an Arena-Hard ``pairs`` table (a = the model, b = the baseline;
     ``strength_first`` / ``strength_second`` = +2 … −2 for the model). A record whose
@@ -132,9 +145,15 @@ def arena_hard_battles(
     score); any other record gives one battle per game with a verdict (v0.1's)."""
     clusters_of(pairs)  # a table without prompt_id: the error that says so
     rows = pairs[pairs["judge"] == judge]
+    v2 = np.zeros(len(rows), bool)
     if "arena_hard_version" in rows.columns:
+        v2 = (rows["arena_hard_version"] == "v2.0").to_numpy()
         both = np.isfinite(rows[["strength_first", "strength_second"]].to_numpy(float)).all(1)
-        rows = rows[both | (rows["arena_hard_version"] != "v2.0").to_numpy()]
+        rows, v2 = rows[both | ~v2], v2[both | ~v2]
+    category = np.full(len(rows), "", dtype=object)
+    if "category" in rows.columns:
+        named = rows["category"].notna().to_numpy() & v2
+        category[named] = rows["category"].astype(str).to_numpy()[named]
     parts = []
     for column in ("strength_second", "strength_first"):  # game 1, game 2
         s = rows[column].to_numpy(float)
@@ -147,48 +166,71 @@ def arena_hard_battles(
                     "prompt_id": rows["prompt_id"].astype(str).to_numpy()[keep],
                     "outcome": np.sign(s[keep]) / 2 + 0.5,
                     "weight": np.where(np.abs(s[keep]) == 2, weight, 1),
+                    "category": category[keep],
+                    "version": np.where(v2[keep], "v2.0", "v0.1"),
                 }
             )
         )
     return pd.concat(parts, ignore_index=True)
 
 
-def _one_baseline_battles(pairs: pd.DataFrame, *, judge: str, weight: int) -> pd.DataFrame:
+def _scored_battles(pairs: pd.DataFrame, *, judge: str, weight: int) -> pd.DataFrame:
     """:func:`arena_hard_battles` of ``judge``, refused (:class:`EstimationError`) when it
-    has no game with a verdict or compares with more than one baseline."""
+    has no game with a verdict or when the battles scored together (one v2.0 category,
+    or all v0.1 battles) compare with more than one baseline."""
     battles = arena_hard_battles(pairs, judge=judge, weight=weight)
     if battles.empty:
         raise EstimationError(f"judge {judge!r} has no game with a verdict")
-    if battles["baseline"].nunique() != 1:
-        raise EstimationError(
-            f"judge {judge!r} compares with {battles['baseline'].nunique()} baselines; "
-            "Arena-Hard-Auto's score is against one"
-        )
+    for category, g in battles.groupby("category", sort=True):
+        names = sorted(g["baseline"].unique())
+        if len(names) > 1:
+            where = f" in category {category!r}" if category else ""
+            raise EstimationError(
+                f"judge {judge!r} compares with {len(names)} baselines{where} "
+                f"({', '.join(names[:3])}); Arena-Hard-Auto's score is against one: "
+                "audit each baseline's judgments apart (the rows of one model_b)"
+            )
     return battles
+
+
+def _default_level(battles: pd.DataFrame) -> float:
+    """The interval level the battles' version prints (:data:`ARENA_HARD_LEVEL`; v0.1's
+    where versions are mixed)."""
+    return ARENA_HARD_LEVEL["v2.0" if (battles["version"] == "v2.0").all() else "v0.1"]
 
 
 def arena_hard_scores(
     pairs: pd.DataFrame,
     *,
     judge: str,
-    boot: Resampling = Resampling(level=0.95),
+    boot: Resampling | None = None,
     weight: int = SIGNIFICANT_WEIGHT,
 ) -> pd.DataFrame:
-    """Arena-Hard-Auto's score of each model judged by ``judge``: its Bradley–Terry win
-    rate against the baseline, in %, ``score = 100 (W + T/2) / (W + T + L)`` over the
-    weighted battles, with a ``boot.level`` percentile-bootstrap interval over the
-    weighted battle rows (``boot.n_boot`` resamples; upstream: 100 resamples, 95%).
-    The default level is 0.95, not the package's 0.9, so the interval matches the one
-    Arena-Hard-Auto itself reports.
+    """Arena-Hard-Auto's score of each model judged by ``judge`` (per category for a
+    v2.0 file, as its ``show_result.py`` scores each category against its own
+    baseline): its Bradley–Terry win rate against the baseline, in %,
+    ``score = 100 (W + T/2) / (W + T + L)`` over the weighted battles, with a
+    ``boot.level`` percentile-bootstrap interval over the model's weighted battle rows
+    (``boot.n_boot`` resamples; upstream: 100). Without ``boot`` the level is the one
+    the file's version prints (``arena_hard_version``, :data:`ARENA_HARD_LEVEL`): 95%
+    for v0.1, 90% for v2.0; ``attrs["level"]`` holds the level used, and
+    ``attrs["arena_hard_version"]`` the version ("v2.0" when every battle is v2.0's).
+    v2.0 prints the mean of its 100 bootstrap shares as the score; this is the share
+    itself, which that mean estimates.
 
-    Columns: ``model``, ``baseline``, ``score``, ``score_low``, ``score_high``,
-    ``battles`` (weighted), ``games``. Raises :class:`EstimationError` when the judge
-    has no game with a verdict, or its rows compare with more than one baseline."""
-    battles = _one_baseline_battles(pairs, judge=judge, weight=weight)
+    Columns: ``model``, ``category`` (a v2.0 file of several categories only),
+    ``baseline``, ``score``,
+    ``score_low``, ``score_high``, ``battles`` (weighted), ``games``; sorted by
+    category, then score. Raises :class:`EstimationError` when the judge has no game
+    with a verdict, or the battles scored together compare with more than one
+    baseline."""
+    battles = _scored_battles(pairs, judge=judge, weight=weight)
+    level = _default_level(battles)
+    boot = boot if boot is not None else Resampling(level=level)
     rng = np.random.default_rng(boot.seed)
     alpha = (1 - boot.level) / 2
     out = []
-    for model, g in battles.groupby("model", sort=True):
+    for (category, model), g in battles.groupby(["category", "model"], sort=True):
         expanded = np.repeat(g["outcome"].to_numpy(float), g["weight"].to_numpy(int))
         score = float(expanded.mean())
         counts = resample_counts(len(expanded), boot.n_boot, rng)
@@ -197,6 +239,7 @@ def arena_hard_scores(
         out.append(
             {
                 "model": str(model),
+                "category": str(category),
                 "baseline": str(g["baseline"].iloc[0]),
                 "score": 100 * score,
                 "score_low": 100 * float(lo),
@@ -205,7 +248,13 @@ def arena_hard_scores(
                 "games": len(g),
             }
         )
-    return pd.DataFrame(out).sort_values("score", ascending=False).reset_index(drop=True)
+    frame = pd.DataFrame(out).sort_values(["category", "score"], ascending=[True, False])
+    if battles["category"].nunique() < 2:  # one pool: no column to tell rows apart
+        frame = frame.drop(columns="category")
+    frame = frame.reset_index(drop=True)
+    frame.attrs["level"] = boot.level
+    frame.attrs["arena_hard_version"] = "v2.0" if level == ARENA_HARD_LEVEL["v2.0"] else "v0.1"
+    return frame
 
 
 def _style_design(battles: pd.DataFrame, style: pd.DataFrame) -> np.ndarray:
@@ -277,7 +326,7 @@ def arena_hard_style_scores(
     style: pd.DataFrame,
     *,
     judge: str,
-    boot: Resampling = Resampling(level=0.95),
+    boot: Resampling | None = None,
     weight: int = SIGNIFICANT_WEIGHT,
 ) -> pd.DataFrame:
     """Arena-Hard-Auto's style-controlled score of each model judged by ``judge``: its
@@ -285,17 +334,27 @@ def arena_hard_style_scores(
     ``100 σ(β_m)``, from the Bradley–Terry
     fit ``logit P(m wins) = β_m + γ · z`` over the weighted battles, z the four
     standardised style features (module docstring), with a ``boot.level`` percentile
-    bootstrap over the weighted battle rows (every resample refits β and γ); the
-    default level is 0.95, as Arena-Hard-Auto reports it.
+    bootstrap over the weighted battle rows (every resample refits β and γ); without
+    ``boot``, at the level the file's version prints (95% for v0.1, 90%
+    for v2.0, :data:`ARENA_HARD_LEVEL`).
 
     ``style``: one row per answer, ``model``, ``prompt_id`` and :data:`STYLE_FEATURES`
     (Arena-Hard-Auto's answer metadata; a count given per kind is summed). Columns:
     ``model``, ``baseline``, ``style_score``, ``style_score_low``, ``style_score_high``,
     ``battles``, ``games``; ``attrs["coefficients"]`` holds γ by feature (log-odds per
     sd of the feature; 0 = style does not sway the judge). Raises
-    :class:`EstimationError` without battles, with more than one baseline, or without
-    style counts for an answer."""
-    battles = _one_baseline_battles(pairs, judge=judge, weight=weight)
+    :class:`EstimationError` without battles, with more than one baseline, with a v2.0
+    file's battles in more than one category (v2.0 fits each category apart: give one
+    category's rows), or without style counts for an answer."""
+    battles = _scored_battles(pairs, judge=judge, weight=weight)
+    categories = sorted(battles["category"].unique())
+    if len(categories) > 1:
+        raise EstimationError(
+            f"judge {judge!r} judged {len(categories)} Arena-Hard v2.0 categories "
+            f"({', '.join(categories[:4])}); style control is fitted per category: audit "
+            "one category's rows (the pairs' category) for it"
+        )
+    boot = boot if boot is not None else Resampling(level=_default_level(battles))
     reps = battles["weight"].to_numpy(int)
     expanded = battles.loc[battles.index.repeat(reps)].reset_index(drop=True)
     z = _style_design(expanded, style)

@@ -176,6 +176,7 @@ def test_a_roster_that_draws_the_strata_otherwise_is_refused_at_apply() -> None:
                                "ChatGPT": "family", "gpt35_turbo": "family",
                                "gpt-35-turbo": "family", "gpt3.5-turbo": "family",
                                "claude": "other", "claude-1": "other",
+                               "anthropic.claude-v1": "other", "bedrock_claude": "other",
                                "vicuna-13b-v1.2": "other"}  # fmt: skip
     other = judge["thresholds"]["other"]
     assert judge["thresholds"]["family"] is None and other is not None

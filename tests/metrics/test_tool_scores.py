@@ -306,3 +306,32 @@ def test_arena_hard_interval_level_follows_the_files_version() -> None:
     assert wide["score"] == narrow["score"]
     assert wide["score_low"] <= narrow["score_low"] < narrow["score_high"] <= wide["score_high"]
     assert (wide["score_low"], wide["score_high"]) != (narrow["score_low"], narrow["score_high"])
+
+
+def test_arena_hard_v2_headlines_name_their_category_and_each_baseline_its_writer(
+    tmp_path: Path,
+) -> None:
+    """With v2.0's categories scored apart, each headline read "qwq-32b scores X%
+    against <baseline>" alone: hard_prompt, coding and math share o3-mini, so their
+    lines could not be told apart; the table had no words for its category column; and
+    the judge-wrote-the-baseline line looked at the first baseline only. Renamed so the
+    judge gpt-4.1 is creative_writing's baseline (gemini-2.0-flash-001's games), the
+    line names that baseline and counts its 4 games' records, not hard_prompt's."""
+    heads = audit([V2], options=FAST)
+    lines = [h for h in heads.headlines if "qwq-32b in category" in h]
+    assert len(lines) == 2
+    assert any("in category hard_prompt scores 100.0%" in h for h in lines)
+    assert any("in category creative_writing scores 0.0%" in h for h in lines)
+    (table,) = [t for t in heads.tables if t.name.startswith("arena-hard-scores")]
+    assert "category" in table.columns and "own baseline" in table.columns["category"]
+    text = V2.read_text("utf-8").replace("gemini-2.0-flash-001", "gpt-4.1")
+    own = tmp_path / "arena-hard-v2.0_qwq-32b.jsonl"
+    own.write_text(text, "utf-8")
+    said = [h for h in audit([own], options=FAST).headlines if "wrote the baseline" in h]
+    records = [json.loads(line) for line in text.splitlines() if line]
+    games = 2 * sum(  # v2.0 keeps a record whose two games both have a score
+        r["baseline"] == "gpt-4.1" and all(g is not None and g["score"] for g in r["games"])
+        for r in records
+    )
+    assert len(said) == 1 and "the baseline gpt-4.1" in said[0]
+    assert f"in all {games:,} comparisons" in said[0]

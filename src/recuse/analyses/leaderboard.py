@@ -377,6 +377,8 @@ def tool_columns(kind: str, level: float) -> dict[str, str]:
         "weighted battles)"
     )
     arena = {
+        "category": "the Arena-Hard v2.0 category, scored apart against its own baseline "
+        "(as upstream's show_result.py does)",
         "model": "the model compared with the baseline",
         "baseline": "the model on the other side of every battle",
         "battles": f"the battles counted: each game once, a '>>' verdict {SIGNIFICANT_WEIGHT}×",
@@ -426,8 +428,8 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
                 f"{inp.name}, Arena-Hard-Auto, judge {judge}: not computed: {exc}."
             )
             continue
-        _own_baseline(ctx, inp, "Arena-Hard-Auto", judge, str(scores["baseline"].iloc[0]),
-                      int(scores["games"].sum()))  # fmt: skip
+        for baseline, games in scores.groupby("baseline")["games"].sum().items():
+            _own_baseline(ctx, inp, "Arena-Hard-Auto", judge, str(baseline), int(games))
         part.tables.append(
             Table(slug("arena-hard-scores", inp.name, judge),
                   f"Arena-Hard-Auto scores, judge {judge} — {inp.name}", scores,
@@ -435,8 +437,10 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
         )  # fmt: skip
         styled, why = _arena_hard_style(ctx, frame, judge, style, no_style)
         for r in scores.itertuples():
+            category = f" in category {r.category}" if "category" in scores.columns else ""
             line = (
-                f"{inp.name}, Arena-Hard-Auto, judge {judge}: {r.model} scores {r.score:.1f}% "
+                f"{inp.name}, Arena-Hard-Auto, judge {judge}: {r.model}{category} scores "
+                f"{r.score:.1f}% "
                 f"[{r.score_low:.1f}, {r.score_high:.1f}] against {r.baseline} (Bradley–Terry "
                 f"win rate, a '>>' verdict counted {SIGNIFICANT_WEIGHT}×; {percent(o.level)} "
                 f"bootstrap over {r.battles:,} battles from {r.games:,} games; 50% = as good "

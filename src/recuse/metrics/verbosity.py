@@ -42,14 +42,12 @@ counts), and ``unit="column"`` always uses those columns.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, cast
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from scipy import stats
 
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.files import words_in
@@ -61,6 +59,7 @@ from recuse.metrics.bootstrap import (
     difference_of_means,
     difference_of_ratios,
     ratio,
+    share_interval,
 )
 from recuse.metrics.estimate import MetricSpec, clusters_of, items_of, run_one
 from recuse.metrics.result import MetricResult
@@ -622,20 +621,12 @@ def bin_interval(
     span: tuple[float, float] = (0.0, 1.0),
 ) -> tuple[float, float]:
     """The interval of a curve bin's mean of a per-pair value within ``span = (lo, hi)``:
-    a Wilson score interval at the effective number of pairs the bootstrap measures.
-
-    With ``p = (mean − lo) / (hi − lo)``, ``s`` the bootstrap standard error on that scale
-    times ``√(G / (G − 1))`` (the bootstrap's variance of a mean over ``G`` prompts is
-    ``(G − 1) / G`` of the unbiased one) and ``z = Φ⁻¹(1 − α/2)``::
-
-        m = p (1 − p) / s²          (the effective pairs; G, the prompts, where s = 0)
-        ends = (p + z²/(2m) ± z √(p (1 − p)/m + z²/(4m²))) / (1 + z²/m)
-
-    mapped back to ``lo + (hi − lo) · end``. The bootstrap's own BCa interval of a bin
-    of 5–10 pairs held a planted agreement of 0.9 or 0.7 in 0.65 of simulated tables of
-    51 pairs (10–20 pairs: 0.87; 0.53 and 0.76 at 200 pairs): a bin whose pairs all agree
-    has resamples that all agree, an interval of zero width at 1. This one held it in
-    0.95 and 0.96 (0.96 and 0.93 at 200 pairs; 0.90 for bins of 20–50), and reads
+    :func:`~recuse.metrics.bootstrap.share_interval`, a Wilson score interval at the
+    effective number of pairs the bootstrap measures. The bootstrap's own BCa interval of
+    a bin of 5–10 pairs held a planted agreement of 0.9 or 0.7 in 0.65 of simulated tables
+    of 51 pairs (10–20 pairs: 0.87; 0.53 and 0.76 at 200 pairs): a bin whose pairs all
+    agree has resamples that all agree, an interval of zero width at 1. This one held it
+    in 0.95 and 0.96 (0.96 and 0.93 at 200 pairs; 0.90 for bins of 20–50), and reads
     [0.75, 1] for 8 of 8 on 8 prompts (``benchmarks/metric_coverage.py``, section
     ``curve bins``). Student's t for the prompts instead of ``z`` over-covered (0.98 for
     bins of 5–10 pairs).
@@ -643,17 +634,7 @@ def bin_interval(
     >>> [round(x, 4) for x in bin_interval(1.0, n=8, std_error=0.0, clusters=8, level=0.9)]
     [0.7473, 1.0]
     """
-    lo, hi = span
-    width = hi - lo
-    p = min(max((mean - lo) / width, 0.0), 1.0)
-    g = max(clusters, 2)
-    s = std_error / width * math.sqrt(g / (g - 1))
-    var = p * (1 - p)
-    m = var / (s * s) if s > 0 and var > 0 else float(g)
-    z = float(stats.norm.ppf(0.5 + level / 2))
-    centre = (p + z * z / (2 * m)) / (1 + z * z / m)
-    half = z * math.sqrt(var / m + z * z / (4 * m * m)) / (1 + z * z / m)
-    return lo + width * max(centre - half, 0.0), lo + width * min(centre + half, 1.0)
+    return share_interval(mean, n=n, std_error=std_error, clusters=clusters, level=level, span=span)
 
 
 def curve_table(

@@ -120,3 +120,26 @@ def test_no_self_preference_leaves_no_harmful_excess() -> None:
     r = next(r for r in results if r.metric == "harmful_excess")
     assert r.ci_low <= 0 <= r.ci_high
     assert np.isfinite(r.estimate)
+
+
+def test_a_rate_rung_reads_wilsons_interval_where_the_resamples_cannot_vary() -> None:
+    """On the table above the judge's 10 own-better pairs (one a prompt) are all chosen in
+    both orders and none splits: the resamples of both rungs are all alike and the
+    bootstrap read [1, 1] and [0, 0], ruling nothing out. A rate's interval is Wilson's at
+    the prompts there: 10 of 10 and 0 of 10 at 90% (statsmodels: 0.7870 to 1 and 0 to
+    0.2130). The split rung of the 30 own-worse pairs (20 of 30, one a prompt) reads
+    Wilson's for 20 of 30 to the resampling's error; the differences keep their BCa."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    results, _ = self_preference_ladder(_table(), min_n=1, boot=Resampling(n_boot=4000, seed=2))
+    got = {r.metric: r for r in results}
+    for rung, k, n in (("legitimate_own_both", 10, 10), ("legitimate_split", 0, 10)):
+        r = got[rung]
+        low, high = proportion_confint(k, n, alpha=0.1, method="wilson")
+        assert (r.ci_low, r.ci_high) == pytest.approx((low, high), abs=1e-9), rung
+        assert not any(w.startswith("no variation") for w in r.warnings), rung
+        assert "Wilson score interval" in r.method and r.interval_rule is None
+    low, high = proportion_confint(20, 30, alpha=0.1, method="wilson")
+    split = got["harmful_split"]
+    assert (split.ci_low, split.ci_high) == pytest.approx((low, high), abs=0.01)
+    assert got["eo"].interval_rule == "bca" and "Wilson" not in got["eo"].method

@@ -109,7 +109,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     adj = lb.adjusted
     method = (
         f"Bradley–Terry logistic GLM (statsmodels) of the verdicts of {judges}; "
-        f"{percent(o.level)} percentile interval, one-step cluster bootstrap over prompts "
+        f"{percent(o.level)} percentile interval, its ends expanded for the prompts "
+        f"(Student's t), one-step cluster bootstrap over prompts "
         f"({o.n_boot} resamples); n = the judged pairs fitted"
         + (f", {left}" if (left := adj.left_out_words()) else "")
     )

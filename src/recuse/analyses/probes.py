@@ -35,7 +35,8 @@ TABLE_COLUMNS = {
     "edit, minus the change the placebo makes; 0 = no effect (verbosity: verbose minus "
     "concise rewrite)",
     "ci_low": "the low end of its interval at level (cluster bootstrap over prompts, both "
-    "versions of a pair resampled together)",
+    "versions of a pair resampled together; where no pair moved, the exact bound the "
+    "prompts allow)",
     "ci_high": "the high end",
     "level": "the interval's confidence level as a share (0.95: a 95% interval)",
     "n": "base pairs judged in every version the effect reads",

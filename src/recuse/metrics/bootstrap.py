@@ -102,6 +102,7 @@ __all__ = [
     "pooled_ratio",
     "ratio",
     "resample_counts",
+    "share_interval",
     "signed_share",
     "sparse_counts",
 ]
@@ -919,6 +920,48 @@ def expanded_quantile(q: float, clusters: int) -> float:
     from scipy.stats import t
 
     return math.sqrt(clusters / (clusters - 1)) * float(t.ppf(q, clusters - 1))
+
+
+def share_interval(
+    mean: float,
+    *,
+    n: int,
+    std_error: float,
+    clusters: int,
+    level: float,
+    span: tuple[float, float] = (0.0, 1.0),
+) -> tuple[float, float]:
+    """The interval of a mean of per-pair values within ``span = (lo, hi)`` (a share: 0
+    to 1) from ``clusters`` prompts: a Wilson score interval at the effective number of
+    pairs the cluster bootstrap measures, which keeps its ends within the span and has
+    width where every pair reads the same (the bootstrap's interval then has none).
+
+    With ``p = (mean − lo) / (hi − lo)``, ``s`` the bootstrap's standard error on that
+    scale times ``√(G / (G − 1))`` (the bootstrap's variance of a mean over ``G`` prompts
+    is ``(G − 1) / G`` of the unbiased one) and ``z = Φ⁻¹((1 + level) / 2)``::
+
+        m = p (1 − p) / s²          (the effective pairs; G, the prompts, where s = 0)
+        ends = (p + z²/(2m) ± z √(p (1 − p)/m + z²/(4m²))) / (1 + z²/m)
+
+    mapped back to ``lo + (hi − lo) · end``. ``n`` (the pairs) is not read: where every
+    pair reads the same the prompts are the sample's independent units. Measured: the
+    verbosity curves' bins (:func:`recuse.metrics.verbosity.bin_interval`) and the
+    ladder's rates (:mod:`recuse.metrics.ladder`).
+
+    >>> [round(x, 4) for x in share_interval(0.0, n=9, std_error=0.0, clusters=9, level=0.9)]
+    [0.0, 0.2311]
+    """
+    lo, hi = span
+    width = hi - lo
+    p = min(max((mean - lo) / width, 0.0), 1.0)
+    g = max(clusters, 2)
+    s = std_error / width * math.sqrt(g / (g - 1))
+    var = p * (1 - p)
+    m = var / (s * s) if s > 0 and var > 0 else float(g)
+    z = float(ndtri((1 + level) / 2))
+    centre = (p + z * z / (2 * m)) / (1 + z * z / m)
+    half = z * math.sqrt(var / m + z * z / (4 * m * m)) / (1 + z * z / m)
+    return lo + width * max(centre - half, 0.0), lo + width * min(centre + half, 1.0)
 
 
 def expanded_probability(z: float, clusters: int) -> float:

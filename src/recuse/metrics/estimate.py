@@ -155,6 +155,17 @@ class MetricSpec:
     #: self- and family preference, agreement, the position rates; not the
     #: equal-opportunity ones, which held them 0.88–0.94 and read 0.96–0.97 expanded)
     expanded: bool = False
+    #: the range of one pair's term (its greatest minus its least value), which the exact
+    #: bound of an :attr:`unseen` rate scales by (:func:`unseen_span`): 1 for a rate of
+    #: shares, 2 for a difference of two shares (a probe's effect, −1 to +1)
+    span: float = 1.0
+    #: what the prompts that could move an :attr:`unseen` rate hold, in words after "the
+    #: share of prompts" (:func:`unseen_method`)
+    movers: str = "whose verdict changes with the order"
+    #: an :attr:`unseen` rate's ends are widened where few prompts move it
+    #: (:func:`moved_span`); False: only a zero width is replaced (by the exact bound),
+    #: and the interval is otherwise BCa (expanded where :attr:`expanded`)
+    widens: bool = True
 
 
 def fold(estimate: float, low: float, high: float) -> tuple[float, float, float]:
@@ -510,7 +521,7 @@ def to_results(
             # (and where the resamples cannot vary though some pairs change: prompts whose
             # own first-position rate is 0.5, a flip each way, read 0.50 [0.50, 0.50],
             # narrower than the exact bound of none changing)
-            widen = spec.unseen and 0 <= est.moving <= est.n_clusters / 2
+            widen = spec.unseen and spec.widens and 0 <= est.moving <= est.n_clusters / 2
             balanced = widen and flat and est.moving > 0
             widen = widen and (not flat or balanced)
             # a BCa interval from few prompts is expanded (Student's t for them; the
@@ -554,13 +565,14 @@ def to_results(
             if unseen:
                 # the resamples cannot vary: the data bound what could (unseen_span)
                 low, high = unseen_span(
-                    value, est.n_clusters, boot.level, bound=spec.bound, heaviest=est.heaviest
-                )
+                    value, est.n_clusters, boot.level, bound=spec.bound, heaviest=est.heaviest,
+                    span=spec.span,
+                )  # fmt: skip
                 # no standard error: the resamples' 0 measures nothing, and one read off
                 # the bound's width would claim a power it lacks (the bound shrinks as 1/n:
                 # "±0.13 detectable" from 12 prompts, detected 67% of the time, not 80%)
                 std_error = math.nan
-                words = unseen_method(boot.level, est.n_clusters)
+                words = unseen_method(boot.level, est.n_clusters, movers=spec.movers)
             rule: IntervalRule = (
                 "exact_bound" if unseen else "widened" if widen else "expanded" if expand else kind
             )
@@ -613,6 +625,7 @@ def unseen_span(
     bound: NullBound | None = None,
     heaviest: float = 1.0,
     moving: int = 0,
+    span: float = 1.0,
 ) -> tuple[float, float]:
     """The interval of a share whose pairs could all have come out otherwise, where none
     of ``clusters`` prompts did (a judge whose verdict is the same in both orders on
@@ -638,12 +651,18 @@ def unseen_span(
     did), about ``value`` as above — the bound :func:`moved_span` keeps a widened
     interval within.
 
+    ``span``: the range of one pair's term (``MetricSpec.span``), which every move above
+    is times: a probe's effect, a difference of two shares from −1 to +1 (span 2), moves
+    at most ``s`` either way (``value ± s``).
+
     >>> [round(x, 4) for x in unseen_span(0.5, 12, 0.9)]
     [0.4127, 0.5873]
     >>> [round(x, 4) for x in unseen_span(0.0, 350, 0.9, bound="floor")]
     [0.0, 0.0066]
     >>> [round(x, 4) for x in unseen_span(0.0, 12, 0.9, bound="floor", heaviest=1.5)]
     [0.0, 0.2619]
+    >>> [round(x, 4) for x in unseen_span(0.0, 12, 0.9, span=2.0)]
+    [-0.1746, 0.1746]
     """
     if moving == 0:
         u = -math.expm1(math.log(1 - level) / clusters)
@@ -653,7 +672,7 @@ def unseen_span(
         u = float(beta.ppf(level, moving + 1, clusters - moving))
     else:
         u = 1.0
-    u = min(1.0, u * heaviest)
+    u = min(1.0, u * heaviest) * span
     if bound == "floor":
         return value, value + u
     if bound == "ceiling":
@@ -661,7 +680,9 @@ def unseen_span(
     return value - u / 2, value + u / 2
 
 
-def unseen_method(level: float, clusters: int) -> str:
+def unseen_method(
+    level: float, clusters: int, *, movers: str = "whose verdict changes with the order"
+) -> str:
     """The words of :func:`unseen_span`'s interval for a result's ``method``.
 
     >>> unseen_method(0.9, 12)[:60]
@@ -669,7 +690,7 @@ def unseen_method(level: float, clusters: int) -> str:
     """
     return (
         f"{percent(level)} {EXACT_BOUND}: one-sided Clopper–Pearson on the "
-        f"share of prompts whose verdict changes with the order, 0 of {clusters:,}, times "
+        f"share of prompts {movers}, 0 of {clusters:,}, times "
         "the largest prompt's pairs over the mean's"
     )
 

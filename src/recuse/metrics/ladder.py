@@ -30,12 +30,23 @@ harmful_excess         harmful − baseline_error: how much more often the judge
 
 Conditional rungs drop reference ties. All rungs share one prompt-clustered bootstrap
 (the project's :func:`~recuse.metrics.bootstrap.cluster_bootstrap`), so differences
-between rungs are paired.
+between rungs are paired. A rung that is one rate (a mean of per-pair shares, 0 to 1)
+takes the Wilson score interval at the effective pairs that bootstrap measures
+(:func:`~recuse.metrics.bootstrap.share_interval`, :func:`share_rungs`); the three
+differences keep their BCa interval (demographic parity's expanded for few prompts, as
+the pairwise one's). Measured on ``benchmarks/metric_coverage.py``'s few-prompts design
+(30 prompts of 3 pairs, biases varying by prompt; truths: a 600,000-pair table's
+rungs), 300 tables: the split rungs (9 pairs of the judge's a table) held the truth
+(0.10) in 0.53–0.57 of them with the BCa interval — of zero width at 0 where no pair
+split — and 0.93–0.96 with this one (1.2 times as wide); the other rates 0.89–0.95
+(BCa: 0.90–0.96 at 1.1 times the width); demographic parity 0.85 plain, 0.87 expanded. At
+100 prompts the rates read 0.87–0.92 either way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -48,11 +59,13 @@ from recuse.metrics.bootstrap import (
     check_min_n,
     difference_of_ratios,
     ratio,
+    share_interval,
 )
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_specs, unlabelled_judges
 from recuse.metrics.result import MetricResult, NullBound, Skipped
 from recuse.metrics.self_preference import favored_side
 from recuse.metrics.verdicts import TIE_TOL, judge_codes, orient, require_pairs
+from recuse.numbers import percent
 from recuse.roster import self_keys
 
 __all__ = ["RUNGS", "rung_definition", "self_preference_ladder"]
@@ -131,7 +144,12 @@ def _spec(
     )
     # a rung that is one ratio is a rate (never below its no-bias value 0): its floor
     bound: NullBound | None = "floor" if combine is ratio else None
-    return MetricSpec(name, stat, RUNGS[name], labelled=name != "own_win_rate", bound=bound)
+    # demographic parity's BCa interval expanded for few prompts, as the pairwise one's
+    # (its plain interval held the truth 0.85 of the time at 30 prompts)
+    return MetricSpec(
+        name, stat, RUNGS[name], labelled=name != "own_win_rate", bound=bound,
+        expanded=name == "dp_difference",
+    )  # fmt: skip
 
 
 def self_preference_ladder(
@@ -223,10 +241,44 @@ def self_preference_ladder(
              other_better | others, combine=difference_of_ratios,
              need=(other_wins, other_models)),
     ]  # fmt: skip
-    return run_specs(
+    results, skipped = run_specs(
         specs,
         clusters_of(pairs),
         boot=boot,
         min_n=min_n,
         unlabelled=unlabelled_judges(pairs, codes, labels),
     )
+    rates = {s.metric for s in specs if s.stat.combine is ratio}
+    return share_rungs(results, rates, boot=boot), skipped
+
+
+#: the start of the zero-width warning (:func:`recuse.metrics.estimate.interval_warnings`),
+#: which a rate's Wilson interval no longer has
+_NO_VARIATION = "no variation in the resamples"
+
+
+def share_rungs(
+    results: list[MetricResult], rates: set[str], *, boot: Resampling
+) -> list[MetricResult]:
+    """``results`` with each rate rung's interval (``rates``: one ratio of per-pair shares)
+    replaced by :func:`~recuse.metrics.bootstrap.share_interval`'s: the Wilson score
+    interval at the effective pairs of the bootstrap's standard error (the prompts where
+    every pair reads the same), within 0 to 1, and its method's words saying so."""
+    out = []
+    for r in results:
+        if r.metric not in rates:
+            out.append(r)
+            continue
+        low, high = share_interval(
+            r.estimate, n=r.n, std_error=r.std_error, clusters=r.n_clusters, level=r.level
+        )
+        method = r.method.split("; ")[0] + (
+            f"; {percent(r.level)} Wilson score interval at the effective pairs of the "
+            f"cluster bootstrap over prompts ({boot.n_boot} resamples): p(1 − p)/se², the "
+            "prompts where every pair reads the same"
+        )
+        kept = tuple(w for w in r.warnings if not w.startswith(_NO_VARIATION))
+        out.append(
+            replace(r, ci_low=low, ci_high=high, method=method, warnings=kept, interval_rule=None)
+        )
+    return out

@@ -16,7 +16,19 @@ original cancels); 0 = the probe moves the judge no more than a no-op edit. The
 components give the flip rates — the share of base pairs whose pick (s ≷ ½) differs
 from the original's — for the probe and for the placebo. The interval is the
 project's prompt-clustered bootstrap, paired (both versions of a pair resampled
-together).
+together), BCa. The effect is a sparse rate: only the base pairs whose share differs
+between the two versions compared move it off 0; where none does, the resamples cannot
+vary (the bootstrap read [0, 0]) and the interval is the exact bound on the share of
+prompts holding such a pair (:func:`~recuse.metrics.estimate.unseen_span` with span 2: a
+pair's difference lies in −1..+1). The bootstrap's interval alone held a planted effect
+of 0.048 (a pick judge; an edit that wins, on a prompt, a share drawn from U(0, 0.2) of
+the pairs lost in the original; 2 base pairs a prompt) in 0.79 of 300 tables at 20
+prompts — of zero width at 0 in 12% of them, where no pair moved; with the exact bound
+there, 0.91 (0.96 at 30 prompts, 0.91 at 40; at an effect of 0.14, 0.87, 0.92 and
+0.91). The position rates' widening by Student's t on the moving prompts
+(:func:`~recuse.metrics.estimate.moved_span`) held it 0.99 at 2.4 times the width, so it
+is not used (``MetricSpec.widens``); the expanded BCa ends held it 0.94 / 0.91 at 20
+prompts (``benchmarks/metric_coverage.py``, section ``probes``).
 
 With both model rewrites (:mod:`recuse.probes.rewrite`), the verbosity contrast
 (metric ``probe_verbosity``, Saito et al. §4's same-source comparison) is
@@ -66,7 +78,26 @@ def _pick(s: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.where(s > 0.5 + TIE_TOL, 1.0, np.where(s < 0.5 - TIE_TOL, 0.0, 0.5))
 
 
+#: what the prompts that could move a probe's effect hold (``MetricSpec.movers``)
+MOVERS = "holding a base pair picked otherwise in the two versions compared"
+
+
+def _unmoved(t: NDArray[np.float64]) -> str | None:
+    """Why the resamples of a probe's effect cannot vary, from a group's totals (the last:
+    the base pairs whose share differs between the two versions compared), or None."""
+    pairs, moved = int(t[1]), t[-1]
+    if pairs == 0 or moved > 0:
+        return None
+    return (
+        f"the treated answer's share is the same in the two versions compared on all "
+        f"{pairs:,} base pairs: the resamples cannot vary, so the interval is the one the "
+        "prompts allow — the share of them holding a pair the edit could move, none seen "
+        "(its exact bound at the interval's level); more prompts narrow it"
+    )
+
+
 def _components(t: NDArray[np.float64]) -> dict[str, float]:
+    t = t[:-1]  # the last: the base pairs that move the effect (sparse rate)
     n = t[1]
     names = ("flip_rate", "placebo_flip_rate", "words_verbose", "words_concise")
     return {k: float(t[i] / n) if n else float("nan") for i, k in enumerate(names[: len(t) - 2], 2)}
@@ -139,14 +170,27 @@ def probe_effects(
                 np.where(ok, _pick(treat_s) != _pick(control_s if name == VERBOSITY else s_o), 0.0),
                 np.where(ok, (_pick(s_0) != _pick(s_o)).astype(float), 0.0),
                 *[np.where(ok, np.nan_to_num(x), 0.0) for x in extra],
+                np.where(ok, np.abs(treat_s - control_s) > TIE_TOL, False).astype(float),
             ]
         )
         stat = GroupedStatistic(
             name=f"probe_{name}", values=values, group=np.where(ok, codes, -1), labels=labels,
             combine=ratio, required=((1, f"base pairs judged in the {versions} versions"),),
-            boot_k=2,
+            boot_k=2, sparse=True,
         )  # fmt: skip
-        specs.append(MetricSpec(f"probe_{name}", stat, method, _components))
+        specs.append(
+            MetricSpec(
+                f"probe_{name}",
+                stat,
+                method,
+                _components,
+                constant=_unmoved,
+                unseen=True,
+                span=2.0,
+                movers=MOVERS,
+                widens=False,
+            )
+        )
 
     for name in [n for n in {**PROBES, **REWRITES} if n != "placebo" and n in cols]:
         add(name, name, "placebo", [], (

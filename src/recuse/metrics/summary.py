@@ -364,7 +364,7 @@ def pairwise_bias(
         if not (x.metric in (CALIBRATED, FAMILY_CALIBRATED, *CALIBRATED_RUNGS) and x.judge in unfit)
     ]
     curve_frames = {
-        name: curve_table(stat, est, edges, with_judge=with_judge)
+        name: curve_table(stat, est, edges, with_judge=with_judge, level=boot.level)
         for (name, stat, with_judge), est in zip(curve_stats, estimates[len(specs) :], strict=True)
     }
     order = {m: i for i, m in enumerate(METRICS)}

@@ -1,0 +1,75 @@
+"""A pick judge's probe effect on 20 prompts: the interval where no base pair moves, and
+coverage of a planted effect (:mod:`recuse.metrics.probes`).
+
+Each base pair's original pick for the treated answer is a fair coin; the placebo keeps
+it but on a tenth of pairs, re-drawn (a fair coin again); the edit is the placebo's pick,
+except that a pair lost in the original is won with probability ``f`` drawn per prompt
+from U(0, 0.2). The true effect, by hand: E[s_edit − s_placebo] = P(lost) · E[f] ·
+P(placebo keeps it lost) = 0.5 · 0.1 · (0.9 + 0.1 · 0.5) = 0.0475."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recuse.metrics.bootstrap import Resampling
+from recuse.metrics.probes import probe_effects
+
+TRUTH = 0.5 * 0.1 * (0.9 + 0.1 * 0.5)
+
+
+def _row(q: int, k: int, probe: str, treated: str, share: float) -> dict[str, object]:
+    return {
+        "judge": "j", "prompt_id": f"q{q}", "base_item": f"q{q}-{k}",
+        "item_id": f"q{q}-{k}:{probe}", "probe": probe, "treated": treated,
+        "model_a": "x", "model_b": "y", "p_a": share if treated == "a" else 1.0 - share,
+    }  # fmt: skip
+
+
+def _table(rng: np.random.Generator, prompts: int = 20, per_prompt: int = 2) -> pd.DataFrame:
+    rows = []
+    for q in range(prompts):
+        f = rng.uniform(0.0, 0.2)
+        for k in range(per_prompt):
+            s = float(rng.random() < 0.5)
+            placebo = s if rng.random() > 0.1 else float(rng.random() < 0.5)
+            edit = 1.0 if s == 0 and rng.random() < f else placebo
+            treated = "a" if rng.random() < 0.5 else "b"
+            for probe, share in (("original", s), ("placebo", placebo), ("authority", edit)):
+                rows.append(_row(q, k, probe, treated, share))
+    return pd.DataFrame(rows)
+
+
+def test_an_effect_no_pair_moves_reads_the_exact_bound_not_zero_width() -> None:
+    """20 one-pair prompts on which the edit and the placebo give the same pick: the
+    resamples cannot vary (the bootstrap read [0, 0]); the share of prompts holding a
+    pair the edit moves is at most u = 1 − 0.1^(1/20) = 0.1088 at 90% (one-sided
+    Clopper–Pearson for 0 of 20), and a pair's difference lies in −1..+1, so the effect
+    is within ±u."""
+    rows = [
+        _row(q, 0, probe, "a", float(q % 2))
+        for q in range(20)
+        for probe in ("original", "placebo", "authority")
+    ]
+    (r,), skipped = probe_effects(pd.DataFrame(rows), boot=Resampling(n_boot=200, seed=1))
+    assert not skipped and r.estimate == 0.0
+    u = 1 - 0.1 ** (1 / 20)
+    assert u == pytest.approx(0.1088, abs=1e-4)
+    assert (r.ci_low, r.ci_high) == pytest.approx((-u, u))
+    assert r.interval_rule == "exact_bound"
+    assert "holding a base pair picked otherwise" in r.method
+
+
+def test_a_planted_effect_on_20_prompts_is_held_about_nine_times_in_ten() -> None:
+    """150 tables of 20 prompts of 2 base pairs: the interval holds 0.0475 at least 0.86
+    of the time (measured 0.91 at 300 tables; the bootstrap's interval alone 0.79, zero
+    width at 0 in 12% of them; 0.73 on these 150)."""
+    held = []
+    for r in range(150):
+        res, _ = probe_effects(
+            _table(np.random.default_rng(900 + r)), boot=Resampling(n_boot=300, seed=r)
+        )
+        (x,) = [x for x in res if x.metric == "probe_authority"]
+        held.append(x.ci_low <= TRUTH <= x.ci_high)
+    assert np.mean(held) >= 0.86, np.mean(held)

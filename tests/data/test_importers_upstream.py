@@ -209,7 +209,7 @@ def test_two_templates_of_one_judge_are_not_pooled() -> None:
     left = [x for x in imported.notes if "left out" in x]
     assert len(left) == 1
     assert "alpaca_eval_gpt4_turbo_fn's 12 annotations of cohere left out" in left[0]
-    assert "kept alpaca_eval_cot_gpt4_turbo_fn, the first by name" in left[0]
+    assert "kept alpaca_eval_cot_gpt4_turbo_fn's 13 annotations, the first by name." in left[0]
     report = audit([COHERE], options=AuditOptions(n_boot=100, only=("leaderboard",)))
     tables = [t for s in report.sections for t in s.tables if t.name.startswith("lc-win-rate")]
     row = tables[0].frame.iloc[0]
@@ -243,7 +243,42 @@ def test_the_leaderboard_annotator_is_kept_and_the_dataset_reader_agrees(
         left = [x for x in notes if "left out" in x]
         assert len(left) == 1, notes
         assert "alpaca_eval_cot_gpt4_turbo_fn's 13 annotations of cohere left out" in left[0]
-        assert "kept weighted_alpaca_eval_gpt4_turbo, the leaderboard's" in left[0]
+        # the kept config covers fewer instructions (12 of the 13): said, with both counts
+        assert (
+            "kept weighted_alpaca_eval_gpt4_turbo's 12 annotations, the leaderboard's, "
+            "though it holds fewer (12 to 13)."
+        ) in left[0]
+
+
+def test_two_templates_of_one_judge_against_two_baselines_are_both_kept(
+    tmp_path: Path,
+) -> None:
+    """Two configs of gpt-4-1106-preview on cohere's answers, each against its own
+    baseline (cot against gpt4_1106_preview as upstream, fn against text_davinci_003,
+    AlpacaEval 1's): two comparisons, no instruction counted twice, so both are kept
+    (13 + 12 rows) and no note says one was left out, in the dataset reader and the
+    folder import alike. Was: one per judge, model and variant, the baseline not
+    looked at, so the fn config's 12 rows against text_davinci_003 were dropped."""
+    from recuse.data.alpaca_eval import read_alpaca_eval
+
+    davinci = [{**r, "generator_1": "text_davinci_003"} for r in _records(COHERE_FN)]
+    for name, recs in [
+        ("alpaca_eval_cot_gpt4_turbo_fn", _records(COHERE_COT)),
+        ("alpaca_eval_gpt4_turbo_fn", davinci),
+    ]:
+        (tmp_path / "results/cohere" / name).mkdir(parents=True)
+        (tmp_path / "results/cohere" / name / "annotations.json").write_text(json.dumps(recs))
+    roster = Roster.builtin()
+    roster.keep(["cohere"])
+    table = read_alpaca_eval(tmp_path, roster)
+    imported = read_import(tmp_path / "results", "alpaca-eval", unknown_models="keep")
+    for frame, notes in [(table, table.attrs["notes"]), (imported.frame, imported.notes)]:
+        assert len(frame) == 13 + 12
+        assert frame.groupby("model_a").size().to_dict() == {
+            "gpt-4-1106-preview": 13,
+            "text-davinci-003": 12,
+        }
+        assert not [x for x in notes if "left out" in x], notes
 
 
 # ------------------------------------------------------------------ FastChat single

@@ -32,7 +32,7 @@ Dataset ``alpaca-eval`` -> a ``pairs`` table, one row per annotation in every
 =================  ==============================================================
 
 Where a folder holds two annotator configs that the roster maps to one judge for one
-model (``weighted_alpaca_eval_gpt4_turbo`` beside ``alpaca_eval_gpt4_turbo_fn``:
+model and baseline (``weighted_alpaca_eval_gpt4_turbo`` beside ``alpaca_eval_gpt4_turbo_fn``:
 two prompt templates of gpt-4-1106-preview), one config's rows are kept, as AlpacaEval
 reports one number per config: :func:`one_annotator_per_judge`.
 """
@@ -252,25 +252,33 @@ def _kept_annotator(names: list[str]) -> tuple[str, str]:
 
 
 def one_annotator_per_judge(table: pd.DataFrame, *, where: str) -> tuple[pd.DataFrame, list[str]]:
-    """Per judge, model and variant (``judge``, ``model_b``, ``category``), the rows of one
-    annotator config: the leaderboard's (:data:`LEADERBOARD_ANNOTATORS`), else the first
-    by name; and a note per annotator left out (``where``: the folder, named first).
+    """Per judge, baseline, model and variant (``judge``, ``model_a``, ``model_b``,
+    ``category``), the rows of one annotator config: the leaderboard's
+    (:data:`LEADERBOARD_ANNOTATORS`), else the first by name; and a note per annotator
+    left out (``where``: the folder, named first), with how many annotations each
+    config holds there, so a kept config that covers fewer instructions says so.
 
     AlpacaEval reports one number per annotator config, and a judge is a model plus a
     prompt template: the roster maps ``weighted_alpaca_eval_gpt4_turbo``,
     ``alpaca_eval_gpt4_turbo_fn`` and ``alpaca_eval_cot_gpt4_turbo_fn`` to one model, so
-    two of them on one model's answers, pooled, would count each instruction twice
-    (one win rate over both templates, n = twice the instructions).
+    two of them on one model's answers against one baseline, pooled, would count each
+    instruction twice (one win rate over both templates, n = twice the instructions).
+    Against two baselines they are two comparisons, and both are kept.
     """
     if table.empty:
         return table, []
     who = annotators(table["item_id"])
-    key = [table["judge"].astype(str), table["model_b"].astype(str), table["category"]]
+    key = [
+        table["judge"].astype(str),
+        table["model_a"].astype(str),
+        table["model_b"].astype(str),
+        table["category"],
+    ]
     drop = pd.Series(False, index=table.index)
-    # (judge, left out, kept, why kept) -> models and annotations left out
+    # (judge, left out, kept, why kept) -> models, annotations left out and kept
     left: dict[tuple[str, str, str, str], list[str]] = {}
-    counts: dict[tuple[str, str, str, str], int] = {}
-    for (judge, model, variant), names in who.groupby(key, sort=True):
+    counts: dict[tuple[str, str, str, str], list[int]] = {}
+    for (judge, _baseline, model, variant), names in who.groupby(key, sort=True):
         configs = sorted(set(names))
         if len(configs) < 2:
             continue
@@ -283,21 +291,25 @@ def one_annotator_per_judge(table: pd.DataFrame, *, where: str) -> tuple[pd.Data
             k = (str(judge), other, kept, why)
             shown = str(model) if variant == "default" else f"{model} ({variant})"
             left.setdefault(k, []).append(shown)
-            counts[k] = counts.get(k, 0) + len(rows)
-    notes = [_left_out_note(where, *k, counts[k], models) for k, models in left.items()]
+            n = counts.setdefault(k, [0, 0])
+            n[0] += len(rows)
+            n[1] += int((names == kept).sum())
+    notes = [_left_out_note(where, *k, *counts[k], models) for k, models in left.items()]
     return table.loc[~drop].reset_index(drop=True), notes
 
 
 def _left_out_note(
-    where: str, judge: str, other: str, kept: str, why: str, n: int, models: list[str]
+    where: str, judge: str, other: str, kept: str, why: str, n: int, n_kept: int, models: list[str]
 ) -> str:
     them = "it" if len(models) == 1 else "them"
+    fewer = f", though it holds fewer ({n_kept} to {n})" if n_kept < n else ""
     return (
         f"{where}: annotator {other}'s {n} annotation{'s' if n != 1 else ''} of "
         f"{', '.join(models[:5])}{', ...' if len(models) > 5 else ''} left out: annotator "
         f"{kept} also judged {them} as the same judge, {judge}, with another "
         "prompt template, and AlpacaEval reports one number per annotator config (pooled, "
-        f"each instruction would count twice); kept {kept}, {why}."
+        f"each instruction judged by both would count twice); kept {kept}'s {n_kept} "
+        f"annotation{'s' if n_kept != 1 else ''}, {why}{fewer}."
     )
 
 

@@ -294,7 +294,9 @@ def one_annotator_per_judge(table: pd.DataFrame, *, where: str) -> tuple[pd.Data
             n = counts.setdefault(k, [0, 0])
             n[0] += len(rows)
             n[1] += int((names == kept).sum())
-    notes = [_left_out_note(where, *k, *counts[k], models) for k, models in left.items()]
+    notes = [
+        _left_out_note(where, *k, counts[k][0], counts[k][1], models) for k, models in left.items()
+    ]
     return table.loc[~drop].reset_index(drop=True), notes
 
 

@@ -180,7 +180,7 @@ def test_the_audit_prints_it_beside_the_plain_score_or_says_why_not(tmp_path: Pa
     root = _tiny(tmp_path)
     report = audit([root / "model_judgment"], options=FAST)
     want, _ = _by_hand(root)
-    line = next(h for h in report.headlines if "Arena-Hard-Auto" in h and "qwq-32b scores" in h)
+    line = next(h for h in report.headlines if "Arena-Hard-Auto" in h and "qwq-32b in category hard_prompt scores" in h)
     assert f"style-controlled {want['qwq-32b']:.1f}% [" in line
     tables = {t.name for s in report.sections for t in s.tables}
     assert any(name.startswith("arena-hard-style-scores") for name in tables)
@@ -191,7 +191,7 @@ def test_the_audit_prints_it_beside_the_plain_score_or_says_why_not(tmp_path: Pa
     alone.parent.mkdir()
     (root / "model_judgment").rename(alone)
     report = audit([alone], options=FAST)
-    line = next(h for h in report.headlines if "Arena-Hard-Auto" in h and "qwq-32b scores" in h)
+    line = next(h for h in report.headlines if "Arena-Hard-Auto" in h and "qwq-32b in category hard_prompt scores" in h)
     assert "style control: needs answer texts/metadata, not in these files" in line
     assert "style-controlled" not in line
 

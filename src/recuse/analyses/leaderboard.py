@@ -379,6 +379,9 @@ def tool_columns(kind: str, level: float) -> dict[str, str]:
     arena = {
         "category": "the Arena-Hard v2.0 category, scored apart against its own baseline "
         "(as upstream's show_result.py does)",
+        "arena_hard_version": "the layout of the row's files: v0.1 (question_id; a null "
+        "game dropped alone, every category together) or v2.0 (uid; a record with a null "
+        "game dropped whole, each category apart), each row scored by its own rule",
         "model": "the model compared with the baseline",
         "baseline": "the model on the other side of every battle",
         "battles": f"the battles counted: each game once, a '>>' verdict {SIGNIFICANT_WEIGHT}×",
@@ -436,8 +439,9 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
                   columns=_of(tool_columns("arena-hard", o.level), scores))
         )  # fmt: skip
         styled, why = _arena_hard_style(ctx, frame, judge, style, no_style)
+        _arena_hard_left_out(ctx, inp, frame, judge, scores)
         for r in scores.itertuples():
-            category = f" in category {r.category}" if "category" in scores.columns else ""
+            category = _arena_hard_where(dict(zip(scores.columns, r[1:], strict=True)))
             line = (
                 f"{inp.name}, Arena-Hard-Auto, judge {judge}: {r.model}{category} scores "
                 f"{r.score:.1f}% "
@@ -473,6 +477,53 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
                       columns=_of(tool_columns("arena-hard-style", o.level),
                                   styled.reset_index()))
             )  # fmt: skip
+
+
+def _arena_hard_where(row: dict[str, object]) -> str:
+    """The words after a score row's model in its headline: its category (a v2.0
+    record's) and, where the judge's files are of both versions, the rule it was
+    scored by ("" for a v0.1 row alone)."""
+    words = f" in category {row['category']}" if row.get("category") else ""
+    version = row.get("arena_hard_version")
+    if version == "v0.1":
+        words += " (v0.1 files: a null game dropped alone, every category together)"
+    elif version == "v2.0":
+        words += " (v2.0 files: a record with a null game dropped whole)"
+    return words
+
+
+def _arena_hard_left_out(
+    ctx: Context, inp: Input, frame: pd.DataFrame, judge: str, scores: pd.DataFrame
+) -> None:
+    """Say how many v2.0 records of ``judge`` were left out whole (a null game or score,
+    as v2.0's show_result.py leaves them out), by category, and which categories are
+    left with no score; and, where its files are of both versions, that each row is
+    scored by its own version's rule."""
+    part = ctx.part(ANALYSIS)
+    where = f"{inp.name}, Arena-Hard-Auto, judge {judge}"
+    gone: dict[str, int] = scores.attrs.get("records_left_out", {})
+    if gone:
+        n = sum(gone.values())
+        scored = set(scores["category"]) if "category" in scores.columns else set()
+        empty = sorted(c for c in gone if c and c not in scored)
+        each = ", ".join(f"{c or 'no category'} {k:,}" for c, k in gone.items())
+        none = ""
+        if empty:
+            none = (
+                f"; no score in categor{'ies' if len(empty) > 1 else 'y'} "
+                f"{', '.join(empty)}: none of its records has both games"
+            )
+        part.notes.append(
+            f"{where}: {n:,} v2.0 record{'s' if n != 1 else ''} left out whole, a game or "
+            f"its score being null, as v2.0's show_result.py leaves them out ({each}){none}."
+        )
+    if "arena_hard_version" in scores.columns:
+        part.notes.append(
+            f"{where}: its files are of both Arena-Hard versions (v0.1's question_id "
+            "records, v2.0's uid records); each score row says its version and is scored "
+            "by that version's rule, never pooled: audit each version's files apart to "
+            "compare like with like."
+        )
 
 
 #: why an Arena-Hard score is not style-controlled when no answer metadata is found

@@ -412,3 +412,25 @@ def test_arena_hard_files_of_both_versions_are_scored_each_by_its_own_rule_and_s
     style = pd.DataFrame(columns=["model", "prompt_id", *STYLE_FEATURES])
     with pytest.raises(EstimationError, match="both Arena-Hard versions"):
         arena_hard_style_scores(both, style, judge="gpt-4-1106-preview")
+
+
+def test_an_arena_hard_score_refused_is_said_even_where_the_leaderboard_is_not_made(
+    tmp_path: Path,
+) -> None:
+    """The v2.0 file's pairs table saved without arena_hard_version reads by v0.1's rule:
+    hard_prompt's and creative_writing's baselines scored together, refused (two
+    baselines). The refusal was a headline of the leaderboard section, and a section with
+    no finding, table or note was dropped whole (its 3 systems cannot be ranked), so the
+    audit said nothing about Arena-Hard. Now the line is there, and it says what the
+    table lacks; with the column, both categories are scored."""
+    frame = read_import(V2, "arena-hard").frame
+    saved = tmp_path / "v2-pairs.csv"
+    frame.drop(columns="arena_hard_version").to_csv(saved, index=False)
+    heads = [h for h in audit([saved], options=FAST).headlines if "Arena-Hard-Auto" in h]
+    assert len(heads) == 1 and "not computed" in heads[0]
+    assert "compares with 2 baselines" in heads[0]
+    assert "only where its arena_hard_version column says v2.0" in heads[0]
+    kept = tmp_path / "v2-pairs-with-version.csv"
+    frame.to_csv(kept, index=False)
+    heads = [h for h in audit([kept], options=FAST).headlines if "Arena-Hard-Auto" in h]
+    assert len(heads) == 2 and all("in category" in h for h in heads)

@@ -182,14 +182,22 @@ def _scored_battles(pairs: pd.DataFrame, *, judge: str, weight: int) -> pd.DataF
     battles = arena_hard_battles(pairs, judge=judge, weight=weight)
     if battles.empty:
         raise EstimationError(f"judge {judge!r} has no game with a verdict")
-    for (_, category), g in battles.groupby(["version", "category"], sort=True):
+    for (version, category), g in battles.groupby(["version", "category"], sort=True):
         names = sorted(g["baseline"].unique())
         if len(names) > 1:
             where = f" in category {category!r}" if category else ""
+            # a v2.0 file's table written without its version column reads as v0.1's
+            unsaid = version == "v0.1" and "arena_hard_version" not in pairs.columns
+            hint = (
+                "; a v2.0 file's pairs table scores each category against its own "
+                "baseline only where its arena_hard_version column says v2.0"
+                if unsaid
+                else ""
+            )
             raise EstimationError(
                 f"judge {judge!r} compares with {len(names)} baselines{where} "
                 f"({', '.join(names[:3])}); Arena-Hard-Auto's score is against one: "
-                "audit each baseline's judgments apart (the rows of one model_b)"
+                f"audit each baseline's judgments apart (the rows of one model_b){hint}"
             )
     return battles
 

@@ -281,6 +281,34 @@ def test_two_templates_of_one_judge_against_two_baselines_are_both_kept(
         assert not [x for x in notes if "left out" in x], notes
 
 
+def test_a_judge_seen_through_two_templates_across_models_says_so(tmp_path: Path) -> None:
+    """cohere judged by two configs of gpt-4-1106-preview (cot kept, the first by name)
+    beside Samba-CoE-v0.1 judged by alpaca_eval_gpt4_turbo_fn alone: one config per
+    model, but the judge's win rates still compare cohere under the cot template with
+    Samba under the fn one. Only cohere's left-out rows were said; now a note names each
+    config's models (dataset reader and folder import alike). Upstream's own files."""
+    from recuse.data.alpaca_eval import read_alpaca_eval
+
+    samba = UP / "alpaca_eval/results/Samba-CoE-v0.1/alpaca_eval_gpt4_turbo_fn"
+    for src in (COHERE_COT.parent, COHERE_FN.parent, samba):
+        dest = tmp_path / "results" / src.parent.name / src.name
+        dest.mkdir(parents=True)
+        (dest / "annotations.json").write_text((src / "annotations.json").read_text("utf-8"))
+    roster = Roster.builtin()
+    roster.keep(["cohere", "Samba-CoE-v0.1"])
+    table = read_alpaca_eval(tmp_path, roster)
+    imported = read_import(tmp_path / "results", "alpaca-eval", unknown_models="keep")
+    for frame, notes in [(table, table.attrs["notes"]), (imported.frame, imported.notes)]:
+        assert len(frame) == 13 + 12  # cohere's cot, Samba's fn
+        said = [x for x in notes if "annotator configs, one per model" in x]
+        assert len(said) == 1, notes
+        assert (
+            "judge gpt-4-1106-preview (against gpt-4-1106-preview) judged the models "
+            "through 2 annotator configs, one per model (alpaca_eval_cot_gpt4_turbo_fn: "
+            "cohere; alpaca_eval_gpt4_turbo_fn: Samba-CoE-v0.1)"
+        ) in said[0]
+
+
 # ------------------------------------------------------------------ FastChat single
 
 

@@ -34,7 +34,8 @@ Dataset ``alpaca-eval`` -> a ``pairs`` table, one row per annotation in every
 Where a folder holds two annotator configs that the roster maps to one judge for one
 model and baseline (``weighted_alpaca_eval_gpt4_turbo`` beside ``alpaca_eval_gpt4_turbo_fn``:
 two prompt templates of gpt-4-1106-preview), one config's rows are kept, as AlpacaEval
-reports one number per config: :func:`one_annotator_per_judge`.
+reports one number per config: :func:`one_annotator_per_judge`. Where the models of one judge
+are judged through different configs (one each), a note names each config's models.
 """
 
 from __future__ import annotations
@@ -297,7 +298,33 @@ def one_annotator_per_judge(table: pd.DataFrame, *, where: str) -> tuple[pd.Data
     notes = [
         _left_out_note(where, *k, counts[k][0], counts[k][1], models) for k, models in left.items()
     ]
-    return table.loc[~drop].reset_index(drop=True), notes
+    kept_rows = table.loc[~drop].reset_index(drop=True)
+    return kept_rows, [*notes, *_templates_notes(kept_rows, where=where)]
+
+
+def _templates_notes(table: pd.DataFrame, *, where: str) -> list[str]:
+    """A note per judge and baseline whose rows (one config per model kept) still come
+    from two or more annotator configs, naming each config's models: its numbers then
+    compare models that the judge saw through different prompt templates."""
+    who = annotators(table["item_id"])
+    notes = []
+    for (judge, baseline), names in who.groupby([table["judge"], table["model_a"]], sort=True):
+        configs = sorted(set(names))
+        if len(configs) < 2:
+            continue
+        models = table.loc[names.index, "model_b"].astype(str)
+        each = "; ".join(
+            f"{c}: {', '.join(sorted(set(models[names == c]))[:3])}"
+            + (", ..." if models[names == c].nunique() > 3 else "")
+            for c in configs
+        )
+        notes.append(
+            f"{where}: judge {judge} (against {baseline}) judged the models through "
+            f"{len(configs)} annotator configs, one per model ({each}): the configs are "
+            "prompt templates of one model, so its win rates compare models judged "
+            "with different templates; audit one config's files to compare like with like."
+        )
+    return notes
 
 
 def _left_out_note(

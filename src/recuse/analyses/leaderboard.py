@@ -378,7 +378,8 @@ def tool_columns(kind: str, level: float) -> dict[str, str]:
     )
     arena = {
         "category": "the Arena-Hard v2.0 category, scored apart against its own baseline "
-        "(as upstream's show_result.py does)",
+        "(as upstream's show_result.py does); empty for a v0.1 file's row (every category "
+        "together)",
         "arena_hard_version": "the layout of the row's files: v0.1 (question_id; a null "
         "game dropped alone, every category together) or v2.0 (uid; a record with a null "
         "game dropped whole, each category apart), each row scored by its own rule",

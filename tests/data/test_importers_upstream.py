@@ -309,6 +309,27 @@ def test_a_judge_seen_through_two_templates_across_models_says_so(tmp_path: Path
         ) in said[0]
 
 
+def test_one_file_holding_two_templates_of_one_judge_reads_as_the_folder_does(
+    tmp_path: Path,
+) -> None:
+    """cohere's two annotations.json joined into one file (any name, as `recuse audit
+    FILE` takes it): the folder import kept one config, the file pooled both (25 rows of
+    13 instructions, each counted twice). Now the file keeps the same 13 rows and says
+    what it left out, so file and folder give one win rate."""
+    joined = tmp_path / "cohere-annotations.json"
+    joined.write_text(json.dumps(_records(COHERE_FN) + _records(COHERE_COT)), "utf-8")
+    one = read_import(joined, "alpaca-eval", unknown_models="keep")
+    folder = read_import(COHERE, "alpaca-eval", unknown_models="keep")
+    n, rate = _win_rate_by_hand(COHERE_COT)
+    assert len(one.frame) == len(folder.frame) == n == 13
+    assert one.frame["prompt_id"].is_unique
+    for frame in (one.frame, folder.frame):
+        assert 100 * float((1 - frame["p_a"]).mean()) == pytest.approx(rate, abs=1e-12)
+    left = [x for x in one.notes if "left out" in x]
+    assert len(left) == 1
+    assert left[0].startswith("cohere-annotations.json: annotator alpaca_eval_gpt4_turbo_fn's 12")
+
+
 # ------------------------------------------------------------------ FastChat single
 
 

@@ -210,13 +210,15 @@ def read_annotation_file(
     A ``baseline`` column names ``generator_1`` (AlpacaEval's baseline), so the
     length-controlled win rate knows it even for one model against the baseline.
     ``frame.attrs["notes"]`` says what the file cannot show: the order each pair was
-    shown in is not stored, so position bias is not estimated from it.
+    shown in is not stored, so position bias is not estimated from it; and, where the
+    file holds two configs of one judge, which was left out
+    (:func:`one_annotator_per_judge`).
     """
     path = Path(path).expanduser()
-    table = validate_pairs(
-        read_annotations(path, roster or Roster.builtin(), unknown_models=unknown_models),
-        file=path,
-    )
+    rows = read_annotations(path, roster or Roster.builtin(), unknown_models=unknown_models)
+    # a file holding two configs of one judge (files joined by hand) keeps one, as a folder
+    rows, left_out = one_annotator_per_judge(rows, where=path.name)
+    table = validate_pairs(rows, file=path)
     # AlpacaEval's baseline is generator_1 by construction: said so, since one model
     # against its baseline leaves the data no way to tell which side is fixed
     table["baseline"] = table["model_a"]
@@ -224,7 +226,8 @@ def read_annotation_file(
     table.attrs["notes"] = [
         f"{path.name}: AlpacaEval shows each pair to {judges} in one order (drawn per "
         "instruction) and does not store which, so each verdict is kept as p_a of unknown "
-        "order and position bias is not estimated from this file."
+        "order and position bias is not estimated from this file.",
+        *left_out,
     ]
     return table
 

@@ -392,8 +392,9 @@ def arena_hard_style_scores(
     if len(categories) > 1:
         raise EstimationError(
             f"judge {judge!r} judged {len(categories)} Arena-Hard v2.0 categories "
-            f"({', '.join(categories[:4])}); style control is fitted per category: audit "
-            "one category's rows (the pairs' category) for it"
+            f"({', '.join(categories[:4])}); style control is fitted per category: give "
+            "one category's rows (pairs[pairs['category'] == name]; `recuse audit` fits "
+            "each category apart)"
         )
     boot = boot if boot is not None else Resampling(level=_default_level(battles))
     reps = battles["weight"].to_numpy(int)

@@ -340,8 +340,10 @@ def run_audit(
     sections = []
     for an in analyses:
         p = ctx.part(an)
-        if not (p.findings or p.figures or p.tables or p.notes):
-            continue  # a section with only notes says why it estimated nothing (one line)
+        # a section with only notes says why it estimated nothing (one line); one with
+        # only headlines (a tool's number refused: "not computed: ...") keeps them
+        if not (p.findings or p.figures or p.tables or p.notes or p.headlines):
+            continue
         sections.append(
             Section(
                 id=an.id, title=an.title, intro=an.intro, findings=tuple(p.findings),

@@ -209,7 +209,7 @@ def test_two_templates_of_one_judge_are_not_pooled() -> None:
     left = [x for x in imported.notes if "left out" in x]
     assert len(left) == 1
     assert "alpaca_eval_gpt4_turbo_fn's 12 annotations of cohere left out" in left[0]
-    assert "kept alpaca_eval_cot_gpt4_turbo_fn, the first by name" in left[0]
+    assert "kept alpaca_eval_cot_gpt4_turbo_fn's 13 annotations, the first by name." in left[0]
     report = audit([COHERE], options=AuditOptions(n_boot=100, only=("leaderboard",)))
     tables = [t for s in report.sections for t in s.tables if t.name.startswith("lc-win-rate")]
     row = tables[0].frame.iloc[0]
@@ -243,7 +243,91 @@ def test_the_leaderboard_annotator_is_kept_and_the_dataset_reader_agrees(
         left = [x for x in notes if "left out" in x]
         assert len(left) == 1, notes
         assert "alpaca_eval_cot_gpt4_turbo_fn's 13 annotations of cohere left out" in left[0]
-        assert "kept weighted_alpaca_eval_gpt4_turbo, the leaderboard's" in left[0]
+        # the kept config covers fewer instructions (12 of the 13): said, with both counts
+        assert (
+            "kept weighted_alpaca_eval_gpt4_turbo's 12 annotations, the leaderboard's, "
+            "though it holds fewer (12 to 13)."
+        ) in left[0]
+
+
+def test_two_templates_of_one_judge_against_two_baselines_are_both_kept(
+    tmp_path: Path,
+) -> None:
+    """Two configs of gpt-4-1106-preview on cohere's answers, each against its own
+    baseline (cot against gpt4_1106_preview as upstream, fn against text_davinci_003,
+    AlpacaEval 1's): two comparisons, no instruction counted twice, so both are kept
+    (13 + 12 rows) and no note says one was left out, in the dataset reader and the
+    folder import alike. Was: one per judge, model and variant, the baseline not
+    looked at, so the fn config's 12 rows against text_davinci_003 were dropped."""
+    from recuse.data.alpaca_eval import read_alpaca_eval
+
+    davinci = [{**r, "generator_1": "text_davinci_003"} for r in _records(COHERE_FN)]
+    for name, recs in [
+        ("alpaca_eval_cot_gpt4_turbo_fn", _records(COHERE_COT)),
+        ("alpaca_eval_gpt4_turbo_fn", davinci),
+    ]:
+        (tmp_path / "results/cohere" / name).mkdir(parents=True)
+        (tmp_path / "results/cohere" / name / "annotations.json").write_text(json.dumps(recs))
+    roster = Roster.builtin()
+    roster.keep(["cohere"])
+    table = read_alpaca_eval(tmp_path, roster)
+    imported = read_import(tmp_path / "results", "alpaca-eval", unknown_models="keep")
+    for frame, notes in [(table, table.attrs["notes"]), (imported.frame, imported.notes)]:
+        assert len(frame) == 13 + 12
+        assert frame.groupby("model_a").size().to_dict() == {
+            "gpt-4-1106-preview": 13,
+            "text-davinci-003": 12,
+        }
+        assert not [x for x in notes if "left out" in x], notes
+
+
+def test_a_judge_seen_through_two_templates_across_models_says_so(tmp_path: Path) -> None:
+    """cohere judged by two configs of gpt-4-1106-preview (cot kept, the first by name)
+    beside Samba-CoE-v0.1 judged by alpaca_eval_gpt4_turbo_fn alone: one config per
+    model, but the judge's win rates still compare cohere under the cot template with
+    Samba under the fn one. Only cohere's left-out rows were said; now a note names each
+    config's models (dataset reader and folder import alike). Upstream's own files."""
+    from recuse.data.alpaca_eval import read_alpaca_eval
+
+    samba = UP / "alpaca_eval/results/Samba-CoE-v0.1/alpaca_eval_gpt4_turbo_fn"
+    for src in (COHERE_COT.parent, COHERE_FN.parent, samba):
+        dest = tmp_path / "results" / src.parent.name / src.name
+        dest.mkdir(parents=True)
+        (dest / "annotations.json").write_text((src / "annotations.json").read_text("utf-8"))
+    roster = Roster.builtin()
+    roster.keep(["cohere", "Samba-CoE-v0.1"])
+    table = read_alpaca_eval(tmp_path, roster)
+    imported = read_import(tmp_path / "results", "alpaca-eval", unknown_models="keep")
+    for frame, notes in [(table, table.attrs["notes"]), (imported.frame, imported.notes)]:
+        assert len(frame) == 13 + 12  # cohere's cot, Samba's fn
+        said = [x for x in notes if "annotator configs, one per model" in x]
+        assert len(said) == 1, notes
+        assert (
+            "judge gpt-4-1106-preview (against gpt-4-1106-preview) judged the models "
+            "through 2 annotator configs, one per model (alpaca_eval_cot_gpt4_turbo_fn: "
+            "cohere; alpaca_eval_gpt4_turbo_fn: Samba-CoE-v0.1)"
+        ) in said[0]
+
+
+def test_one_file_holding_two_templates_of_one_judge_reads_as_the_folder_does(
+    tmp_path: Path,
+) -> None:
+    """cohere's two annotations.json joined into one file (any name, as `recuse audit
+    FILE` takes it): the folder import kept one config, the file pooled both (25 rows of
+    13 instructions, each counted twice). Now the file keeps the same 13 rows and says
+    what it left out, so file and folder give one win rate."""
+    joined = tmp_path / "cohere-annotations.json"
+    joined.write_text(json.dumps(_records(COHERE_FN) + _records(COHERE_COT)), "utf-8")
+    one = read_import(joined, "alpaca-eval", unknown_models="keep")
+    folder = read_import(COHERE, "alpaca-eval", unknown_models="keep")
+    n, rate = _win_rate_by_hand(COHERE_COT)
+    assert len(one.frame) == len(folder.frame) == n == 13
+    assert one.frame["prompt_id"].is_unique
+    for frame in (one.frame, folder.frame):
+        assert 100 * float((1 - frame["p_a"]).mean()) == pytest.approx(rate, abs=1e-12)
+    left = [x for x in one.notes if "left out" in x]
+    assert len(left) == 1
+    assert left[0].startswith("cohere-annotations.json: annotator alpaca_eval_gpt4_turbo_fn's 12")
 
 
 # ------------------------------------------------------------------ FastChat single

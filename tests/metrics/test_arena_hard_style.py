@@ -22,6 +22,8 @@ from recuse.metrics.tool_scores import arena_hard_scores, arena_hard_style_score
 
 FAST = AuditOptions(n_boot=100, only=("leaderboard",), robustness=())
 JUDGE, BASE = "gpt-4.1", "o3-mini-2025-01-31"
+#: the plain score's headline of the v2.0 model (a v2.0 file names its category)
+HARD_LINE = "qwq-32b in category hard_prompt scores"
 MODELS = ("qwq-32b", "llama-3-70b-instruct")
 # verdict labels of game 1 (baseline shown as A) and game 2 (model as A): the model's side
 WIN = {1: ("B>A", "A>B"), 3: ("B>>A", "A>>B"), 0: ("B<A", "A<B"), 0.5: ("A=B", "A=B")}
@@ -180,7 +182,7 @@ def test_the_audit_prints_it_beside_the_plain_score_or_says_why_not(tmp_path: Pa
     root = _tiny(tmp_path)
     report = audit([root / "model_judgment"], options=FAST)
     want, _ = _by_hand(root)
-    line = next(h for h in report.headlines if "Arena-Hard-Auto" in h and "qwq-32b scores" in h)
+    line = next(h for h in report.headlines if "Arena-Hard-Auto" in h and HARD_LINE in h)
     assert f"style-controlled {want['qwq-32b']:.1f}% [" in line
     tables = {t.name for s in report.sections for t in s.tables}
     assert any(name.startswith("arena-hard-style-scores") for name in tables)
@@ -191,7 +193,7 @@ def test_the_audit_prints_it_beside_the_plain_score_or_says_why_not(tmp_path: Pa
     alone.parent.mkdir()
     (root / "model_judgment").rename(alone)
     report = audit([alone], options=FAST)
-    line = next(h for h in report.headlines if "Arena-Hard-Auto" in h and "qwq-32b scores" in h)
+    line = next(h for h in report.headlines if "Arena-Hard-Auto" in h and HARD_LINE in h)
     assert "style control: needs answer texts/metadata, not in these files" in line
     assert "style-controlled" not in line
 
@@ -214,3 +216,64 @@ def test_the_answer_folder_and_bad_metadata(tmp_path: Path) -> None:
     frame = read_import(root / "model_judgment", "arena-hard").frame
     with pytest.raises(EstimationError, match="no style counts for 'o3-mini-2025-01-31'"):
         arena_hard_style_scores(frame, read_style_counts(root / "model_answer"), judge=JUDGE)
+
+
+def _as_category(root: Path, into: Path, *, category: str, prefix: str) -> None:
+    """Append ``root``'s judgments and answers to ``into``'s, their uids renamed
+    ``prefix`` + number and their category ``category``."""
+    for sub in ("model_judgment/" + JUDGE, "model_answer"):
+        for f in sorted((root / sub).glob("*.jsonl")):
+            recs = [json.loads(line) for line in f.read_text().splitlines()]
+            for r in recs:
+                r["uid"] = prefix + r["uid"][1:]
+                if "games" in r:
+                    r["category"] = category
+            with (into / sub / f.name).open("a") as out:
+                out.write("".join(json.dumps(r) + "\n" for r in recs))
+
+
+def test_a_v2_file_of_two_categories_is_style_controlled_per_category(tmp_path: Path) -> None:
+    """Upstream's v2.0 judgment files hold every category, and its show_result.py fits
+    style control per category (-c CATEGORY). The audit refused it for the whole file
+    ("style control is fitted per category: audit one category's rows"), with no audit
+    option to give one category, so a v2.0 folder with its answers never got a style-
+    controlled score. Now each category is fitted apart: the tiny hard_prompt bench and
+    a coding bench (other verdicts and answers) joined in one folder give, per category,
+    the statsmodels fit of that category's raw files alone."""
+    hard = _tiny(tmp_path / "hard")
+    verdicts = {
+        "qwq-32b": [(0, 1), (1, 1), (0.5, 0), (0, 3), (1, 0), (0, 0.5)],
+        "llama-3-70b-instruct": [(1, 0), (3, 1), (0, 0.5), (0, 1), (1, 1), (0.5, 0)],
+    }
+    style = {
+        "qwq-32b": [(200, 1, 2, 0), (640, 3, 9, 5), (150, 0, 1, 1), (420, 2, 6, 3),
+                    (310, 1, 0, 2), (90, 0, 0, 0)],
+        "llama-3-70b-instruct": [(500, 2, 7, 4), (120, 0, 0, 1), (330, 1, 5, 2),
+                                 (80, 0, 1, 0), (270, 2, 2, 2), (450, 3, 4, 6)],
+        BASE: [(300, 1, 2, 1), (280, 1, 3, 0), (260, 0, 2, 1), (240, 1, 1, 1),
+               (310, 2, 3, 2), (220, 0, 1, 0)],
+    }  # fmt: skip
+    coding = _write(tmp_path / "coding" / "arena-hard-v2.0", verdicts, style)
+    want = {"hard_prompt": _by_hand(hard)[0], "coding": _by_hand(coding)[0]}
+    _as_category(coding, hard, category="coding", prefix="c")
+    report = audit([hard / "model_judgment"], options=FAST)
+    for category, scores in want.items():
+        for model, score in scores.items():
+            (line,) = [
+                h
+                for h in report.headlines
+                if f"{model} in category {category} scores" in h and "Arena-Hard-Auto" in h
+            ]
+            assert f"style-controlled {score:.1f}% [" in line, line
+    notes = [n for s in report.sections for n in s.notes if "style coefficients" in n]
+    assert sorted(n.split(": style")[0].rsplit(", ", 1)[1] for n in notes) == [
+        "category coding",
+        "category hard_prompt",
+    ]
+    (table,) = [t for t in report.tables if t.name.startswith("arena-hard-style-scores")]
+    assert sorted(zip(table.frame["category"], table.frame["model"], strict=True)) == sorted(
+        (c, m) for c in want for m in want[c]
+    )
+    for r in table.frame.itertuples():
+        assert r.style_score == pytest.approx(want[r.category][r.model], abs=1e-6)
+    assert set(table.frame.columns) <= set(table.columns)

@@ -335,3 +335,102 @@ def test_arena_hard_v2_headlines_name_their_category_and_each_baseline_its_write
     )
     assert len(said) == 1 and "the baseline gpt-4.1" in said[0]
     assert f"in all {games:,} comparisons" in said[0]
+
+
+def test_arena_hard_v2_says_which_records_it_left_out_and_which_categories_have_no_score(
+    tmp_path: Path,
+) -> None:
+    """v2.0's show_result.py prints how many records it left out for a null game
+    ("Number of null judgments found"); the audit said nothing, so coding (one record,
+    game 1 null) and math (both games null) vanished from the headlines without a word.
+    Counted by hand from the raw lines, per category. And a v2.0 file of one category
+    named none: "qwq-32b scores 100.0% against o3-mini" could be hard_prompt, coding or
+    math (the column was dropped when one category was left)."""
+    hand: dict[str, int] = {}
+    for line in V2.read_text("utf-8").splitlines():
+        r = json.loads(line)
+        if any(g is None or g["score"] is None for g in r["games"]):
+            hand[r["category"]] = hand.get(r["category"], 0) + 1
+    assert hand == {"coding": 1, "math": 1}
+    frame = read_import(V2, "arena-hard").frame
+    got = arena_hard_scores(frame, judge="gpt-4.1", boot=Resampling(n_boot=50))
+    assert got.attrs["records_left_out"] == hand
+    report = audit([V2], options=FAST)
+    notes = [n for s in report.sections for n in s.notes if "left out whole" in n]
+    assert len(notes) == 1
+    assert "2 v2.0 records left out whole" in notes[0]
+    assert "(coding 1, math 1); no score in categories coding, math" in notes[0]
+    # one category alone still names it
+    hard = [ln for ln in V2.read_text("utf-8").splitlines() if '"hard_prompt"' in ln]
+    one = tmp_path / "arena-hard-v2.0_hard.jsonl"
+    one.write_text("\n".join(hard) + "\n", "utf-8")
+    heads = [h for h in audit([one], options=FAST).headlines if "Arena-Hard-Auto" in h]
+    assert len(heads) == 1 and "qwq-32b in category hard_prompt scores 100.0%" in heads[0]
+    assert not [n for s in audit([one], options=FAST).sections for n in s.notes if "whole" in n]
+
+
+def test_arena_hard_files_of_both_versions_are_scored_each_by_its_own_rule_and_say_so(
+    tmp_path: Path,
+) -> None:
+    """arena-hard-v0.1 judgments exist in both layouts (an older question_id file,
+    claude-3-haiku; the repository's uid file now, gpt-4-0613), one judge and baseline.
+    Each is scored by its version's rule, and it was silent: the v0.1 row's headline read
+    "claude-3-haiku-20240307 in category  scores" (an empty category), and nothing said
+    the two rows drop null games differently. Now the table has arena_hard_version, each
+    headline names its rule, a note says to audit the versions apart, and style control
+    refuses naming both versions. The numbers: v0.1's rule on haiku's raw lines (8 wins,
+    1 tie, 8 losses, weighted) and v2.0's rule on gpt-4-0613's."""
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    for path in (HAIKU, GPT4):
+        (folder / path.name).write_text(path.read_text("utf-8"), "utf-8")
+    w, t, lo = _raw_arena(HAIKU)
+    gpt4 = _v2_battles_by_hand(GPT4, "gpt-4-0314")
+    both = pd.concat([read_import(p, "arena-hard").frame for p in (HAIKU, GPT4)])
+    got = arena_hard_scores(both, judge="gpt-4-1106-preview", boot=Resampling(n_boot=50))
+    assert got.attrs["arena_hard_version"] == "v0.1 and v2.0"
+    rows = got.set_index("model")
+    assert rows.loc["claude-3-haiku-20240307", "arena_hard_version"] == "v0.1"
+    assert rows.loc["gpt-4-0613", "arena_hard_version"] == "v2.0"
+    assert rows.loc["claude-3-haiku-20240307", "score"] == pytest.approx(
+        100 * (w + t / 2) / (w + t + lo)
+    )
+    assert rows.loc["gpt-4-0613", "score"] == pytest.approx(100 * np.mean(gpt4))
+    report = audit([folder], options=FAST)
+    heads = [h for h in report.headlines if "Arena-Hard-Auto" in h]
+    assert len(heads) == 2 and not any("category  " in h for h in heads)
+    assert any("claude-3-haiku-20240307 (v0.1 files: a null game dropped alone" in h for h in heads)
+    assert any(
+        "gpt-4-0613 in category arena-hard-v0.1 (v2.0 files: a record with a null game "
+        "dropped whole)" in h
+        for h in heads
+    )
+    notes = [n for s in report.sections for n in s.notes if "both Arena-Hard versions" in n]
+    assert len(notes) == 1 and "audit each version's files apart" in notes[0]
+    (table,) = [t for t in report.tables if t.name.startswith("arena-hard-scores")]
+    assert "arena_hard_version" in table.columns
+    style = pd.DataFrame(columns=["model", "prompt_id", *STYLE_FEATURES])
+    with pytest.raises(EstimationError, match="both Arena-Hard versions"):
+        arena_hard_style_scores(both, style, judge="gpt-4-1106-preview")
+
+
+def test_an_arena_hard_score_refused_is_said_even_where_the_leaderboard_is_not_made(
+    tmp_path: Path,
+) -> None:
+    """The v2.0 file's pairs table saved without arena_hard_version reads by v0.1's rule:
+    hard_prompt's and creative_writing's baselines scored together, refused (two
+    baselines). The refusal was a headline of the leaderboard section, and a section with
+    no finding, table or note was dropped whole (its 3 systems cannot be ranked), so the
+    audit said nothing about Arena-Hard. Now the line is there, and it says what the
+    table lacks; with the column, both categories are scored."""
+    frame = read_import(V2, "arena-hard").frame
+    saved = tmp_path / "v2-pairs.csv"
+    frame.drop(columns="arena_hard_version").to_csv(saved, index=False)
+    heads = [h for h in audit([saved], options=FAST).headlines if "Arena-Hard-Auto" in h]
+    assert len(heads) == 1 and "not computed" in heads[0]
+    assert "compares with 2 baselines" in heads[0]
+    assert "only where its arena_hard_version column says v2.0" in heads[0]
+    kept = tmp_path / "v2-pairs-with-version.csv"
+    frame.to_csv(kept, index=False)
+    heads = [h for h in audit([kept], options=FAST).headlines if "Arena-Hard-Auto" in h]
+    assert len(heads) == 2 and all("in category" in h for h in heads)

@@ -40,6 +40,7 @@ from recuse.metrics.length_controlled import columns as lc_columns
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.tool_scores import (
     SIGNIFICANT_WEIGHT,
+    arena_hard_battles,
     arena_hard_scores,
     arena_hard_style_scores,
     fastchat_results,
@@ -379,7 +380,11 @@ def tool_columns(kind: str, level: float) -> dict[str, str]:
     )
     arena = {
         "category": "the Arena-Hard v2.0 category, scored apart against its own baseline "
-        "(as upstream's show_result.py does)",
+        "(as upstream's show_result.py does); empty for a v0.1 file's row (every category "
+        "together)",
+        "arena_hard_version": "the layout of the row's files: v0.1 (question_id; a null "
+        "game dropped alone, every category together) or v2.0 (uid; a record with a null "
+        "game dropped whole, each category apart), each row scored by its own rule",
         "model": "the model compared with the baseline",
         "baseline": "the model on the other side of every battle",
         "battles": f"the battles counted: each game once, a '>>' verdict {SIGNIFICANT_WEIGHT}×",
@@ -436,19 +441,22 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
                   f"Arena-Hard-Auto scores, judge {judge} — {inp.name}", scores,
                   columns=_of(tool_columns("arena-hard", o.level), scores))
         )  # fmt: skip
-        styled, why = _arena_hard_style(ctx, frame, judge, style, no_style)
+        styled, whys = _arena_hard_style(ctx, frame, judge, style, no_style)
+        _arena_hard_left_out(ctx, inp, frame, judge, scores)
         for r in scores.itertuples():
-            category = f" in category {r.category}" if "category" in scores.columns else ""
+            row = dict(zip(scores.columns, r[1:], strict=True))
             line = (
-                f"{inp.name}, Arena-Hard-Auto, judge {judge}: {r.model}{category} scores "
-                f"{r.score:.1f}% "
+                f"{inp.name}, Arena-Hard-Auto, judge {judge}: {r.model}"
+                f"{_arena_hard_where(row)} scores {r.score:.1f}% "
                 f"[{r.score_low:.1f}, {r.score_high:.1f}] against {r.baseline} (Bradley–Terry "
                 f"win rate, a '>>' verdict counted {SIGNIFICANT_WEIGHT}×; {percent(o.level)} "
                 f"bootstrap over {r.battles:,} battles from {r.games:,} games; 50% = as good "
                 "as the baseline)"
             )
-            if styled is not None and str(r.model) in styled.index:
-                st = styled.loc[str(r.model)]
+            key = str(row.get("category") or "")
+            st_frame = styled.get(key)
+            if st_frame is not None and str(r.model) in st_frame.index:
+                st = st_frame.loc[str(r.model)]
                 line += (
                     f"; style-controlled {st['style_score']:.1f}% [{st['style_score_low']:.1f}, "
                     f"{st['style_score_high']:.1f}] (its win rate with answer length and markdown "
@@ -456,24 +464,87 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
                     "other; Arena-Hard-Auto's --control-features length markdown)."
                 )
             else:
-                line += f"; style control: {why}."
+                line += f"; style control: {whys.get(key) or whys.get('', '')}."
             part.headlines.append(line + _judged_itself(ctx, judge, str(r.model)))
-        if styled is not None:
-            coefs = ", ".join(
-                f"{k} {signed(v, 2)}" for k, v in styled.attrs["coefficients"].items()
+        _arena_hard_style_parts(ctx, inp, judge, styled)
+
+
+def _arena_hard_style_parts(
+    ctx: Context, inp: Input, judge: str, styled: dict[str, pd.DataFrame]
+) -> None:
+    """The style coefficients (a note per category fitted) and the style-controlled
+    scores table (a category column where a v2.0 file's categories were fitted apart)."""
+    if not styled:
+        return
+    part = ctx.part(ANALYSIS)
+    for category, st in styled.items():
+        coefs = ", ".join(f"{k} {signed(v, 2)}" for k, v in st.attrs["coefficients"].items())
+        where = f", category {category}" if category else ""
+        part.notes.append(
+            f"{inp.name}, Arena-Hard-Auto, judge {judge}{where}: style coefficients (log-odds "
+            f"of a win per sd of the style difference; 0 = style does not sway the judge): "
+            f"{coefs}."
+        )
+    frames = [
+        st.reset_index().assign(category=c) if c else st.reset_index() for c, st in styled.items()
+    ]
+    table = pd.concat(frames, ignore_index=True)
+    if "category" in table.columns:
+        table = table[
+            ["model", "category", *[c for c in table.columns if c not in ("model", "category")]]
+        ]
+    part.tables.append(
+        Table(slug("arena-hard-style-scores", inp.name, judge),
+              f"Arena-Hard-Auto style-controlled scores, judge {judge} — {inp.name}", table,
+              columns=_of(tool_columns("arena-hard-style", ctx.options.level), table))
+    )  # fmt: skip
+
+
+def _arena_hard_where(row: dict[str, object]) -> str:
+    """The words after a score row's model in its headline: its category (a v2.0
+    record's) and, where the judge's files are of both versions, the rule it was
+    scored by ("" for a v0.1 row alone)."""
+    words = f" in category {row['category']}" if row.get("category") else ""
+    version = row.get("arena_hard_version")
+    if version == "v0.1":
+        words += " (v0.1 files: a null game dropped alone, every category together)"
+    elif version == "v2.0":
+        words += " (v2.0 files: a record with a null game dropped whole)"
+    return words
+
+
+def _arena_hard_left_out(
+    ctx: Context, inp: Input, frame: pd.DataFrame, judge: str, scores: pd.DataFrame
+) -> None:
+    """Say how many v2.0 records of ``judge`` were left out whole (a null game or score,
+    as v2.0's show_result.py leaves them out), by category, and which categories are
+    left with no score; and, where its files are of both versions, that each row is
+    scored by its own version's rule."""
+    part = ctx.part(ANALYSIS)
+    where = f"{inp.name}, Arena-Hard-Auto, judge {judge}"
+    gone: dict[str, int] = scores.attrs.get("records_left_out", {})
+    if gone:
+        n = sum(gone.values())
+        scored = set(scores["category"]) if "category" in scores.columns else set()
+        empty = sorted(c for c in gone if c and c not in scored)
+        each = ", ".join(f"{c or 'no category'} {k:,}" for c, k in gone.items())
+        none = ""
+        if empty:
+            none = (
+                f"; no score in categor{'ies' if len(empty) > 1 else 'y'} "
+                f"{', '.join(empty)}: none of its records has both games"
             )
-            part.notes.append(
-                f"{inp.name}, Arena-Hard-Auto, judge {judge}: style coefficients (log-odds of "
-                f"a win per sd of the style difference; 0 = style does not sway the judge): "
-                f"{coefs}."
-            )
-            part.tables.append(
-                Table(slug("arena-hard-style-scores", inp.name, judge),
-                      f"Arena-Hard-Auto style-controlled scores, judge {judge} — {inp.name}",
-                      styled.reset_index(),
-                      columns=_of(tool_columns("arena-hard-style", o.level),
-                                  styled.reset_index()))
-            )  # fmt: skip
+        part.notes.append(
+            f"{where}: {n:,} v2.0 record{'s' if n != 1 else ''} left out whole, a game or "
+            f"its score being null, as v2.0's show_result.py leaves them out ({each}){none}."
+        )
+    if "arena_hard_version" in scores.columns:
+        part.notes.append(
+            f"{where}: its files are of both Arena-Hard versions (v0.1's question_id "
+            "records, v2.0's uid records); each score row says its version and is scored "
+            "by that version's rule, never pooled: audit each version's files apart to "
+            "compare like with like."
+        )
 
 
 #: why an Arena-Hard score is not style-controlled when no answer metadata is found
@@ -499,17 +570,29 @@ def _style_counts(ctx: Context, inp: Input) -> tuple[pd.DataFrame | None, str]:
 
 def _arena_hard_style(
     ctx: Context, frame: pd.DataFrame, judge: str, style: pd.DataFrame | None, why: str
-) -> tuple[pd.DataFrame | None, str]:
-    """The style-controlled scores of ``judge`` (indexed by model) where there are style
-    counts, else None and why not."""
+) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+    """The style-controlled scores of ``judge`` (each indexed by model) where there are
+    style counts, by category: a v2.0 file's categories are fitted apart, as upstream's
+    ``show_result.py -c CATEGORY --control-features ...`` fits one (key "" for v0.1's one
+    pool); and why not, by category ("" for all)."""
     if style is None:
-        return None, why
-    o = ctx.options
-    try:
-        styled = arena_hard_style_scores(frame, style, judge=judge, boot=o.resampling)
-    except EstimationError as exc:
-        return None, f"not computed: {exc}"
-    return styled.set_index("model"), ""
+        return {}, {"": why}
+    battles = arena_hard_battles(frame, judge=judge)
+    mixed = battles["version"].nunique() > 1  # refused by the fit itself, saying why
+    categories = [""] if mixed else sorted(battles["category"].unique())
+    styled: dict[str, pd.DataFrame] = {}
+    whys: dict[str, str] = {}
+    for category in categories:
+        rows = frame
+        if len(categories) > 1:
+            rows = frame[frame["category"].fillna("").astype(str) == category]
+        try:
+            st = arena_hard_style_scores(rows, style, judge=judge, boot=ctx.options.resampling)
+        except EstimationError as exc:
+            whys[category] = f"not computed: {exc}"
+            continue
+        styled[category] = st.set_index("model")
+    return styled, whys
 
 
 def _fastchat(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:

@@ -32,9 +32,10 @@ Dataset ``alpaca-eval`` -> a ``pairs`` table, one row per annotation in every
 =================  ==============================================================
 
 Where a folder holds two annotator configs that the roster maps to one judge for one
-model (``weighted_alpaca_eval_gpt4_turbo`` beside ``alpaca_eval_gpt4_turbo_fn``:
+model and baseline (``weighted_alpaca_eval_gpt4_turbo`` beside ``alpaca_eval_gpt4_turbo_fn``:
 two prompt templates of gpt-4-1106-preview), one config's rows are kept, as AlpacaEval
-reports one number per config: :func:`one_annotator_per_judge`.
+reports one number per config: :func:`one_annotator_per_judge`. Where the models of one judge
+are judged through different configs (one each), a note names each config's models.
 """
 
 from __future__ import annotations
@@ -209,13 +210,15 @@ def read_annotation_file(
     A ``baseline`` column names ``generator_1`` (AlpacaEval's baseline), so the
     length-controlled win rate knows it even for one model against the baseline.
     ``frame.attrs["notes"]`` says what the file cannot show: the order each pair was
-    shown in is not stored, so position bias is not estimated from it.
+    shown in is not stored, so position bias is not estimated from it; and, where the
+    file holds two configs of one judge, which was left out
+    (:func:`one_annotator_per_judge`).
     """
     path = Path(path).expanduser()
-    table = validate_pairs(
-        read_annotations(path, roster or Roster.builtin(), unknown_models=unknown_models),
-        file=path,
-    )
+    rows = read_annotations(path, roster or Roster.builtin(), unknown_models=unknown_models)
+    # a file holding two configs of one judge (files joined by hand) keeps one, as a folder
+    rows, left_out = one_annotator_per_judge(rows, where=path.name)
+    table = validate_pairs(rows, file=path)
     # AlpacaEval's baseline is generator_1 by construction: said so, since one model
     # against its baseline leaves the data no way to tell which side is fixed
     table["baseline"] = table["model_a"]
@@ -223,7 +226,8 @@ def read_annotation_file(
     table.attrs["notes"] = [
         f"{path.name}: AlpacaEval shows each pair to {judges} in one order (drawn per "
         "instruction) and does not store which, so each verdict is kept as p_a of unknown "
-        "order and position bias is not estimated from this file."
+        "order and position bias is not estimated from this file.",
+        *left_out,
     ]
     return table
 
@@ -252,25 +256,33 @@ def _kept_annotator(names: list[str]) -> tuple[str, str]:
 
 
 def one_annotator_per_judge(table: pd.DataFrame, *, where: str) -> tuple[pd.DataFrame, list[str]]:
-    """Per judge, model and variant (``judge``, ``model_b``, ``category``), the rows of one
-    annotator config: the leaderboard's (:data:`LEADERBOARD_ANNOTATORS`), else the first
-    by name; and a note per annotator left out (``where``: the folder, named first).
+    """Per judge, baseline, model and variant (``judge``, ``model_a``, ``model_b``,
+    ``category``), the rows of one annotator config: the leaderboard's
+    (:data:`LEADERBOARD_ANNOTATORS`), else the first by name; and a note per annotator
+    left out (``where``: the folder, named first), with how many annotations each
+    config holds there, so a kept config that covers fewer instructions says so.
 
     AlpacaEval reports one number per annotator config, and a judge is a model plus a
     prompt template: the roster maps ``weighted_alpaca_eval_gpt4_turbo``,
     ``alpaca_eval_gpt4_turbo_fn`` and ``alpaca_eval_cot_gpt4_turbo_fn`` to one model, so
-    two of them on one model's answers, pooled, would count each instruction twice
-    (one win rate over both templates, n = twice the instructions).
+    two of them on one model's answers against one baseline, pooled, would count each
+    instruction twice (one win rate over both templates, n = twice the instructions).
+    Against two baselines they are two comparisons, and both are kept.
     """
     if table.empty:
         return table, []
     who = annotators(table["item_id"])
-    key = [table["judge"].astype(str), table["model_b"].astype(str), table["category"]]
+    key = [
+        table["judge"].astype(str),
+        table["model_a"].astype(str),
+        table["model_b"].astype(str),
+        table["category"],
+    ]
     drop = pd.Series(False, index=table.index)
-    # (judge, left out, kept, why kept) -> models and annotations left out
+    # (judge, left out, kept, why kept) -> models, annotations left out and kept
     left: dict[tuple[str, str, str, str], list[str]] = {}
-    counts: dict[tuple[str, str, str, str], int] = {}
-    for (judge, model, variant), names in who.groupby(key, sort=True):
+    counts: dict[tuple[str, str, str, str], list[int]] = {}
+    for (judge, _baseline, model, variant), names in who.groupby(key, sort=True):
         configs = sorted(set(names))
         if len(configs) < 2:
             continue
@@ -283,21 +295,53 @@ def one_annotator_per_judge(table: pd.DataFrame, *, where: str) -> tuple[pd.Data
             k = (str(judge), other, kept, why)
             shown = str(model) if variant == "default" else f"{model} ({variant})"
             left.setdefault(k, []).append(shown)
-            counts[k] = counts.get(k, 0) + len(rows)
-    notes = [_left_out_note(where, *k, counts[k], models) for k, models in left.items()]
-    return table.loc[~drop].reset_index(drop=True), notes
+            n = counts.setdefault(k, [0, 0])
+            n[0] += len(rows)
+            n[1] += int((names == kept).sum())
+    notes = [
+        _left_out_note(where, *k, counts[k][0], counts[k][1], models) for k, models in left.items()
+    ]
+    kept_rows = table.loc[~drop].reset_index(drop=True)
+    return kept_rows, [*notes, *_templates_notes(kept_rows, where=where)]
+
+
+def _templates_notes(table: pd.DataFrame, *, where: str) -> list[str]:
+    """A note per judge and baseline whose rows (one config per model kept) still come
+    from two or more annotator configs, naming each config's models: its numbers then
+    compare models that the judge saw through different prompt templates."""
+    who = annotators(table["item_id"])
+    notes = []
+    for (judge, baseline), names in who.groupby([table["judge"], table["model_a"]], sort=True):
+        configs = sorted(set(names))
+        if len(configs) < 2:
+            continue
+        models = table.loc[names.index, "model_b"].astype(str)
+        each = "; ".join(
+            f"{c}: {', '.join(sorted(set(models[names == c]))[:3])}"
+            + (", ..." if models[names == c].nunique() > 3 else "")
+            for c in configs
+        )
+        notes.append(
+            f"{where}: judge {judge} (against {baseline}) judged the models through "
+            f"{len(configs)} annotator configs, one per model ({each}): the configs are "
+            "prompt templates of one model, so its win rates compare models judged "
+            "with different templates; audit one config's files to compare like with like."
+        )
+    return notes
 
 
 def _left_out_note(
-    where: str, judge: str, other: str, kept: str, why: str, n: int, models: list[str]
+    where: str, judge: str, other: str, kept: str, why: str, n: int, n_kept: int, models: list[str]
 ) -> str:
     them = "it" if len(models) == 1 else "them"
+    fewer = f", though it holds fewer ({n_kept} to {n})" if n_kept < n else ""
     return (
         f"{where}: annotator {other}'s {n} annotation{'s' if n != 1 else ''} of "
         f"{', '.join(models[:5])}{', ...' if len(models) > 5 else ''} left out: annotator "
         f"{kept} also judged {them} as the same judge, {judge}, with another "
         "prompt template, and AlpacaEval reports one number per annotator config (pooled, "
-        f"each instruction would count twice); kept {kept}, {why}."
+        f"each instruction judged by both would count twice); kept {kept}'s {n_kept} "
+        f"annotation{'s' if n_kept != 1 else ''}, {why}{fewer}."
     )
 
 

@@ -67,6 +67,7 @@ __all__ = [
     "SIGNIFICANT_WEIGHT",
     "STYLE_FEATURES",
     "arena_hard_battles",
+    "arena_hard_records_left_out",
     "arena_hard_scores",
     "arena_hard_style_scores",
     "fastchat_results",
@@ -181,14 +182,22 @@ def _scored_battles(pairs: pd.DataFrame, *, judge: str, weight: int) -> pd.DataF
     battles = arena_hard_battles(pairs, judge=judge, weight=weight)
     if battles.empty:
         raise EstimationError(f"judge {judge!r} has no game with a verdict")
-    for category, g in battles.groupby("category", sort=True):
+    for (version, category), g in battles.groupby(["version", "category"], sort=True):
         names = sorted(g["baseline"].unique())
         if len(names) > 1:
             where = f" in category {category!r}" if category else ""
+            # a v2.0 file's table written without its version column reads as v0.1's
+            unsaid = version == "v0.1" and "arena_hard_version" not in pairs.columns
+            hint = (
+                "; a v2.0 file's pairs table scores each category against its own "
+                "baseline only where its arena_hard_version column says v2.0"
+                if unsaid
+                else ""
+            )
             raise EstimationError(
                 f"judge {judge!r} compares with {len(names)} baselines{where} "
                 f"({', '.join(names[:3])}); Arena-Hard-Auto's score is against one: "
-                "audit each baseline's judgments apart (the rows of one model_b)"
+                f"audit each baseline's judgments apart (the rows of one model_b){hint}"
             )
     return battles
 
@@ -213,15 +222,17 @@ def arena_hard_scores(
     ``boot.level`` percentile-bootstrap interval over the model's weighted battle rows
     (``boot.n_boot`` resamples; upstream: 100). Without ``boot`` the level is the one
     the file's version prints (``arena_hard_version``, :data:`ARENA_HARD_LEVEL`): 95%
-    for v0.1, 90% for v2.0; ``attrs["level"]`` holds the level used, and
-    ``attrs["arena_hard_version"]`` the version ("v2.0" when every battle is v2.0's).
-    v2.0 prints the mean of its 100 bootstrap shares as the score; this is the share
-    itself, which that mean estimates.
+    for v0.1, 90% for v2.0 (v0.1's where both are read); ``attrs["level"]`` holds the
+    level used, ``attrs["arena_hard_version"]`` the versions read ("v2.0", "v0.1" or
+    "v0.1 and v2.0") and ``attrs["records_left_out"]``
+    :func:`arena_hard_records_left_out`. v2.0 prints the mean of its 100 bootstrap
+    shares as the score; this is the share itself, which that mean estimates.
 
-    Columns: ``model``, ``category`` (a v2.0 file of several categories only),
-    ``baseline``, ``score``,
-    ``score_low``, ``score_high``, ``battles`` (weighted), ``games``; sorted by
-    category, then score. Raises :class:`EstimationError` when the judge has no game
+    Columns: ``model``, ``category`` (where a v2.0 record names one),
+    ``arena_hard_version`` (where the judge's files are of both versions: each row's
+    battles are scored by its own version's rule, never pooled), ``baseline``,
+    ``score``, ``score_low``, ``score_high``, ``battles`` (weighted), ``games``; sorted
+    by version, category, then score. Raises :class:`EstimationError` when the judge has no game
     with a verdict, or the battles scored together compare with more than one
     baseline."""
     battles = _scored_battles(pairs, judge=judge, weight=weight)
@@ -230,7 +241,8 @@ def arena_hard_scores(
     rng = np.random.default_rng(boot.seed)
     alpha = (1 - boot.level) / 2
     out = []
-    for (category, model), g in battles.groupby(["category", "model"], sort=True):
+    groups = battles.groupby(["version", "category", "model"], sort=True)
+    for (version, category, model), g in groups:
         expanded = np.repeat(g["outcome"].to_numpy(float), g["weight"].to_numpy(int))
         score = float(expanded.mean())
         counts = resample_counts(len(expanded), boot.n_boot, rng)
@@ -240,6 +252,7 @@ def arena_hard_scores(
             {
                 "model": str(model),
                 "category": str(category),
+                "arena_hard_version": str(version),
                 "baseline": str(g["baseline"].iloc[0]),
                 "score": 100 * score,
                 "score_low": 100 * float(lo),
@@ -248,13 +261,34 @@ def arena_hard_scores(
                 "games": len(g),
             }
         )
-    frame = pd.DataFrame(out).sort_values(["category", "score"], ascending=[True, False])
-    if battles["category"].nunique() < 2:  # one pool: no column to tell rows apart
+    order = ["arena_hard_version", "category", "score"]
+    frame = pd.DataFrame(out).sort_values(order, ascending=[True, True, False])
+    if (battles["category"] == "").all():  # v0.1's one pool: no category to name
         frame = frame.drop(columns="category")
+    versions = sorted(battles["version"].unique())
+    if len(versions) < 2:  # one rule: said once, in attrs
+        frame = frame.drop(columns="arena_hard_version")
     frame = frame.reset_index(drop=True)
     frame.attrs["level"] = boot.level
-    frame.attrs["arena_hard_version"] = "v2.0" if level == ARENA_HARD_LEVEL["v2.0"] else "v0.1"
+    frame.attrs["arena_hard_version"] = " and ".join(versions)
+    frame.attrs["records_left_out"] = arena_hard_records_left_out(pairs, judge=judge)
     return frame
+
+
+def arena_hard_records_left_out(pairs: pd.DataFrame, *, judge: str) -> dict[str, int]:
+    """How many of ``judge``'s v2.0 records (``arena_hard_version`` "v2.0") are left out
+    whole for a ``null`` game or score, by category (v2.0's ``show_result.py`` prints
+    their number, "Number of null judgments found"); categories with none are not
+    listed. ``{}`` for v0.1 files, whose other game is kept."""
+    if "arena_hard_version" not in pairs.columns:
+        return {}
+    rows = pairs[(pairs["judge"] == judge) & (pairs["arena_hard_version"] == "v2.0")]
+    both = np.isfinite(rows[["strength_first", "strength_second"]].to_numpy(float)).all(1)
+    gone = rows.loc[~both]
+    if "category" not in gone.columns:
+        return {"": len(gone)} if len(gone) else {}
+    names = gone["category"].fillna("").astype(str)
+    return {str(k): int(v) for k, v in names.value_counts().sort_index().items()}
 
 
 def _style_design(battles: pd.DataFrame, style: pd.DataFrame) -> np.ndarray:
@@ -347,12 +381,20 @@ def arena_hard_style_scores(
     file's battles in more than one category (v2.0 fits each category apart: give one
     category's rows), or without style counts for an answer."""
     battles = _scored_battles(pairs, judge=judge, weight=weight)
+    if battles["version"].nunique() > 1:
+        raise EstimationError(
+            f"judge {judge!r} has judgments of both Arena-Hard versions (v0.1's "
+            "question_id records and v2.0's uid records, which drop a null game "
+            "differently and score by category); style control is fitted on one: audit "
+            "each version's files apart"
+        )
     categories = sorted(battles["category"].unique())
     if len(categories) > 1:
         raise EstimationError(
             f"judge {judge!r} judged {len(categories)} Arena-Hard v2.0 categories "
-            f"({', '.join(categories[:4])}); style control is fitted per category: audit "
-            "one category's rows (the pairs' category) for it"
+            f"({', '.join(categories[:4])}); style control is fitted per category: give "
+            "one category's rows (pairs[pairs['category'] == name]; `recuse audit` fits "
+            "each category apart)"
         )
     boot = boot if boot is not None else Resampling(level=_default_level(battles))
     reps = battles["weight"].to_numpy(int)

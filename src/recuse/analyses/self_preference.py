@@ -116,9 +116,18 @@ def calibrated_first(
         elif mine(k, eo):
             k = dataclasses.replace(k, headline=False)
         kept.append(k)
-    named = {k.judge for k in kept if mine(k, calibrated)}
+    # a judge with an EO skip and no word on the calibrated estimate (neither a finding
+    # nor a skip) misses the headline too: said of the calibrated metric, with EO's reason.
+    # A judge whose calibrated estimate was made has no such skip (gpt-3.5's family
+    # preference on LLMBar's MT-Bench set with a quarter of its labels ties read both
+    # a finding and "family_preference_eo: only 4 pairs…" as its skip)
+    named = have | {k.judge for k in kept if mine(k, calibrated)}
+    metric = next(
+        (m for m, b in analysis.metrics.items() if b is not None and b.key == calibrated.key),
+        calibrated.key,
+    )
     for k in [k for k in kept if mine(k, eo) and k.judge not in named]:
-        kept.append(dataclasses.replace(k, headline=True, bias=calibrated))
+        kept.append(dataclasses.replace(k, headline=True, bias=calibrated, metric=metric))
     ctx.skipped[:] = kept
 
 

@@ -37,8 +37,9 @@ METRIC_BIAS = {(a.title, m): (b.key if b else "") for a in REGISTRY for m, b in 
 
 def breaks(report: dict[str, Any]) -> list[str]:
     """Each skip of ``report`` (report.json) that is also a finding (same dataset, bias
-    and judge, or any judge of the dataset for a skip of all its judges), and each whose
-    reason names a metric or bias other than its own."""
+    and judge, or any judge of the dataset for a skip of all its judges), each whose
+    reason names a metric or bias other than its own, and each judge's summary entry not
+    estimated beside its finding of the same bias."""
     found: dict[tuple[str, str], set[str]] = {}
     for s in report["sections"]:
         for f in s["findings"]:
@@ -58,6 +59,13 @@ def breaks(report: dict[str, Any]) -> list[str]:
         }
         if named - own:
             out.append(f"names {sorted(named - own)}, not its own estimate: {k}")
+    for row in report["summary"]:  # each judge's summary: what it has and what it misses
+        has = {(f["dataset"], f["bias"]) for f in row["findings"]}
+        out += [
+            f"{row['judge']}'s summary has and misses: {k}"
+            for k in row["not_estimated"]
+            if (k["dataset"], k["bias"]) in has
+        ]
     return out
 
 
@@ -181,7 +189,7 @@ def test_the_check_sees_a_skip_of_a_finding_and_one_naming_another_metric() -> N
     finding = {"dataset": "d", "judge": "j", "bias": "family_preference_calibrated"}
     skip = {**finding, "analysis": "Family preference",
             "reason": "family_preference_calibrated: x"}  # fmt: skip
-    report = {"sections": [{"findings": [finding]}], "skipped": [skip]}
+    report = {"sections": [{"findings": [finding]}], "skipped": [skip], "summary": []}
     assert len(breaks(report)) == 1
     report["skipped"] = [{**skip, "judge": "all 2 judges"}]
     assert len(breaks(report)) == 1
@@ -190,3 +198,5 @@ def test_the_check_sees_a_skip_of_a_finding_and_one_naming_another_metric() -> N
                               f"{report['skipped'][0]}"]  # fmt: skip
     report["skipped"] = [{**skip, "judge": "k"}]
     assert breaks(report) == []
+    report["summary"] = [{"judge": "j", "findings": [finding], "not_estimated": [skip]}]
+    assert len(breaks(report)) == 1

@@ -66,6 +66,14 @@ def breaks(report: dict[str, Any]) -> list[str]:
             for k in row["not_estimated"]
             if (k["dataset"], k["bias"]) in has
         ]
+    for row in report.get("summary_matrix", {}).get("rows", []):  # and its matrix's cells
+        for bias, cell in row["cells"].items():
+            made = {e["dataset"] for e in cell["estimates"]}
+            out += [
+                f"{row['judge']}'s {bias} cell has and misses: {k}"
+                for k in cell["not_estimated"]
+                if k["dataset"] in made
+            ]
     return out
 
 
@@ -189,7 +197,7 @@ def test_the_check_sees_a_skip_of_a_finding_and_one_naming_another_metric() -> N
     finding = {"dataset": "d", "judge": "j", "bias": "family_preference_calibrated"}
     skip = {**finding, "analysis": "Family preference",
             "reason": "family_preference_calibrated: x"}  # fmt: skip
-    report = {"sections": [{"findings": [finding]}], "skipped": [skip], "summary": []}
+    report: dict[str, Any] = {"sections": [{"findings": [finding]}], "skipped": [skip], "summary": []}
     assert len(breaks(report)) == 1
     report["skipped"] = [{**skip, "judge": "all 2 judges"}]
     assert len(breaks(report)) == 1
@@ -199,4 +207,8 @@ def test_the_check_sees_a_skip_of_a_finding_and_one_naming_another_metric() -> N
     report["skipped"] = [{**skip, "judge": "k"}]
     assert breaks(report) == []
     report["summary"] = [{"judge": "j", "findings": [finding], "not_estimated": [skip]}]
+    assert len(breaks(report)) == 1
+    cell = {"estimates": [finding], "not_estimated": [skip]}
+    report["summary"] = []
+    report["summary_matrix"] = {"rows": [{"judge": "j", "cells": {"b": cell}}]}
     assert len(breaks(report)) == 1

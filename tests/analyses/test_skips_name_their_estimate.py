@@ -197,7 +197,11 @@ def test_the_check_sees_a_skip_of_a_finding_and_one_naming_another_metric() -> N
     finding = {"dataset": "d", "judge": "j", "bias": "family_preference_calibrated"}
     skip = {**finding, "analysis": "Family preference",
             "reason": "family_preference_calibrated: x"}  # fmt: skip
-    report: dict[str, Any] = {"sections": [{"findings": [finding]}], "skipped": [skip], "summary": []}
+    report: dict[str, Any] = {
+        "sections": [{"findings": [finding]}],
+        "skipped": [skip],
+        "summary": [],
+    }
     assert len(breaks(report)) == 1
     report["skipped"] = [{**skip, "judge": "all 2 judges"}]
     assert len(breaks(report)) == 1

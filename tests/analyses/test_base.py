@@ -62,6 +62,23 @@ def test_the_no_bias_value_is_the_biases_own() -> None:
     assert red_pixels(off) > 0 and "excludes 0.5" in off.caption
 
 
+def test_the_alt_text_reads_each_finding_as_the_findings_do() -> None:
+    """A first-position rate of 0.9996 [0.999, 0.99995] (its span 0 to 1): the findings
+    and the terminal write it 0.99960 [0.99900, 0.99995] (no number strictly inside the
+    span reads its end); the figure's alt text, its own rounding without the span, read
+    1.000 [0.999, 1.000], a rate of every pair. A share written as a percentage
+    (certification's coverage) reads as one there too."""
+    from recuse.biases.certification import CERTIFIED
+
+    near = _finding(POSITION, "j", 0.9996, 0.999, 0.99995)
+    fig = coef_figure([near], "d", "first-position rate", AuditOptions())
+    assert near.text == "0.99960 [0.99900, 0.99995]"
+    assert fig.alt == "First-position rate — d: j 0.99960 [0.99900, 0.99995]"
+    share = _finding(CERTIFIED, "j", 57 / 200, 0.2327, 0.3422)
+    fig = coef_figure([share], "d", "coverage", AuditOptions())
+    assert fig.alt == "Coverage — d: j 28.5% [23.3%, 34.2%]" == f"Coverage — d: j {share.text}"
+
+
 def test_one_figure_holds_one_bias() -> None:
     mixed = [_finding(EO, "a", 0.1, 0.0, 0.2), _finding(CALIBRATED, "b", 0.1, 0.0, 0.2)]
     with pytest.raises(ValueError, match="one figure per bias"):

@@ -347,3 +347,82 @@ def test_the_coefficient_table_names_the_baseline_dimension(planted: Planted) ->
     assert words[shift] == pytest.approx(fit.params["C(dimension, Treatment('d1'))[T.d2]"])
     intercept = "intercept α + δ_j of judge j0 (its score at reference 0 in d1)"
     assert words[intercept] == pytest.approx(fit.params["C(judge)[j0]"])
+
+
+def test_the_pages_coefficient_table_reads_as_recuse_favoritism_and_says_why_it_differs(
+    shared_data,  # type: ignore[no-untyped-def]
+    tmp_path,
+    capsys,
+) -> None:
+    """On play-favorites the page's coefficient table wrote each column at its own
+    precision, the γ unsigned (``0.006`` beside the findings' ``+0.006``), and
+    llama-3.1-8b-instruct's γ −0.113 [−0.134, −0.092] beside the findings' −0.11
+    [−0.13, −0.09] with no word of why; ``recuse favoritism`` writes one precision for
+    the table and says so under it. The page now does both: every row at three decimals
+    (each γ and λ under 0.1, so three; hand-written here from report.json's numbers
+    with format()), a bias term signed, and the note naming that row both ways."""
+    import html
+    import json
+    import re
+
+    from recuse.cli import main
+
+    out = tmp_path / "r"
+    args = ["audit", "play-favorites", "--only", "favoritism", "--robustness", "none"]
+    assert main([*args, "--n-boot", "100", "--data-dir", str(shared_data), "-o", str(out)]) == 0
+    page = html.unescape((out / "report.html").read_text())
+    report = json.loads((out / "report.json").read_text())
+    rows = report["tables"]["favoritism-play-favorites"]["rows"]
+    (body,) = re.findall(r'data-table="favoritism-play-favorites">(.*?)</table>', page, re.S)
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in re.findall(r"<tr>(.*?)</tr>", body)]
+    cells = [c for c in cells if c]
+    assert len(cells) == len(rows) == 32  # 9 judges: α, β, γ each; 4 families; 1 dimension
+
+    def three(x: float, sign: bool) -> str:
+        return format(x + 0.0, "+.3f" if sign else ".3f").replace("-", "\u2212")
+
+    for row, cell in zip(rows, cells, strict=True):
+        bias = row["coefficient"].startswith(("self-bias", "family bias", "dimension"))
+        assert cell[1:4] == [three(row["estimate"], bias), three(row["90% low"], False),
+                             three(row["90% high"], False)], row["coefficient"]  # fmt: skip
+    (llama,) = [
+        f
+        for s in report["sections"]
+        for f in s["findings"]
+        if f["judge"] == "llama-3.1-8b-instruct" and f["bias"] == "self_bias"
+    ]
+    # the finding: two decimals (its largest number, 0.134, is 0.1 or more)
+    there = (f"{llama['estimate']:+.2f} [{llama['ci_low']:.2f}, {llama['ci_high']:.2f}]"
+             .replace("-", "\u2212"))  # fmt: skip
+    assert there == "\u22120.11 [\u22120.13, \u22120.09]"
+    (note,) = re.findall(r'data-table-note="favoritism-play-favorites">(.*?)</p>', page)
+    assert note == (
+        "Numbers to the table's one precision, the finest any row needs (recuse audit's "
+        "summary writes each finding to its own interval's: γ_j of judge "
+        f"llama-3.1-8b-instruct \u22120.113 [\u22120.134, \u22120.092] reads {there} there)."
+    )
+
+
+def test_the_pages_coefficient_cells_on_an_extreme_scale_say_their_unit() -> None:
+    """Scores of 1e49: the page writes the table in units of 10⁴⁹, as ``recuse
+    favoritism`` does, and says so under it (the CSV keeps the numbers); an intercept is
+    a level, unsigned, a γ signed; a number that is not finite is an empty cell."""
+    from recuse.analyses.favoritism import coefficient_texts
+
+    tidy = pd.DataFrame({
+        "kind": ["judge", "self"], "label": ["a", "a"],
+        "estimate": [3.1e49, -4.94e47], "se": [1e48, 1e46],
+        "lower": [2.9e49, -5.1e47], "upper": [3.3e49, float("nan")],
+    })  # fmt: skip
+    texts, note = coefficient_texts(tidy, 0.9)
+    # in units of 10⁴⁹ (the largest, 3.3e49): 3.1 and −0.0494; three decimals, the γ
+    # row's (every number of it under 0.1), for the table
+    assert texts == {"estimate": ["3.100", "\u22120.049"], "90% low": ["2.900", "\u22120.051"],
+                     "90% high": ["3.300", ""]}  # fmt: skip
+    assert note == (
+        "Estimate, low and high in units of 10⁴⁹ (the CSV and report.json keep the fit's numbers)."
+    )
+    from recuse.report.model import Table
+
+    with pytest.raises(ValueError, match="texts of 'estimate' need one per row"):
+        Table("t", "T", tidy, texts={"estimate": ["1"]})

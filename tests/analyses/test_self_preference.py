@@ -349,3 +349,55 @@ def test_the_examples_table_says_what_each_column_is(planted: Planted) -> None:
         hits = mine.assign(share=share)[(share > 0.5) & (human < 0.5)].head(3)
         assert rows["item_id"].tolist() == hits["item_id"].tolist()
         assert rows["judge P(own better)"].tolist() == pytest.approx(hits["share"].tolist())
+
+
+@pytest.mark.parametrize("ties", ["drop", "split"])
+def test_the_confusion_matrix_reads_the_pairs_as_eo_does(
+    shared_data: Path, ties: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """LLMBar's MT-Bench set with a quarter of its prompts' labels made ties: under
+    --human-ties split the figure's caption read gpt-3.5-turbo's recall other 0.50 (its
+    ties left out, its picks thresholded) beside EO's own term 0.44 and an estimate of
+    their difference; its recalls are now EO's, worked out here by hand from the table:
+    v the judge's share of the win for its own answer (its two orders averaged), h the
+    humans' (a tie ½); recall own Σh·v/Σh, recall other Σ(1−h)(1−v)/Σ(1−h), ties left
+    out under drop."""
+    import html
+    import json
+    import re
+
+    from recuse.cli import main
+    from recuse.data.inputs import load_input
+
+    frame = load_input("llmbar-mtbench", table="pairs", data_dir=shared_data).frame
+    tied = sorted(frame["prompt_id"].unique())[::4]
+    frame.loc[frame["prompt_id"].isin(tied), "human"] = 0.5
+    path = tmp_path / "tied.csv"
+    frame.to_csv(path, index=False)
+    args = ["--only", "self-preference", "--n-boot", "100", "--human-ties", ties]
+    assert main(["audit", str(path), *args, "-o", str(tmp_path / "r")]) == 0
+    page = html.unescape((tmp_path / "r" / "report.html").read_text())
+    figure = r'<figure id="cm-tied-csv-gpt-3-5-turbo">.*?<figcaption>(.*?)</figcaption>'
+    (caption,) = re.findall(figure, page, re.S)
+    rows = frame[(frame["judge"] == "gpt-3.5-turbo") & frame["human"].notna()]
+    own_a = (rows["model_a"] == "gpt-3.5-turbo").to_numpy()
+    own_b = (rows["model_b"] == "gpt-3.5-turbo").to_numpy()
+    p_a = rows[["p_a_first", "p_a_second"]].mean(axis=1).to_numpy()
+    keep = own_a ^ own_b
+    v = np.where(own_a, p_a, 1 - p_a)[keep]
+    h = np.where(own_a, rows["human"], 1 - rows["human"])[keep]
+    if ties == "drop":
+        v, h = v[h != 0.5], h[h != 0.5]
+    recall_own = float((h * v).sum() / h.sum())
+    recall_other = float(((1 - h) * (1 - v)).sum() / (1 - h).sum())
+    said = f"Recall own {recall_own:.2f}, other {recall_other:.2f} (equal opportunity"
+    assert said in caption
+    assert said == ("Recall own 0.68, other 0.50 (equal opportunity" if ties == "drop"
+                    else "Recall own 0.68, other 0.44 (equal opportunity")  # fmt: skip
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    (eo,) = [f for s in report["sections"] for f in s["findings"]
+             if f["judge"] == "gpt-3.5-turbo" and f["bias"] == EO.key]  # fmt: skip
+    assert eo["estimate"] == pytest.approx(recall_own - recall_other, abs=1e-12)
+    left = int(keep.sum()) - len(h)
+    assert f"; {left} pairs without a usable label or verdict" in caption
+    assert left == (17 if ties == "drop" else 0)

@@ -71,6 +71,12 @@ def test_coefficients_alt_lists_every_interval() -> None:
     assert small.alt == "K: z +0.00031 [0.00012, 0.00052]"  # never +0.000 [0.000, 0.001]
     rate = F.coefficients(["p"], [0.62], [0.55], [0.7], id="k", title="K", xlabel="b", null=0.5)
     assert rate.alt == "K: p 0.62 [0.55, 0.70]"  # a rate (no bias 0.5) has no '+'
+    # texts given (the findings' own): the alt reads them, not its own rounding
+    said = F.coefficients(["s"], [0.285], [0.2327], [0.3422], id="k", title="K", xlabel="b",
+                          texts=["28.5% [23.3%, 34.2%]"])  # fmt: skip
+    assert said.alt == "K: s 28.5% [23.3%, 34.2%]"
+    with pytest.raises(ValueError, match="one text per label"):
+        F.coefficients(["s"], [0.2], [0.1], [0.3], id="k", title="K", xlabel="b", texts=[])
     with pytest.raises(ValueError):
         F.coefficients(["x"], [0.1, 0.2], [0.0], [0.2], id="k", title="K", xlabel="b")
 
@@ -80,12 +86,19 @@ def test_bars_mark_highlighted_labels_and_skip_missing_intervals() -> None:
                  xlabel="log ppl", highlight=[True, False])  # fmt: skip
     img = _png(fig)
     assert img.shape[0] > 50 and (img[..., :3] < 0.9).any()
-    assert "own (highlighted) 1.200 [1.100, 1.300]" in fig.alt and "m2 1.500" in fig.alt
-    assert "m2 1.500 [" not in fig.alt
-    # the tables' rule: one precision for a bar and its whiskers, U+2212, separators
+    assert "own (highlighted) 1.20 [1.10, 1.30]" in fig.alt and "m2 1.50" in fig.alt
+    assert "m2 1.50 [" not in fig.alt
+    # the terminal's rule (estimate_parts): its own decimals for each bar, U+2212, separators
     neg = F.bars(["a", "b"], [-0.00042, 1234.5], [-0.0009, 1200.0], [0.0001, 1300.25], id="b",
                  title="B", xlabel="x")  # fmt: skip
     assert neg.alt == "B: a \u22120.00042 [\u22120.00090, 0.00010]; b 1,234.50 [1,200.00, 1,300.25]"
+    # whiskers that differ never read alike: one precision for the figure (three
+    # decimals, the smallest number's) wrote 1.500 [1.500, 1.500], as if fixed
+    near = F.bars(["m"], [1.5], [1.4996], [1.5004], id="b", title="B", xlabel="x")
+    assert near.alt == "B: m 1.5000 [1.4996, 1.5004]"
+    mixed = F.bars(["m", "n"], [1.5, 0.12], [1.4996, 0.08], [1.5004, 0.16], id="b",
+                   title="B", xlabel="x")  # fmt: skip
+    assert mixed.alt == "B: m 1.5000 [1.4996, 1.5004]; n 0.12 [0.08, 0.16]"
     with pytest.raises(ValueError):
         F.bars(["x"], [1.0, 2.0], [0.0], [2.0], id="b", title="B", xlabel="x")
     with pytest.raises(ValueError):

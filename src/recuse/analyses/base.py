@@ -643,6 +643,7 @@ def coef_figure(findings: Sequence[Finding], dataset: str, what: str, o: AuditOp
         highlight=[bias.flags and f.excludes_null for f in findings],
         caption=caption,
         format=o.figure_format,
+        texts=[f.text for f in findings],  # the alt text reads as the findings
     )
 
 

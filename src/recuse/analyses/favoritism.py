@@ -23,7 +23,9 @@ from recuse.regression import fit_favoritism
 from recuse.regression.explore import score_matrix
 from recuse.regression.favoritism import (
     FavoritismResult,
+    coefficient_cells,
     corrects_anything,
+    precision_note,
     prepare,
 )
 from recuse.regression.robustness import CHECKS, COMPARISON_COLUMNS, CheckEvent, battery
@@ -85,6 +87,57 @@ def coefficient_table(
             "p": p,
         }
     )
+
+
+#: the coefficient kinds whose estimate is a difference from 0 (a bias, or a shift against
+#: the baseline dimension), written signed; an intercept and a slope are levels
+_SIGNED_KINDS = ("self", "family", "dimension")
+#: how the note under the page's table names a bias term's row
+_TERM_NAMES = {"self": "γ_j of judge {label}", "family": "λ_F of family {label}"}
+
+
+def coefficient_texts(tidy: pd.DataFrame, level: float) -> tuple[dict[str, list[str]], str]:
+    """The page's cells of :func:`coefficient_table`'s estimate and interval columns,
+    as ``recuse favoritism`` writes its tables
+    (:func:`~recuse.regression.favoritism.coefficient_cells`: one precision for the
+    table, the finest any row needs, a starred interval's end kept off 0, in units of a
+    power of ten on an extreme scale), a bias term's or dimension effect's estimate
+    signed; "" for a number that is not finite. And the note under the table that the
+    terminal's caption gives (:func:`~recuse.regression.favoritism.precision_note`): where
+    a γ or λ reads with more decimals than its finding above the table, the first such
+    both ways; on an extreme scale, its unit. The page wrote one precision per column
+    (the estimate's 0.006 beside a low end's, say, −0.0012) with no word of why
+    llama-3.1-8b-instruct's γ read −0.113 [−0.134, −0.092] there and −0.11 [−0.13,
+    −0.09] in the findings."""
+    cells, scale = coefficient_cells(tidy)
+    kinds = tidy["kind"].astype(str).tolist()
+    estimate = [
+        "" if c[0] is None else c[0] if k in _SIGNED_KINDS else c[0].removeprefix("+")
+        for c, k in zip(cells, kinds, strict=True)
+    ]
+    pct = percent(level)
+    texts = {
+        "estimate": estimate,
+        f"{pct} low": [c[2] or "" for c in cells],
+        f"{pct} high": [c[3] or "" for c in cells],
+    }
+    if scale:
+        return (
+            texts,
+            f"Estimate, low and high {scale} (the CSV and report.json keep the fit's numbers).",
+        )
+    bias = [k in _TERM_NAMES for k in kinds]
+    terms = tidy[bias].assign(
+        name=[
+            _TERM_NAMES[k].format(label=label)
+            for k, label in zip(
+                tidy["kind"][bias].astype(str), tidy["label"][bias].astype(str), strict=True
+            )
+        ]
+    )
+    clause = precision_note(terms, [c for c, b in zip(cells, bias, strict=True) if b], key="name")
+    note = clause.removeprefix("; ")
+    return texts, (note[:1].upper() + note[1:] + "." if note else "")
 
 
 def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
@@ -199,16 +252,18 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                 ),
             )  # fmt: skip
     _not_estimated(ctx, inp, res, sorted(chosen), set(sb["judge"]), set(fb["family"]))
+    terms = _of_judges(res.tidy(), chosen, fams).reset_index(drop=True)
+    texts, note = coefficient_texts(terms, o.level)
     parts.tables.append(
         Table(
             slug("favoritism", inp.name),
             f"Favoritism coefficients — {inp.name}",
             coefficient_table(
-                _of_judges(res.tidy(), chosen, fams),
-                o.level,
-                dimensions=res.scales["dimension"].astype(str).tolist(),
+                terms, o.level, dimensions=res.scales["dimension"].astype(str).tolist()
             ),
             columns=coefficient_columns(res, o.level),
+            texts=texts,
+            note=note,
         )
     )
     parts.notes.extend(f"{inp.name}: {n}" for n in _notes_of_judges(res.notes, chosen, fams))

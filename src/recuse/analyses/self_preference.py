@@ -32,12 +32,14 @@ from recuse.biases.self_preference import EO as EO
 from recuse.biases.self_preference import HEADING
 from recuse.biases.self_preference import MATERIAL_PICK_PROBABILITY as MATERIAL_PICK_PROBABILITY
 from recuse.biases.self_preference import UNADJUSTED as UNADJUSTED
+from recuse.choices import HumanTies
 from recuse.data.inputs import Input
 from recuse.errors import RecuseError
 from recuse.metrics.competence import COMPETENCE_PAIRS, FAMILY_PAIRS, OWN_PAIRS
 from recuse.metrics.result import MetricResult
-from recuse.metrics.self_preference import confusion_matrix, favored_side
+from recuse.metrics.self_preference import ConfusionMatrix, confusion_matrix, favored_side
 from recuse.metrics.summary import PairwiseBias
+from recuse.numbers import count
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
 from recuse.report.model import NotEstimated, Table
@@ -116,9 +118,18 @@ def calibrated_first(
         elif mine(k, eo):
             k = dataclasses.replace(k, headline=False)
         kept.append(k)
-    named = {k.judge for k in kept if mine(k, calibrated)}
+    # a judge with an EO skip and no word on the calibrated estimate (neither a finding
+    # nor a skip) misses the headline too: said of the calibrated metric, with EO's reason.
+    # A judge whose calibrated estimate was made has no such skip (gpt-3.5's family
+    # preference on LLMBar's MT-Bench set with a quarter of its labels ties read both
+    # a finding and "family_preference_eo: only 4 pairs…" as its skip)
+    named = have | {k.judge for k in kept if mine(k, calibrated)}
+    metric = next(
+        (m for m, b in analysis.metrics.items() if b is not None and b.key == calibrated.key),
+        calibrated.key,
+    )
     for k in [k for k in kept if mine(k, eo) and k.judge not in named]:
-        kept.append(dataclasses.replace(k, headline=True, bias=calibrated))
+        kept.append(dataclasses.replace(k, headline=True, bias=calibrated, metric=metric))
     ctx.skipped[:] = kept
 
 
@@ -289,7 +300,12 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     with ctx.timed(f"self-preference figures ({inp.name})", ANALYSIS):
         for judge in [f.judge for f in eo]:
             try:
-                cm = confusion_matrix(rows, judge=judge, selves=ctx.selves)
+                # the verdicts and human ties as EO reads them (the shared bootstrap's
+                # verdict='prob' and --human-ties), so its recalls are EO's two terms:
+                # under split the caption read recall other 0.50 beside EO's 0.44
+                cm = confusion_matrix(
+                    rows, judge=judge, selves=ctx.selves, verdict="prob", human_ties=o.ties
+                )
             except RecuseError as exc:
                 part.notes.append(f"{inp.name}, {judge}: no confusion matrix ({exc})")
                 continue
@@ -302,12 +318,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                     col_label="judge picks",
                     id=slug("cm", inp.name, judge),
                     title=f"{judge} on {inp.name}",
-                    caption=(
-                        f"Pairs holding {judge}'s own answer: human label × judge pick (judge "
-                        f"ties count half). Recall own {cm.recall_own:.2f}, other "
-                        f"{cm.recall_other:.2f}; {cm.n_excluded} pairs without a usable label "
-                        "or verdict left out."
-                    ),
+                    caption=cm_caption(judge, cm, ties=o.ties),
                     format=o.figure_format,
                 )
             )
@@ -330,6 +341,29 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             )
         if eo:
             part.figures.append(coef_figure(eo, inp.name, "self-preference (EO)", o))
+
+
+def cm_caption(judge: str, cm: ConfusionMatrix, *, ties: HumanTies) -> str:
+    """The confusion matrix's caption: what a cell counts, read as EO reads the pairs
+    (the judge's share of the win, a human tie by ``ties``), and the two recalls whose
+    difference is the judge's EO estimate, at the decimals the findings give it.
+
+    >>> m = ConfusionMatrix(own_own=61, own_other=25, other_own=16, other_other=12.5)
+    >>> print(cm_caption("j", m, ties="split").split(". ", 1)[1].split(";")[0])
+    Recall own 0.71, other 0.44 (equal opportunity is their difference)
+    """
+    if ties == "split":
+        human = "a human tie counts ½ in each row"
+        left = "without a usable label or verdict"
+    else:
+        human = "a human tie is left out"
+        left = "without a usable label or verdict, or with a human tie,"
+    return (
+        f"Pairs holding {judge}'s own answer: human label × the judge's share of the win "
+        f"(its orders averaged: a pick 1, a tie ½, a stated probability as given; {human}). "
+        f"Recall own {cm.recall_own:.2f}, other {cm.recall_other:.2f} (equal opportunity is "
+        f"their difference); {count(cm.n_excluded)} pairs {left} left out."
+    )
 
 
 def example_columns(k: int) -> dict[str, str]:

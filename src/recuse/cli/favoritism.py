@@ -26,7 +26,7 @@ from recuse.cli.app import (
 from recuse.cli.console import TerminalTable, cell, shown
 from recuse.cli.console import console as make_console
 from recuse.lazy import lazy_module
-from recuse.numbers import estimate_text, percent, share_percent
+from recuse.numbers import percent, share_percent
 from recuse.options import DEFAULTS, robustness_checks
 
 if TYPE_CHECKING:
@@ -70,8 +70,8 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable | Text:
     summary writes them (:func:`~recuse.regression.favoritism.coefficient_cells`: one
     precision, in units of a power of ten on an extreme scale, said in the title; where
     a row reads with more decimals than recuse audit's summary writes it, the caption
-    says so, :func:`precision_note`); a line saying there is none where the fit has no
-    such term."""
+    says so, :func:`~recuse.regression.favoritism.precision_note`); a line saying there
+    is none where the fit has no such term."""
     tab = res.self_bias() if kind == "self" else res.family_bias()
     if tab.empty:
         return cell(NO_TERMS[kind])
@@ -85,7 +85,7 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable | Text:
         caption=cell(
             res.definition("self" if kind == "self" else "family")
             + f"; sig. * = the {percent(res.level)} interval excludes 0 ({words})"
-            + (precision_note(tab, cells, key=key) if not scale else "")
+            + (regression_favoritism.precision_note(tab, cells, key=key) if not scale else "")
         ),
     )
     t.add_column(key)
@@ -101,37 +101,6 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable | Text:
             "*" if r["significant"] else "",
         )
     return t
-
-
-def precision_note(tab: pd.DataFrame, cells: list[tuple[str | None, ...]], *, key: str) -> str:
-    """Words under a table whose one precision (every row's numbers with the decimals
-    the row needing most takes, so that rows line up and no standard error reads 0)
-    writes a row with more decimals than recuse audit's summary writes the same
-    finding, each to its own interval's precision (:func:`recuse.numbers.estimate_text`:
-    two decimals, three where every number is under 0.1): the first such row both ways.
-    "" where the two agree on every row.
-
-    >>> import pandas as pd
-    >>> tab = pd.DataFrame({"judge": ["a", "b"], "estimate": [-0.1134, 0.014],
-    ...                     "lower": [-0.1342, 0.0102], "upper": [-0.0921, 0.0171]})
-    >>> cells = [("−0.113", "0.013", "−0.134", "−0.092"), ("+0.014", "0.002", "0.010", "0.017")]
-    >>> print(precision_note(tab, cells, key="judge").split(": ")[-1])
-    a −0.113 [−0.134, −0.092] reads −0.11 [−0.13, −0.09] there)
-    >>> precision_note(tab.iloc[1:], cells[1:], key="judge")
-    ''
-    """
-    for (_, r), row in zip(tab.iterrows(), cells, strict=True):
-        if any(c is None for c in row):
-            continue
-        here = f"{row[0]} [{row[2]}, {row[3]}]"
-        there = estimate_text(float(r["estimate"]), float(r["lower"]), float(r["upper"]), null=0.0)
-        if here != there:
-            return (
-                "; numbers to the table's one precision, the finest any row needs (recuse "
-                f"audit's summary writes each finding to its own interval's: {r[key]} {here} "
-                f"reads {there} there)"
-            )
-    return ""
 
 
 OUT_FILES = ("favoritism.json", "coefficients.csv", "robustness.csv", "debiased.csv")

@@ -76,6 +76,7 @@ from recuse.metrics.estimate import FEW_CLUSTERS
 from recuse.numbers import (
     count,
     decimal,
+    estimate_text,
     off_null_decimals,
     p_text,
     percent,
@@ -984,6 +985,37 @@ def coefficient_cells(tab: pd.DataFrame) -> tuple[list[tuple[str | None, ...]], 
 
     rows = [tuple(text(i, float(v)) for i, v in enumerate(row)) for row in scaled]
     return rows, scale_words(power)
+
+
+def precision_note(tab: pd.DataFrame, cells: list[tuple[str | None, ...]], *, key: str) -> str:
+    """Words under a table whose one precision (every row's numbers with the decimals
+    the row needing most takes, so that rows line up and no standard error reads 0)
+    writes a row with more decimals than recuse audit's summary writes the same
+    finding, each to its own interval's precision (:func:`recuse.numbers.estimate_text`:
+    two decimals, three where every number is under 0.1): the first such row both ways.
+    "" where the two agree on every row.
+
+    >>> import pandas as pd
+    >>> tab = pd.DataFrame({"judge": ["a", "b"], "estimate": [-0.1134, 0.014],
+    ...                     "lower": [-0.1342, 0.0102], "upper": [-0.0921, 0.0171]})
+    >>> cells = [("−0.113", "0.013", "−0.134", "−0.092"), ("+0.014", "0.002", "0.010", "0.017")]
+    >>> print(precision_note(tab, cells, key="judge").split(": ")[-1])
+    a −0.113 [−0.134, −0.092] reads −0.11 [−0.13, −0.09] there)
+    >>> precision_note(tab.iloc[1:], cells[1:], key="judge")
+    ''
+    """
+    for (_, r), row in zip(tab.iterrows(), cells, strict=True):
+        if any(c is None for c in row):
+            continue
+        here = f"{row[0]} [{row[2]}, {row[3]}]"
+        there = estimate_text(float(r["estimate"]), float(r["lower"]), float(r["upper"]), null=0.0)
+        if here != there:
+            return (
+                "; numbers to the table's one precision, the finest any row needs (recuse "
+                f"audit's summary writes each finding to its own interval's: {r[key]} {here} "
+                f"reads {there} there)"
+            )
+    return ""
 
 
 def _html_cell(column: str, value: Any, *, level: float) -> str:

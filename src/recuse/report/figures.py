@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec
 import numpy as np
 
 from recuse.errors import ConfigError, MissingDependencyError
-from recuse.numbers import column_decimals, count, decimal, estimate_parts, general
-from recuse.report.html import table_number
+from recuse.numbers import count, decimal, estimate_digits, estimate_parts, general
 from recuse.report.model import Figure, FigureFormat
 from recuse.terminal import shown
 
@@ -354,14 +353,22 @@ def coefficients(
     highlight: Sequence[bool] | None = None,
     caption: str = "",
     format: FigureFormat = "png",
+    texts: Sequence[str] | None = None,
 ) -> Figure:
     """Dot-and-whisker plot: one row per label, estimate with its interval; red the rows
-    ``highlight`` marks (default: those whose interval excludes ``null``)."""
+    ``highlight`` marks (default: those whose interval excludes ``null``). ``texts``:
+    each row's estimate and interval as the findings write them
+    (:attr:`~recuse.report.model.Finding.text`: a share as a percentage, an absolute
+    value unsigned, a rate near an end of its span with the decimals that keep it off
+    it), for the alt text; without them, :func:`recuse.numbers.estimate_parts` writes
+    each, signed where ``null`` is 0."""
     est = np.asarray(estimate, dtype=float)
     lo = np.asarray(low, dtype=float)
     hi = np.asarray(high, dtype=float)
     if not len(labels) == len(est) == len(lo) == len(hi):
         raise ValueError("labels, estimate, low and high need the same length")
+    if texts is not None and len(texts) != len(labels):
+        raise ValueError("texts needs one text per label")
     fig, ax = _new(5.2, 0.9 + 0.3 * max(len(labels), 1))
     ys = np.arange(len(labels))[::-1]
     flagged = (lo > null) | (hi < null) if highlight is None else np.asarray(highlight, bool)
@@ -374,11 +381,27 @@ def coefficients(
     _label_rows(ax, ys, labels, xlabel=xlabel, title=title)
     # each as the findings' tables and sentences write it (estimate_parts: its decimals,
     # U+2212), signed where the no-bias value is 0
+    written = texts or [
+        " ".join(estimate_parts(e, a, b, signed=null == 0, null=null))
+        for e, a, b in zip(est, lo, hi, strict=True)
+    ]
     alt = f"{title}: " + "; ".join(
-        f"{lab} " + " ".join(estimate_parts(e, a, b, signed=null == 0, null=null))
-        for lab, e, a, b in zip(labels, est, lo, hi, strict=True)
+        f"{lab} {text}" for lab, text in zip(labels, written, strict=True)
     )
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)
+
+
+def _bar_text(value: float, low: float, high: float) -> str:
+    """A bar and its interval as :func:`recuse.numbers.estimate_parts` writes them
+    (unsigned: a bar is a level, not a difference), or the value alone at the decimals
+    that rule gives it where the interval is not finite (too few for one).
+
+    >>> _bar_text(1.5, 1.4996, 1.5004), _bar_text(2.0, float("nan"), float("nan"))
+    ('1.5000 [1.4996, 1.5004]', '2.00')
+    """
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return decimal(value, estimate_digits(value, value, value)) if np.isfinite(value) else ""
+    return " ".join(estimate_parts(value, low, high, signed=False))
 
 
 @_plain_text
@@ -422,16 +445,11 @@ def bars(
         capsize=2,
     )
     _label_rows(ax, ys, labels, xlabel=xlabel, title=title)
-    # the numbers as a table of them beside the figure writes them (the tables' rule:
-    # one precision for the bars and their whiskers, U+2212)
-    digits = column_decimals([*map(float, val), *map(float, lo), *map(float, hi)])
+    # each bar and its whiskers as the terminal writes an estimate and its interval
+    # (recuse.numbers.estimate_parts: ends that differ never read alike, U+2212); one
+    # precision for the whole figure wrote 1.500 [1.500, 1.500] for [1.4996, 1.5004]
     alt = f"{title}: " + "; ".join(
-        f"{lab}{' (highlighted)' if m else ''} {table_number(v, digits)}"
-        + (
-            f" [{table_number(a, digits)}, {table_number(b, digits)}]"
-            if np.isfinite(a) and np.isfinite(b)
-            else ""
-        )
+        f"{lab}{' (highlighted)' if m else ''} {_bar_text(float(v), float(a), float(b))}"
         for lab, v, a, b, m in zip(labels, val, lo, hi, mark, strict=True)
     )
     return _render(fig, id=id, title=title, alt=alt, caption=caption, format=format)

@@ -10,7 +10,7 @@ JSON and CSV, :mod:`recuse.report.html` into the HTML page.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
@@ -427,12 +427,26 @@ class Table:
     #: (:func:`recuse.numbers.decimal_beside`), where rounding to nearest wrote a held-out
     #: agreement of 0.7996 as ``0.800`` beside a target 0.80 it misses
     beside: Mapping[str, str] = field(default_factory=dict)
+    #: columns the page writes as the analysis wrote them, one text per row, by a rule
+    #: of their own that the page's one precision per column would break (the
+    #: favoritism coefficients: one precision for the table's estimates and intervals, as
+    #: ``recuse favoritism`` writes them); the CSV and JSON keep the numbers
+    texts: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    #: words under the table on the page about how it writes its numbers (where they read
+    #: otherwise than the findings above it), as the terminal's caption says them
+    note: str = ""
 
     def __post_init__(self) -> None:
-        named = [*self.columns, *self.beside, *self.beside.values()]
+        named = [*self.columns, *self.beside, *self.beside.values(), *self.texts]
         unknown = [c for c in dict.fromkeys(named) if c not in self.frame.columns]
         if unknown:
             raise ValueError(f"table {self.name}: defines columns it does not have: {unknown}")
+        uneven = [c for c, t in self.texts.items() if len(t) != len(self.frame)]
+        if uneven:
+            raise ValueError(
+                f"table {self.name}: texts of {uneven[0]!r} need one per row "
+                f"({len(self.frame)}), got {len(self.texts[uneven[0]])}"
+            )
 
     def records(self) -> list[dict[str, Any]]:
         return [_clean_record(r) for r in self.frame.to_dict(orient="records")]

@@ -761,3 +761,66 @@ def test_an_output_folder_or_a_file_in_it_that_is_a_pipe_is_refused(tmp_path: Pa
         f"--out {folder}: report.json there is not a regular file (a pipe, socket or device), "
         "where recuse writes a file — move or remove it, or give another --out"
     )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+@pytest.mark.parametrize("then", ["removed", "made again"])
+def test_a_folder_removed_while_a_write_waited_for_its_lock_is_made_and_locked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, then: str
+) -> None:
+    """The write waited on had created the folder, failed (or was stopped) and removed
+    it as it does; the waiting write then held the lock of the removed folder. Before:
+    with the folder gone it failed "no file can be created in that folder"; with
+    another made in its place (by a third write) it wrote into it unlocked, so the
+    third, which locked the new folder, ran at once beside it."""
+    import fcntl
+
+    out = tmp_path / "out"
+    real = fcntl.flock
+    calls: list[int] = []
+
+    def flock(fd: int, op: int) -> None:
+        if not calls:  # the wait ends after the write waited on removed its folder
+            out.rmdir()
+            if then == "made again":
+                out.mkdir()
+        calls.append(fd)
+        real(fd, op)
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    with outputs.staged(out) as stage:
+        stage.write_text("a.txt", "ours")
+        other = os.open(out, os.O_RDONLY)  # a third write into the folder now at out
+        try:
+            with pytest.raises(BlockingIOError):  # waits: this write holds its lock
+                real(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(other)
+    assert (out / "a.txt").read_text("utf-8") == "ours"
+    assert len(calls) == 2  # the lock of the removed folder let go, the new one's taken
+    assert sorted(p.name for p in out.iterdir()) == ["a.txt"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_a_ctrl_c_while_waiting_for_the_lock_leaves_no_folder_and_no_open_descriptor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the folder the write had just made stayed, empty, and the descriptor
+    opened to lock it stayed open (a notebook that stops a write and goes on leaked
+    one per stop)."""
+    import fcntl
+
+    out = tmp_path / "new" / "out"
+    waited: list[int] = []
+
+    def flock(fd: int, op: int) -> None:
+        waited.append(fd)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    with pytest.raises(KeyboardInterrupt), outputs.staged(out):
+        pytest.fail("the block ran without the lock")
+    assert not out.exists()
+    with pytest.raises(OSError) as closed:
+        os.fstat(waited[0])
+    assert closed.value.errno == errno.EBADF

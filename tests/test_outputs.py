@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -824,3 +825,62 @@ def test_a_ctrl_c_while_waiting_for_the_lock_leaves_no_folder_and_no_open_descri
     with pytest.raises(OSError) as closed:
         os.fstat(waited[0])
     assert closed.value.errno == errno.EBADF
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_a_write_waiting_for_another_writes_lock_says_so_then_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the second of two runs with one --out sat after its last progress line
+    without a word for as long as the first took (for good where the first was
+    suspended with Ctrl-Z). The other write's lock is real here, let go once the note
+    is out (no thread, no timing)."""
+    import fcntl
+
+    out = tmp_path / "out"
+    out.mkdir()
+    holder = os.open(out, os.O_RDONLY)  # the other write, holding the folder
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    said = outputs._note_waiting
+    ended = threading.Lock()
+
+    def other_ends() -> None:
+        if ended.acquire(blocking=False):  # once
+            os.close(holder)
+
+    def note_then_other_ends(folder: Path) -> None:
+        said(folder)
+        other_ends()
+
+    monkeypatch.setattr(outputs, "_note_waiting", note_then_other_ends)
+    unstick = threading.Timer(30, other_ends)  # where no note came: a failure, not a hang
+    unstick.start()
+    try:
+        with pytest.warns(outputs.WaitingForFolder) as notes, outputs.staged(out) as stage:
+            stage.write_text("a.txt", "ours")
+    finally:
+        unstick.cancel()
+        other_ends()
+    assert [str(n.message) for n in notes] == [
+        f"another write into {out} is under way (another recuse run, or this process's "
+        "other thread): this one waits for it to end, then writes its files whole — stop "
+        "that one, or write elsewhere"
+    ]
+    assert (out / "a.txt").read_text("utf-8") == "ours"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_a_folder_that_cannot_be_locked_is_still_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file system without locks (flock fails: ENOLCK): the write goes on unlocked,
+    neither an error nor a wait."""
+    import fcntl
+
+    def flock(fd: int, op: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    with outputs.staged(tmp_path / "out") as stage:
+        stage.write_text("a.txt", "ours")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.txt"]

@@ -74,6 +74,11 @@ class WriteFailed(OutputError):
     """The system refused a write (an ``OSError``): any earlier file there stays."""
 
 
+class WaitingForFolder(ReaderNote):
+    """Another write holds the lock of the folder :func:`staged` writes into: this one
+    waits for it, and says so first."""
+
+
 class InterruptedWrite(ReaderNote):
     """A folder holds the staging folder of a write stopped while its files moved in
     (``kill -9``): :func:`staged` says so as it writes there again."""
@@ -642,7 +647,11 @@ def _lock_folder(folder: Path) -> int | None:
     except OSError:
         return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another write holds it: said, then waited for
+            _note_waiting(folder)
+            fcntl.flock(fd, fcntl.LOCK_EX)
     except OSError:
         os.close(fd)
         return None
@@ -650,6 +659,20 @@ def _lock_folder(folder: Path) -> int | None:
         os.close(fd)
         raise
     return fd
+
+
+def _note_waiting(folder: Path) -> None:
+    """A :class:`WaitingForFolder` note: the write waits for another's lock on
+    ``folder``. It waited without a word, for as long as that write took (or for good,
+    where that process was suspended with Ctrl-Z), after its last progress line."""
+    warnings.warn(
+        WaitingForFolder(
+            f"another write into {folder} is under way (another recuse run, or this "
+            "process's other thread): this one waits for it to end, then writes its files "
+            "whole — stop that one, or write elsewhere"
+        ),
+        stacklevel=2,
+    )
 
 
 @contextlib.contextmanager

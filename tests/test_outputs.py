@@ -884,3 +884,31 @@ def test_a_folder_that_cannot_be_locked_is_still_written(
     with outputs.staged(tmp_path / "out") as stage:
         stage.write_text("a.txt", "ours")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.txt"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_an_audit_stopped_while_waiting_for_its_folder_exits_130_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Ctrl-C while `recuse audit --out` waits for another run's lock on the folder:
+    the interrupted line, exit 130, no traceback, no folder (as run by hand: a real
+    SIGINT to a run blocked in flock ends the same way)."""
+    import fcntl
+
+    from recuse.cli import main
+    from recuse.simulate import PlantedBias, simulate_pairs
+
+    pairs = tmp_path / "pairs.csv"
+    simulate_pairs(judges={"gpt-4": PlantedBias(position=0.1)}, n_prompts=30,
+                   seed=3).pairs.to_csv(pairs, index=False)  # fmt: skip
+
+    def flock(fd: int, op: int) -> None:
+        raise KeyboardInterrupt  # the Ctrl-C, in the wait
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    out = tmp_path / "out"
+    args = ["audit", str(pairs), "--out", str(out), "--only", "position", "--n-boot", "200"]
+    assert main(args) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.splitlines()[-1].startswith("recuse: interrupted")
+    assert not out.exists()

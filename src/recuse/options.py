@@ -188,24 +188,24 @@ def _min_n(value: Any, where: str) -> int:
     return min_n
 
 
-def _blank(text: str) -> bool:
+def blank(text: str) -> bool:
     """Whether ``text`` shows nothing: empty, or only white space and invisible format
     characters (Unicode category Cf: a zero-width space, a byte-order mark, a zero-width
     joiner), which ``str.strip`` keeps.
 
-    >>> _blank(" \\u200b\\ufeff "), _blank("a\\u200b")
+    >>> blank(" \\u200b\\ufeff "), blank("a\\u200b")
     (True, False)
     """
     return all(c.isspace() or unicodedata.category(c) == "Cf" for c in text)
 
 
 def _filled(value: str, where: str) -> str:
-    """``value``, refused where it is empty or blank (:func:`_blank`): a recuse.toml's
+    """``value``, refused where it is empty or blank (:func:`blank`): a recuse.toml's
     ``out = \"\"`` wrote the report into the current folder (the path ``.``), as ``--out
     \"\"`` did before the command line refused it; ``judge = \"\"`` audited every judge;
     ``out = \"\\ufeff\"`` (a byte-order mark alone) wrote into a folder whose name shows
     nothing."""
-    if _blank(value):
+    if blank(value):
         raise ConfigError(
             f"{where} = {_shown(value)}: an empty value — give it a value, or leave it out"
         )
@@ -259,7 +259,7 @@ def _texts(value: Any, where: str) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list | tuple) or not all(isinstance(v, str) for v in items):
         raise ConfigError(f"{where} = {_shown(value)}: must be a string or a list of strings")
-    return tuple(v.strip() for text in items for v in _named(text, where) if not _blank(v))
+    return tuple(v.strip() for text in items for v in _named(text, where) if not blank(v))
 
 
 def _named(text: str, where: str) -> list[str]:
@@ -267,7 +267,7 @@ def _named(text: str, where: str) -> list[str]:
     or ``--judge \" , \"`` read as no judge, so every judge was audited (``--only
     \",\"``: every analysis run), where ``judge = \"\"`` is refused (:func:`_filled`)."""
     parts = _filled(text, where).split(",")
-    if all(_blank(v) for v in parts):
+    if all(blank(v) for v in parts):
         raise ConfigError(
             f"{where} = {_shown(text)}: names nothing (only commas and blanks) — give "
             "a value, or leave it out"

@@ -912,3 +912,34 @@ def test_an_audit_stopped_while_waiting_for_its_folder_exits_130_and_writes_noth
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.splitlines()[-1].startswith("recuse: interrupted")
     assert not out.exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock, SIGKILL: POSIX")
+def test_a_write_killed_while_holding_the_lock_lets_the_next_one_in_and_is_cleaned(
+    tmp_path: Path,
+) -> None:
+    """kill -9 of a write inside its block: the lock goes with its process (no later
+    write waits for it) and its staging folder, nothing of it moved in, is removed by
+    the next write (held on main; the lock must not outlive the process)."""
+    out = tmp_path / "out"
+    code = (
+        "import sys, time\n"
+        "from recuse import outputs\n"
+        "with outputs.staged(sys.argv[1]) as stage:\n"
+        "    stage.write_text('theirs.txt', 'x')\n"
+        "    print('in', flush=True)\n"
+        "    time.sleep(120)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(outputs.__file__).parents[1])}
+    killed = subprocess.Popen(
+        [sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert killed.stdout is not None and killed.stdout.readline() == "in\n"
+    finally:
+        killed.kill()
+        killed.wait()
+    assert [p.name[:16] for p in out.iterdir()] == [".recuse-staging-"]
+    with outputs.staged(out) as stage:
+        stage.write_text("ours.txt", "y")
+    assert sorted(p.name for p in out.iterdir()) == ["ours.txt"]

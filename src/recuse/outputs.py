@@ -562,7 +562,8 @@ def staged(target: str | Path) -> Iterator[Staging]:
     The folder is locked (:func:`_lock_folder`) from before the block to the last file
     moved in and the last one the block asked removed (:meth:`Staging.remove`), so two
     writes into one folder at once leave one whole write's files, never a mix: the
-    second waits for the first.
+    second waits for the first, and says so (:class:`WaitingForFolder`); a folder
+    removed while it waited is made and locked again (:func:`_made_and_locked`).
 
     The staging folder records its owner (pid, host, start time: :func:`_write_owner`).
     A later write removes a staging folder left by a killed write whose owner is gone

@@ -224,7 +224,8 @@ def test_a_recuse_toml_here_that_is_no_file_is_an_error(
 @pytest.mark.parametrize(
     "line",
     ['out = ""', 'out = "  "', 'judge = ""', 'judge = ["gpt-4", ""]', 'data-dir = ""',
-     'title = ""', 'only = ""', 'confidence = ""'],
+     'title = ""', 'only = ""', 'confidence = ""', 'judge = ","', 'only = " , "',
+     'judge = ["gpt-4", ","]', 'out = "\\ufeff"', 'title = "\\u200b"', 'judge = "\\u2060 "'],
 )  # fmt: skip
 def test_an_empty_value_in_the_config_is_refused_as_on_the_command_line(
     files: tuple[Path, Path],
@@ -245,5 +246,29 @@ def test_an_empty_value_in_the_config_is_refused_as_on_the_command_line(
     key = line.split(" =")[0]
     assert main(["audit", str(pairs), "--config", str(cfg), "--only", "position"]) == 2
     err = capsys.readouterr().err
-    assert f"[audit] {key} = " in err and "an empty value" in err and str(cfg) in err
+    assert f"[audit] {key} = " in err and str(cfg) in err
+    assert ("names nothing" if '","' in line or '" , "' in line else "an empty value") in err
     assert list(here.iterdir()) == []
+
+
+@pytest.mark.parametrize("option", ["--judge", "--only"])
+def test_a_comma_list_naming_nothing_is_refused_on_the_command_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    option: str,
+) -> None:
+    """Before: `--judge ","` (a list from a script whose names were all empty) read as
+    no judge given, so every judge was audited, and `--only " , "` ran every analysis,
+    exit 0, where `--judge ""` is refused."""
+    pairs = tmp_path / "plain.csv"  # one the audit reads without the config's [map]
+    simulate_pairs(judges={"gpt-4": PlantedBias(position=0.1)}, n_prompts=40,
+                   seed=2).pairs.to_csv(pairs, index=False)  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    assert main(["audit", str(pairs), "--out", str(out), option, " , "]) == 2
+    assert capsys.readouterr().err == (
+        f"recuse: error: {option} = ' , ': names nothing (only commas and blanks) — "
+        "give a value, or leave it out\n"
+    )
+    assert not out.exists()

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -761,3 +762,184 @@ def test_an_output_folder_or_a_file_in_it_that_is_a_pipe_is_refused(tmp_path: Pa
         f"--out {folder}: report.json there is not a regular file (a pipe, socket or device), "
         "where recuse writes a file — move or remove it, or give another --out"
     )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+@pytest.mark.parametrize("then", ["removed", "made again"])
+def test_a_folder_removed_while_a_write_waited_for_its_lock_is_made_and_locked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, then: str
+) -> None:
+    """The write waited on had created the folder, failed (or was stopped) and removed
+    it as it does; the waiting write then held the lock of the removed folder. Before:
+    with the folder gone it failed "no file can be created in that folder"; with
+    another made in its place (by a third write) it wrote into it unlocked, so the
+    third, which locked the new folder, ran at once beside it."""
+    import fcntl
+
+    out = tmp_path / "out"
+    real = fcntl.flock
+    calls: list[int] = []
+
+    def flock(fd: int, op: int) -> None:
+        if not calls:  # the wait ends after the write waited on removed its folder
+            out.rmdir()
+            if then == "made again":
+                out.mkdir()
+        calls.append(fd)
+        real(fd, op)
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    with outputs.staged(out) as stage:
+        stage.write_text("a.txt", "ours")
+        other = os.open(out, os.O_RDONLY)  # a third write into the folder now at out
+        try:
+            with pytest.raises(BlockingIOError):  # waits: this write holds its lock
+                real(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(other)
+    assert (out / "a.txt").read_text("utf-8") == "ours"
+    assert len(calls) == 2  # the lock of the removed folder let go, the new one's taken
+    assert sorted(p.name for p in out.iterdir()) == ["a.txt"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_a_ctrl_c_while_waiting_for_the_lock_leaves_no_folder_and_no_open_descriptor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the folder the write had just made stayed, empty, and the descriptor
+    opened to lock it stayed open (a notebook that stops a write and goes on leaked
+    one per stop)."""
+    import fcntl
+
+    out = tmp_path / "new" / "out"
+    waited: list[int] = []
+
+    def flock(fd: int, op: int) -> None:
+        waited.append(fd)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    with pytest.raises(KeyboardInterrupt), outputs.staged(out):
+        pytest.fail("the block ran without the lock")
+    assert not out.exists()
+    with pytest.raises(OSError) as closed:
+        os.fstat(waited[0])
+    assert closed.value.errno == errno.EBADF
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_a_write_waiting_for_another_writes_lock_says_so_then_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the second of two runs with one --out sat after its last progress line
+    without a word for as long as the first took (for good where the first was
+    suspended with Ctrl-Z). The other write's lock is real here, let go once the note
+    is out (no thread, no timing)."""
+    import fcntl
+
+    out = tmp_path / "out"
+    out.mkdir()
+    holder = os.open(out, os.O_RDONLY)  # the other write, holding the folder
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    said = outputs._note_waiting
+    ended = threading.Lock()
+
+    def other_ends() -> None:
+        if ended.acquire(blocking=False):  # once
+            os.close(holder)
+
+    def note_then_other_ends(folder: Path) -> None:
+        said(folder)
+        other_ends()
+
+    monkeypatch.setattr(outputs, "_note_waiting", note_then_other_ends)
+    unstick = threading.Timer(30, other_ends)  # where no note came: a failure, not a hang
+    unstick.start()
+    try:
+        with pytest.warns(outputs.WaitingForFolder) as notes, outputs.staged(out) as stage:
+            stage.write_text("a.txt", "ours")
+    finally:
+        unstick.cancel()
+        other_ends()
+    assert [str(n.message) for n in notes] == [
+        f"another write into {out} is under way (another recuse run, or this process's "
+        "other thread): this one waits for it to end, then writes its files whole — stop "
+        "that one, or write elsewhere"
+    ]
+    assert (out / "a.txt").read_text("utf-8") == "ours"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_a_folder_that_cannot_be_locked_is_still_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file system without locks (flock fails: ENOLCK): the write goes on unlocked,
+    neither an error nor a wait."""
+    import fcntl
+
+    def flock(fd: int, op: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    with outputs.staged(tmp_path / "out") as stage:
+        stage.write_text("a.txt", "ours")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.txt"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_an_audit_stopped_while_waiting_for_its_folder_exits_130_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Ctrl-C while `recuse audit --out` waits for another run's lock on the folder:
+    the interrupted line, exit 130, no traceback, no folder (as run by hand: a real
+    SIGINT to a run blocked in flock ends the same way)."""
+    import fcntl
+
+    from recuse.cli import main
+    from recuse.simulate import PlantedBias, simulate_pairs
+
+    pairs = tmp_path / "pairs.csv"
+    simulate_pairs(judges={"gpt-4": PlantedBias(position=0.1)}, n_prompts=30,
+                   seed=3).pairs.to_csv(pairs, index=False)  # fmt: skip
+
+    def flock(fd: int, op: int) -> None:
+        raise KeyboardInterrupt  # the Ctrl-C, in the wait
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    out = tmp_path / "out"
+    args = ["audit", str(pairs), "--out", str(out), "--only", "position", "--n-boot", "200"]
+    assert main(args) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.splitlines()[-1].startswith("recuse: interrupted")
+    assert not out.exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock, SIGKILL: POSIX")
+def test_a_write_killed_while_holding_the_lock_lets_the_next_one_in_and_is_cleaned(
+    tmp_path: Path,
+) -> None:
+    """kill -9 of a write inside its block: the lock goes with its process (no later
+    write waits for it) and its staging folder, nothing of it moved in, is removed by
+    the next write (held on main; the lock must not outlive the process)."""
+    out = tmp_path / "out"
+    code = (
+        "import sys, time\n"
+        "from recuse import outputs\n"
+        "with outputs.staged(sys.argv[1]) as stage:\n"
+        "    stage.write_text('theirs.txt', 'x')\n"
+        "    print('in', flush=True)\n"
+        "    time.sleep(120)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(outputs.__file__).parents[1])}
+    killed = subprocess.Popen(
+        [sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert killed.stdout is not None and killed.stdout.readline() == "in\n"
+    finally:
+        killed.kill()
+        killed.wait()
+    assert [p.name[:16] for p in out.iterdir()] == [".recuse-staging-"]
+    with outputs.staged(out) as stage:
+        stage.write_text("ours.txt", "y")
+    assert sorted(p.name for p in out.iterdir()) == ["ours.txt"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
@@ -187,11 +188,24 @@ def _min_n(value: Any, where: str) -> int:
     return min_n
 
 
+def blank(text: str) -> bool:
+    """Whether ``text`` shows nothing: empty, or only white space and invisible format
+    characters (Unicode category Cf: a zero-width space, a byte-order mark, a zero-width
+    joiner), which ``str.strip`` keeps.
+
+    >>> blank(" \\u200b\\ufeff "), blank("a\\u200b")
+    (True, False)
+    """
+    return all(c.isspace() or unicodedata.category(c) == "Cf" for c in text)
+
+
 def _filled(value: str, where: str) -> str:
-    """``value``, refused where it is empty or blank: a recuse.toml's ``out = \"\"``
-    wrote the report into the current folder (the path ``.``), as ``--out \"\"`` did
-    before the command line refused it; ``judge = \"\"`` audited every judge."""
-    if not value.strip():
+    """``value``, refused where it is empty or blank (:func:`blank`): a recuse.toml's
+    ``out = \"\"`` wrote the report into the current folder (the path ``.``), as ``--out
+    \"\"`` did before the command line refused it; ``judge = \"\"`` audited every judge;
+    ``out = \"\\ufeff\"`` (a byte-order mark alone) wrote into a folder whose name shows
+    nothing."""
+    if blank(value):
         raise ConfigError(
             f"{where} = {_shown(value)}: an empty value — give it a value, or leave it out"
         )
@@ -245,7 +259,20 @@ def _texts(value: Any, where: str) -> tuple[str, ...]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list | tuple) or not all(isinstance(v, str) for v in items):
         raise ConfigError(f"{where} = {_shown(value)}: must be a string or a list of strings")
-    return tuple(v.strip() for text in items for v in _filled(text, where).split(",") if v.strip())
+    return tuple(v.strip() for text in items for v in _named(text, where) if not blank(v))
+
+
+def _named(text: str, where: str) -> list[str]:
+    """The comma list ``text`` split, refused where it names nothing: ``judge = \",\"``
+    or ``--judge \" , \"`` read as no judge, so every judge was audited (``--only
+    \",\"``: every analysis run), where ``judge = \"\"`` is refused (:func:`_filled`)."""
+    parts = _filled(text, where).split(",")
+    if all(blank(v) for v in parts):
+        raise ConfigError(
+            f"{where} = {_shown(text)}: names nothing (only commas and blanks) — give "
+            "a value, or leave it out"
+        )
+    return parts
 
 
 def _analysis_ids(value: Any, where: str) -> tuple[str, ...]:

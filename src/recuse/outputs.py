@@ -74,6 +74,11 @@ class WriteFailed(OutputError):
     """The system refused a write (an ``OSError``): any earlier file there stays."""
 
 
+class WaitingForFolder(ReaderNote):
+    """Another write holds the lock of the folder :func:`staged` writes into: this one
+    waits for it, and says so first."""
+
+
 class InterruptedWrite(ReaderNote):
     """A folder holds the staging folder of a write stopped while its files moved in
     (``kill -9``): :func:`staged` says so as it writes there again."""
@@ -557,7 +562,8 @@ def staged(target: str | Path) -> Iterator[Staging]:
     The folder is locked (:func:`_lock_folder`) from before the block to the last file
     moved in and the last one the block asked removed (:meth:`Staging.remove`), so two
     writes into one folder at once leave one whole write's files, never a mix: the
-    second waits for the first.
+    second waits for the first, and says so (:class:`WaitingForFolder`); a folder
+    removed while it waited is made and locked again (:func:`_made_and_locked`).
 
     The staging folder records its owner (pid, host, start time: :func:`_write_owner`).
     A later write removes a staging folder left by a killed write whose owner is gone
@@ -568,15 +574,10 @@ def staged(target: str | Path) -> Iterator[Staging]:
     recuse), or holds an old file this write does not replace.
     """
     out = Path(target)
-    created = not out.exists()
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise output_error(out, exc) from None
-    key = os.path.realpath(out)
     held: set[str] = _HELD.__dict__.setdefault("folders", set())
+    created, lock = _made_and_locked(out, held)
+    key = os.path.realpath(out)
     outer = key not in held  # a write nested in one of this thread's: no wait
-    lock = _lock_folder(out) if outer else None
     held.add(key)
     try:
         with _staging(out, created) as stage:
@@ -589,6 +590,45 @@ def staged(target: str | Path) -> Iterator[Staging]:
 
 
 _HELD = threading.local()  # .folders: those this thread's writes have locked (realpath)
+
+
+def _made_and_locked(out: Path, held: set[str]) -> tuple[bool, int | None]:
+    """Make the folder ``out`` and lock it (:func:`_lock_folder`) unless one of this
+    thread's writes holds it (a realpath in ``held``): whether this call created it,
+    and the locked descriptor (None: not locked). A lock taken on a folder that is no
+    longer ``out`` once the wait ended (the write waited on had created it, failed or
+    was stopped, and removed it; another was made in its place) is let go and ``out``
+    made and locked again: the write went on holding the lock of a removed folder,
+    into a new one that a third write then locked too, or failed with "no file can be
+    created in that folder" where ``out`` was gone."""
+    while True:
+        created = not out.exists()
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise output_error(out, exc) from None
+        if os.path.realpath(out) in held:
+            return created, None
+        try:
+            lock = _lock_folder(out)
+        except BaseException:  # a Ctrl-C while waiting: nothing of this write is left
+            if created:  # the folder alone: what is in it is the lock holder's
+                with contextlib.suppress(OSError):
+                    out.rmdir()
+            raise
+        if lock is None or _is_folder_of(lock, out):
+            return created, lock
+        os.close(lock)
+
+
+def _is_folder_of(fd: int, folder: Path) -> bool:
+    """Whether the open descriptor ``fd`` is the folder now at ``folder`` (the same
+    device and inode)."""
+    try:
+        here, there = os.fstat(fd), os.stat(folder)
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
 
 
 def _lock_folder(folder: Path) -> int | None:
@@ -608,11 +648,32 @@ def _lock_folder(folder: Path) -> int | None:
     except OSError:
         return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another write holds it: said, then waited for
+            _note_waiting(folder)
+            fcntl.flock(fd, fcntl.LOCK_EX)
     except OSError:
         os.close(fd)
         return None
+    except BaseException:  # a Ctrl-C while waiting: the descriptor is not kept open
+        os.close(fd)
+        raise
     return fd
+
+
+def _note_waiting(folder: Path) -> None:
+    """A :class:`WaitingForFolder` note: the write waits for another's lock on
+    ``folder``. It waited without a word, for as long as that write took (or for good,
+    where that process was suspended with Ctrl-Z), after its last progress line."""
+    warnings.warn(
+        WaitingForFolder(
+            f"another write into {folder} is under way (another recuse run, or this "
+            "process's other thread): this one waits for it to end, then writes its files "
+            "whole — stop that one, or write elsewhere"
+        ),
+        stacklevel=2,
+    )
 
 
 @contextlib.contextmanager

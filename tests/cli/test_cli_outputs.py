@@ -493,6 +493,26 @@ def test_an_empty_out_is_refused_not_read_as_the_current_folder(
     assert _files(tmp_path) == ["mine.txt"]
 
 
+@pytest.mark.parametrize("invisible", ["\ufeff", "\u200b", " \u2060 "])
+def test_an_out_of_invisible_characters_only_is_refused_as_empty(
+    invisible: str,
+    tmp_path: Path,
+    pairs_csv: Path,
+    no_work: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--out`` of a byte-order mark or a zero-width space alone (pasted): before, the
+    report went into a folder whose name shows nothing ("wrote \ufeff/report.html"),
+    where a blank --out is refused; so is such a data argument."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "audit", str(pairs_csv), "--out", invisible)
+    assert_one_line(code, err, "--out is given an empty value")
+    code, _, err = run(capsys, "audit", invisible, "--out", "o")
+    assert_one_line(code, err, f"an empty argument {invisible!r} for DATA")
+    assert _files(tmp_path) == []
+
+
 def test_a_flag_before_an_empty_argument_is_not_an_empty_value(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

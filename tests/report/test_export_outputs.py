@@ -164,12 +164,20 @@ def test_two_reports_written_into_one_folder_at_once_leave_one_whole_report(
     second = _with_tables(sample_report, Table("a", "A", frame), Table("b", "B", frame))
     real = outputs.Staging.write_text
     errors: list[BaseException] = []
+    waits_or_ends = threading.Event()  # the second run waits for the lock, or is done
+    note = outputs._note_waiting
 
     def write_second() -> None:
         try:
             write_report(second, tmp_path)
         except BaseException as exc:  # said by the assertion below
             errors.append(exc)
+        finally:
+            waits_or_ends.set()
+
+    def waiting(folder: Path) -> None:
+        note(folder)
+        waits_or_ends.set()
 
     other = threading.Thread(target=write_second)
 
@@ -177,11 +185,13 @@ def test_two_reports_written_into_one_folder_at_once_leave_one_whole_report(
         real(self, name, text)
         if name == "report.html" and not other.is_alive() and other.ident is None:
             other.start()  # the second run, while the first has staged all its files
-            other.join(timeout=3)  # it finishes here unless the folder is locked
+            waits_or_ends.wait(timeout=30)  # without the lock it has finished by now
 
+    monkeypatch.setattr(outputs, "_note_waiting", waiting)
     monkeypatch.setattr(outputs.Staging, "write_text", write_text)
-    write_report(first, tmp_path)
-    other.join(timeout=30)
+    with pytest.warns(outputs.WaitingForFolder):  # the second run's, said as it waits
+        write_report(first, tmp_path)
+        other.join(timeout=30)
     assert not other.is_alive() and not errors
     listed = set(json.loads((tmp_path / "report.json").read_text("utf-8"))["tables"])
     on_disk = {p.stem for p in (tmp_path / "tables").glob("*.csv")}

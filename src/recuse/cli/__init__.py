@@ -96,13 +96,16 @@ def help_when_bare(args: list[str]) -> list[str]:
 
 def refuse_empty_values(args: list[str]) -> None:
     """Refuse an option of the named command, or a global one (``--roster``), given an
-    empty value (``--out ""``, or ``--out "$DIR"`` with ``DIR`` unset): a path read from
+    empty value (``--out ""``, or ``--out "$DIR"`` with ``DIR`` unset; blank, or only
+    invisible characters: :func:`recuse.options.blank`): a path read from
     it is ``.``, so the report went into the current folder, and a dataset folder or
     config file was looked for there; an empty roster was ignored; an empty name or
     number is no value either. Flags take no value and are left alone; after ``--``
     every word is an argument, and only an empty one is refused.
     """
     import typer.main
+
+    from recuse.options import blank
 
     command: Any = typer.main.get_command(app)
     takes = {o for p in command.params if not getattr(p, "is_flag", True) for o in p.opts}
@@ -123,7 +126,7 @@ def refuse_empty_values(args: list[str]) -> None:
         if name not in takes or (not name.startswith("--") and eq):
             continue
         given = value if eq else head[k + 1] if k + 1 < len(head) else None
-        if given is not None and not given.strip():
+        if given is not None and blank(given):
             raise ConfigError(
                 f"{name} is given an empty value (an unset shell variable?) — give it a "
                 "value, or leave the option out"
@@ -142,6 +145,8 @@ def _refuse_empty_arguments(
     command the first ``depth`` plain words name, whose arguments name the empty one;
     ``rest``: the words after ``--``, every one an argument (``recuse audit --
     "$DATA"``, as a careful script writes it, read the current folder)."""
+    from recuse.options import blank
+
     names = [p.name for p in command.params if getattr(p, "param_type_name", "") == "argument"]
     words, plain = iter(head), -depth  # the index among the command's own arguments
     for word in words:
@@ -149,12 +154,12 @@ def _refuse_empty_arguments(
             next(words, None)  # the option's value (an empty one was refused above)
         elif word.startswith("-") and word.strip():
             continue  # a flag
-        elif not word.strip():
+        elif blank(word):
             raise _empty_argument(word, names, plain)
         else:
             plain += 1
     for word in rest:
-        if not word.strip():
+        if blank(word):
             raise _empty_argument(word, names, plain)
         plain += 1
 

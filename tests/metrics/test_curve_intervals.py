@@ -156,3 +156,21 @@ def test_share_interval_at_a_non_integer_effective_n_and_level_99() -> None:
         )
     low, high = share_interval(0.3, n=40, std_error=math.nan, clusters=20, level=0.9)
     assert math.isnan(low) and math.isnan(high)
+
+
+def test_a_bin_whose_pairs_all_read_one_inner_value_is_wilsons_at_its_prompts() -> None:
+    """13 pairs on 13 prompts, the human giving each longer answer 0.7 of the votes: every
+    pair reads 2 · 0.7 − 1 = 0.4, the resamples' means all 0.4 but for rounding (a
+    standard error of about 1e-17), which read as 10³² effective pairs: 0.4 [0.4, 0.4]
+    (the bootstrap's own zero width). Now Wilson's for 0.7 of 13 (statsmodels), mapped by
+    2 p − 1: −0.055 to 0.718."""
+    n = 13
+    h = human_verbosity_curve(
+        _table(np.full(n, 0.7), np.ones(n), np.full(n, 150), np.full(n, 100), np.arange(n)),
+        boot=Resampling(n_boot=300, seed=1),
+    )
+    (row,) = h.itertuples()
+    assert (row.n, row.n_clusters, row.mean) == (n, n, pytest.approx(0.4))
+    low, high = proportion_confint(0.7 * n, n, alpha=0.1, method="wilson")
+    assert (row.ci_low, row.ci_high) == pytest.approx((2 * low - 1, 2 * high - 1), abs=1e-9)
+    assert (round(row.ci_low, 3), round(row.ci_high, 3)) == (-0.055, 0.718)

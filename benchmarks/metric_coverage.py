@@ -53,6 +53,11 @@ true value is that interval's coverage.
 * Probes (:func:`recuse.metrics.probes.probe_effects`): a pick judge on
   :data:`PROBE_PROMPTS` (20) prompts of 2 base pairs, effects 0.0475 and 0.1425 (plain
   BCa: 0.79, zero width at 0 in 12% of tables, and 0.87).
+* Ladder (:func:`recuse.metrics.ladder.self_preference_ladder`, section ``ladder``): the
+  few-prompts design (30 prompts of 3 pairs, biases varying by prompt); truths: a
+  600,000-pair table's rungs. At 300 replications (13 s): split rungs 0.943, the other
+  rates 0.923, DP 0.873, EO 0.888, harmful excess 0.927 (docs/benchmarks.md quoted these
+  with no section to rerun them).
 
 Target (exit status 1 when missed): every coverage within [0.86, 0.94], read against the
 exact binomial floor / ceiling that an interval at 0.86 / 0.94 stays within at every
@@ -60,7 +65,7 @@ check together with probability 0.99 (``_targets.coverage_floor``: 0.79 / 0.98 a
 replications, 0.775 / 0.985 at 200).
 
 Run: python benchmarks/metric_coverage.py [--reps 200] [--n-boot 500] [--prompts 100]
-[--skip SECTION...] (the last three sections: 18 s at 200 replications at load 3)
+[--skip SECTION...] (leaderboard, curve and probes: 18 s at 200 replications at load 3)
 (34 s wall at the defaults on a 2-core machine at load 3 without the few-prompts
 section, ``--skip few-prompts``; that section alone 20 s at load 3, 132 s at load 5)
 """
@@ -79,6 +84,7 @@ from _targets import Targets, coverage_floor
 from recuse.metrics.agreement import accuracy, cohen_kappa
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.bradley_terry import leaderboard
+from recuse.metrics.ladder import self_preference_ladder
 from recuse.metrics.position import first_position_rate, flip_rate, position_consistency
 from recuse.metrics.probes import probe_effects
 from recuse.metrics.result import MetricResult
@@ -432,6 +438,39 @@ def probe_coverage(*, reps: int, n_boot: int, seed: int) -> dict[str, np.ndarray
     return {m: np.asarray(v, dtype=float) for m, v in rows.items()}
 
 
+def ladder_coverage(*, reps: int, n_boot: int, seed: int) -> dict[str, np.ndarray]:
+    """The self-preference ladder's rungs (:mod:`recuse.metrics.ladder`: the rates'
+    Wilson interval at the effective pairs, the differences' BCa, DP's expanded) on the
+    few-prompts design (:data:`FEW_PROMPTS` prompts of 3 pairs, the CLUSTERED judge, its
+    biases varying by prompt). Truths: each rung's estimate on a 600,000-pair table. The
+    rungs are grouped: the split rungs, the other rates, and each difference."""
+    design = Design(CLUSTERED, FEW_PROMPTS, 3, 0.15, "pick", bias_effect=0.1)
+    big = design.draw(10**6, n_prompts=600_000 // 3)
+    results, _ = self_preference_ladder(
+        big.pairs, judges=[JUDGE], boot=Resampling(n_boot=10, seed=0), min_n=1
+    )
+    truth = {r.metric: r.estimate for r in results}
+    differences = {"dp_difference", "eo", "harmful_excess"}
+
+    def group(rung: str) -> str:
+        if rung in differences:
+            return f"ladder {rung}"
+        return "ladder split rungs" if rung.endswith("_split") else "ladder other rates"
+
+    rows: dict[str, list[tuple[float, ...]]] = {}
+    for r in range(reps):
+        sim = design.draw(seed * 100_000 + r)
+        got, _ = self_preference_ladder(
+            sim.pairs, judges=[JUDGE], boot=Resampling(n_boot=n_boot, seed=r)
+        )
+        for res in got:
+            t, lo, hi = truth[res.metric], res.ci_low, res.ci_high
+            rows.setdefault(group(res.metric), []).append(
+                (lo <= t <= hi, hi - lo, t < lo, t > hi, res.estimate - t)
+            )
+    return {m: np.asarray(v, dtype=float) for m, v in rows.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=200)
@@ -464,6 +503,7 @@ def main() -> None:
             "leaderboard",
             "curve",
             "probes",
+            "ladder",
         ),
     )
     args = ap.parse_args()
@@ -517,6 +557,10 @@ def main() -> None:
     if "probes" not in args.skip:
         results |= probe_coverage(reps=args.reps, n_boot=args.n_boot, seed=args.seed)
         print(f"probes: {time.perf_counter() - t1:.0f} s")
+    t1 = time.perf_counter()
+    if "ladder" not in args.skip:
+        results |= ladder_coverage(reps=args.reps, n_boot=args.n_boot, seed=args.seed)
+        print(f"ladder: {time.perf_counter() - t1:.0f} s")
     targets = Targets()
     checks = len(results)
     print(

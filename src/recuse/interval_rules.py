@@ -23,7 +23,8 @@ __all__ = [
 
 #: which rule made a bootstrap result's interval (:func:`recuse.metrics.estimate.to_results`),
 #: the ``interval_rule`` of a finding in report.json: the resamples' own interval ("bca",
-#: "percentile"), the BCa interval expanded for its number of prompts ("expanded":
+#: "percentile"), the BCa interval (the leaderboard's: the percentile one) expanded for
+#: its number of prompts ("expanded":
 #: Student's t on them, at any number, fading as it grows:
 #: :func:`~recuse.metrics.bootstrap.expanded_interval`), a position rate's widened
 #: where few prompts change with the order ("widened":

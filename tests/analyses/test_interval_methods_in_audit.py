@@ -50,6 +50,13 @@ def test_notes_and_settings_name_the_percentile_interval_of_the_calibrated_estim
     for text in (note, setting):
         assert "BCa" in text and "percentile" in text, text
         assert "calibrated self-preference" in text, text
+        # the curves' bins and the ladder's rates read Wilson's interval at the
+        # bootstrap's effective pairs (share_interval), the leaderboard's percentile ends
+        # are expanded, and a probe's effect no pair moved is an exact bound: the words
+        # named none of the three
+        assert "the verbosity curves' bins and the self-preference ladder's rates: a Wilson" in text
+        assert "leaderboard's coefficients (the leaderboard's expanded for the prompts'" in text
+        assert "(a probe's effect: where no pair moves)" in text
     assert "pairwise metrics use a BCa bootstrap" not in page
 
 

@@ -140,3 +140,22 @@ def test_judge_filter_keeps_the_ladder_and_its_eo_rung_as_the_finding(shared_dat
     pd.testing.assert_frame_equal(one, every, check_exact=False, rtol=1e-12)
     eo = one.set_index("rung").loc["eo", ["estimate", "ci_low", "ci_high"]]
     assert tuple(eo) == pytest.approx(found["self_preference_eo"], abs=1e-12)
+
+
+def test_the_ladder_tables_interval_words_name_the_interval_of_each_rung(planted: Planted) -> None:
+    """The rates' intervals are Wilson's at the bootstrap's effective pairs (not the
+    bootstrap's own interval) and the differences' BCa; the table's ci_low said only "its
+    interval at the report's level". The words now name both and which rungs are the
+    differences: the rungs whose method is not Wilson's, as the metric computes them."""
+    from recuse.analyses.self_preference_ladder import RUNG_COLUMNS
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.ladder import self_preference_ladder
+
+    results, _ = self_preference_ladder(
+        planted.pairs, boot=Resampling(n_boot=200, seed=1), selves=planted.roster.self_map()
+    )
+    differences = {r.metric for r in results if "Wilson score interval" not in r.method}
+    assert differences == {"dp_difference", "eo", "harmful_excess"}
+    words = RUNG_COLUMNS["ci_low"]
+    assert "one rate (not dp_difference, eo or harmful_excess), the Wilson score" in words
+    assert "a difference, the bootstrap's BCa interval" in words

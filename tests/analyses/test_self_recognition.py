@@ -154,3 +154,14 @@ def test_the_table_beside_self_preference_says_its_intervals_level(
     (table,) = [t for t in section.tables if t.name == "self-recognition-recog"]
     assert len(table.frame) == 2 and (table.frame["level"] == 0.95).all()
     assert set(table.frame.columns) - set(table.columns) == set()
+    # which interval the preference's ends are: its rung's, Wilson's for own_win_rate
+    # (metrics.ladder.share_rungs), BCa for eo; the words said only "its interval"
+    from recuse.metrics.bootstrap import Resampling
+    from recuse.metrics.ladder import self_preference_ladder
+
+    rungs, _ = self_preference_ladder(exported, boot=Resampling(n_boot=200, seed=0))
+    methods = {r.metric: r.method for r in rungs}
+    words = table.columns["preference_ci_low"]
+    for metric in set(table.frame["preference_metric"]):
+        kind = "Wilson score interval" if "Wilson" in methods[metric] else "BCa interval"
+        assert f"for {metric} the {kind}" in words, (metric, words)

@@ -70,7 +70,7 @@ def test_agreement_curve_caption_says_what_a_point_band_and_last_bin_are() -> No
     assert (
         "(0.2 wide; bins of at least 7 pairs; the row n under the plot: each point's pairs); "
         "bands: "
-        "80% cluster-bootstrap" in text
+        "80% intervals, each a Wilson score interval at the effective pairs" in text
     )
     assert "dashed line: 0.5" in text
     # the bins' numbers (0.2 wide, from 2 up) in the unit of the x axis, said in the text
@@ -111,7 +111,12 @@ def test_the_curve_tables_say_what_their_numbers_are(planted: Planted) -> None:
     ) in human.title
     # its ci_low / ci_high: the CSV says no level, the title does
     assert {"ci_low", "ci_high"} <= set(human.frame.columns)
-    assert human.title.endswith(", with its 90% cluster-bootstrap interval")
+    # a Wilson score interval at the bootstrap's effective pairs (bin_interval), which
+    # the title called a cluster-bootstrap interval
+    assert human.title.endswith(
+        ", with its 90% Wilson score interval at the effective pairs of the cluster bootstrap "
+        "over prompts"
+    )
     align = titles["alignment-curve-sim-pairs"].title
     assert "(len human-preferred − len other) / len other" in align
     assert "both orders averaged: 1 = it agrees in both, ½ for two firm picks" in align
@@ -250,6 +255,8 @@ def test_the_curve_tables_define_their_columns_and_the_open_last_bin(
                    if r["bin_low"] == last["bin_low"].iloc[0])  # fmt: skip
     assert "empty in report.json for the last bin, which is open" in words["bin_high"]
     assert f"{OPTIONS.level:.0%} interval" in words["ci_low"]
+    # the bins' intervals use the normal quantile (bin_interval): the words said Student's t
+    assert "Student's t" not in words["ci_low"] and "normal quantile" in words["ci_low"]
     items = planted.pairs.drop_duplicates("item_id")
     items = items[items["human"].notna()]
     words_a, words_b = (items[f"response_{s}"].str.split().str.len() for s in "ab")

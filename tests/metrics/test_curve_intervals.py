@@ -115,3 +115,62 @@ def test_the_bins_hold_a_planted_agreement_about_nine_times_in_ten() -> None:
         held += list((c["ci_low"] <= truth) & (truth <= c["ci_high"]))
     assert len(held) >= 120
     assert np.mean(held) >= 0.85, (np.mean(held), len(held))
+
+
+@pytest.mark.parametrize("clusters", [1, 2, 5, 9, 15, 33])
+def test_share_interval_is_wilsons_and_holds_its_estimate_at_zero_and_one(clusters: int) -> None:
+    """Every pair reads 0 (or 1), so the resamples do not vary (standard error 0): the
+    interval is Wilson's for 0 of G (G of G) prompts, statsmodels' ``proportion_confint``,
+    closed at the estimate. The formula's rounding gave 0 [1.4e-17, 0.15] at 15 prompts
+    (the ladder's harmful_own_both on JudgeBench: an interval that does not hold its
+    estimate) and 1 [0.65, 0.99999999999999989] at 5; one prompt read Wilson's for two
+    (0.425, not 0.270)."""
+    from recuse.metrics.bootstrap import share_interval
+
+    for p, k in ((0.0, 0), (1.0, clusters)):
+        low, high = share_interval(p, n=clusters, std_error=0.0, clusters=clusters, level=0.9)
+        want = proportion_confint(k, clusters, alpha=0.1, method="wilson")
+        assert (low, high) == pytest.approx(want, abs=1e-12)
+        assert low <= p <= high
+        assert (low if p == 0 else high) == p  # exactly, not to rounding
+    # on the −1..+1 scale of the verbosity curves, mapped by 2 p − 1, the same holds
+    low, high = share_interval(-1.0, n=15, std_error=0.0, clusters=15, level=0.9, span=(-1, 1))
+    wilson = proportion_confint(0, 15, alpha=0.1, method="wilson")
+    assert low == -1.0 and high == pytest.approx(2 * wilson[1] - 1)
+
+
+def test_share_interval_at_a_non_integer_effective_n_and_level_99() -> None:
+    """p = 0.3 with a bootstrap standard error of 0.08 over 20 prompts: s = 0.08 √(20/19),
+    m = 0.21 / s² = 31.17 effective pairs, and the interval is statsmodels' Wilson for
+    0.3 · m of m at 90% and 99% (it accepts a count that is not whole). A standard error
+    that is not a number (no resamples) gives no interval, where it read Wilson's at G."""
+    import math
+
+    from recuse.metrics.bootstrap import share_interval
+
+    m = 0.21 / (0.08**2 * 20 / 19)
+    for level in (0.9, 0.99):
+        got = share_interval(0.3, n=40, std_error=0.08, clusters=20, level=level)
+        assert got == pytest.approx(
+            proportion_confint(0.3 * m, m, alpha=1 - level, method="wilson"), abs=1e-12
+        )
+    low, high = share_interval(0.3, n=40, std_error=math.nan, clusters=20, level=0.9)
+    assert math.isnan(low) and math.isnan(high)
+
+
+def test_a_bin_whose_pairs_all_read_one_inner_value_is_wilsons_at_its_prompts() -> None:
+    """13 pairs on 13 prompts, the human giving each longer answer 0.7 of the votes: every
+    pair reads 2 · 0.7 − 1 = 0.4, the resamples' means all 0.4 but for rounding (a
+    standard error of about 1e-17), which read as 10³² effective pairs: 0.4 [0.4, 0.4]
+    (the bootstrap's own zero width). Now Wilson's for 0.7 of 13 (statsmodels), mapped by
+    2 p − 1: −0.055 to 0.718."""
+    n = 13
+    h = human_verbosity_curve(
+        _table(np.full(n, 0.7), np.ones(n), np.full(n, 150), np.full(n, 100), np.arange(n)),
+        boot=Resampling(n_boot=300, seed=1),
+    )
+    (row,) = h.itertuples()
+    assert (row.n, row.n_clusters, row.mean) == (n, n, pytest.approx(0.4))
+    low, high = proportion_confint(0.7 * n, n, alpha=0.1, method="wilson")
+    assert (row.ci_low, row.ci_high) == pytest.approx((2 * low - 1, 2 * high - 1), abs=1e-9)
+    assert (round(row.ci_low, 3), round(row.ci_high, 3)) == (-0.055, 0.718)

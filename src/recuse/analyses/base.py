@@ -92,17 +92,23 @@ SLUG_MAX = 100  # bytes of a table/figure name derived from input names
 #: self-preference and its familiarity mediation
 #: (:data:`~recuse.metrics.competence.CALIBRATED_INTERVAL`), the familiarity slopes
 #: (:func:`~recuse.metrics.familiarity.familiarity_bias`) and the leaderboard's
-#: coefficients (:mod:`recuse.analyses.leaderboard`); the position rates' intervals
-#: (:func:`~recuse.metrics.estimate.moved_span`, :func:`~recuse.metrics.estimate.unseen_span`)
+#: coefficients (:mod:`recuse.analyses.leaderboard`, its ends expanded); the position
+#: rates' intervals (:func:`~recuse.metrics.estimate.moved_span`,
+#: :func:`~recuse.metrics.estimate.unseen_span`, which a probe's effect no pair moved has
+#: too); the Wilson interval of the verbosity curves' bins and the ladder's rates
+#: (:func:`~recuse.metrics.bootstrap.share_interval`)
 BOOTSTRAP_WORDS = (
     f"cluster bootstrap over prompts, {INTERVAL_NAMES['bca']} unless a result's method "
     f"names another: a {INTERVAL_NAMES[CALIBRATED_INTERVAL]} for the competence-calibrated "
     "self-preference and its familiarity mediation, the familiarity slopes and the "
-    "leaderboard's coefficients; the BCa interval of verbosity, the demographic-parity "
+    "leaderboard's coefficients (the leaderboard's expanded for the prompts' number); the "
+    "BCa interval of verbosity, the demographic-parity "
     f"self- and family preference, agreement and the position rates {EXPANDED_WORDS}; "
     "the position rates' BCa interval widened where few pairs "
     "change with the order (Student's t, within an exact Clopper–Pearson bound), or an "
-    "exact bound (not a bootstrap) where none does"
+    "exact bound (not a bootstrap) where none does (a probe's effect: where no pair moves); "
+    "the verbosity curves' bins and the self-preference ladder's rates: a Wilson score "
+    "interval at the effective pairs of the bootstrap, p(1 − p)/se²"
 )
 
 

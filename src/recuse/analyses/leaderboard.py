@@ -110,7 +110,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     adj = lb.adjusted
     method = (
         f"Bradley–Terry logistic GLM (statsmodels) of the verdicts of {judges}; "
-        f"{percent(o.level)} percentile interval, its ends expanded for the prompts "
+        f"{percent(o.level)} percentile interval, its ends expanded for the prompts' number "
         f"(Student's t), one-step cluster bootstrap over prompts "
         f"({o.n_boot} resamples); n = the judged pairs fitted"
         + (f", {left}" if (left := adj.left_out_words()) else "")
@@ -123,7 +123,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
             to_finding(
                 ANALYSIS, COVARIATE_BIASES[name], judge=judges, dataset=inp.name,
                 estimate=est, ci_low=lo, ci_high=hi, n=adj.n_pairs, level=o.level,
-                method=method, clusters=adj.n_clusters, interval_rule="percentile",
+                method=method, clusters=adj.n_clusters, interval_rule="expanded",
             ),
         )  # fmt: skip
     part.tables.append(

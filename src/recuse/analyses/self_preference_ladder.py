@@ -73,7 +73,10 @@ RUNG_COLUMNS: dict[str, str] = {
     "definition": "what the rung is (not adjusted for the judge's competence)",
     "estimate": "the rung's value, in the unit its definition gives (a rate or a "
     "difference of rates)",
-    "ci_low": "the low end of its interval at the report's level",
+    "ci_low": "the low end of its interval at the report's level: a rung that is one rate "
+    "(not dp_difference, eo or harmful_excess), the Wilson score interval at the effective "
+    "pairs of the cluster bootstrap over prompts; a difference, the bootstrap's BCa interval "
+    "(dp_difference's expanded for the prompts' number)",
     "ci_high": "the high end",
     "n": "the pairs the rung is computed on",
     "prompts": "the prompts of those pairs, which its interval resamples",

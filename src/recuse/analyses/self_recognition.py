@@ -38,7 +38,9 @@ TABLE_COLUMNS = {
     "recognition_ci_low": "the low end of its interval at level (cluster bootstrap over prompts)",
     "recognition_ci_high": "the high end",
     "self_preference": "the judge's self-preference on the same data, as preference_metric",
-    "preference_ci_low": "the low end of its interval at level",
+    "preference_ci_low": "the low end of its interval at level (the ladder rung's: for eo "
+    "the BCa interval of the cluster bootstrap over prompts, for own_win_rate the Wilson "
+    "score interval at that bootstrap's effective pairs)",
     "preference_ci_high": "the high end",
     "preference_metric": f"which self-preference: eo ({RUNGS['eo']}) or own_win_rate "
     f"({RUNGS['own_win_rate']})",

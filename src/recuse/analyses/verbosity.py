@@ -31,6 +31,7 @@ from recuse.data.inputs import Input
 from recuse.errors import RecuseError
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verbosity import (
+    BIN_INTERVAL,
     HUMAN_LONGER_TIES,
     HUMAN_LONGER_UNIT,
     curve_columns,
@@ -80,7 +81,7 @@ def _align_rows(o: AuditOptions) -> str:
     return (
         "per bin of (len human-preferred − len other) / len other, the mean share of the "
         f"win the judge gives the human-preferred answer ({_split(o)}), its standard "
-        f"deviation and {percent(o.level)} cluster-bootstrap interval"
+        f"deviation and {percent(o.level)} {BIN_INTERVAL}"
     )
 
 
@@ -100,7 +101,7 @@ def _align_caption(bins: pd.DataFrame, o: AuditOptions) -> str:
         f"({_split(o)}) over "
         f"the pairs of one bin of the length difference, {_X_LABEL} ({wide}; bins of at least "
         f"{count(o.min_n)} pairs; {rows}: each point's pairs); bands: "
-        f"{percent(o.level)} cluster-bootstrap intervals; "
+        f"{percent(o.level)} intervals, each a {BIN_INTERVAL}; "
         "dashed line: 0.5, as much of the win to the other answer as to the "
         "human-preferred (half of firm picks agree). A judge without verbosity bias has a "
         "flat curve; one that prefers longer answers rises to the right."
@@ -223,7 +224,7 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
         frame = curves.get(name)
         if frame is not None and len(frame):
             if "ci_low" in frame.columns:  # the CSV says no level: the title does
-                title += f", with its {percent(o.level)} cluster-bootstrap interval"
+                title += f", with its {percent(o.level)} {BIN_INTERVAL}"
             part.tables.append(
                 Table(
                     slug(name, inp.name),

@@ -948,20 +948,36 @@ def share_interval(
     verbosity curves' bins (:func:`recuse.metrics.verbosity.bin_interval`) and the
     ladder's rates (:mod:`recuse.metrics.ladder`).
 
+    Wilson's interval holds ``p`` and is closed at 0 for ``p = 0`` (1 for ``p = 1``): the
+    ends are kept so, where the formula's rounding read 0 [1.4e-17, 0.15] for 0 of 15
+    prompts (the ladder's ``harmful_own_both`` on JudgeBench, an interval without its
+    estimate) and 0.99999999999999989 for 5 of 5. One prompt (``G = 1``) is Wilson's
+    interval for one pair (``m = 1``; it read ``m = 2``). A standard error that is not a
+    number gives no interval (NaN ends), not one read as "no variation"; one of rounding
+    (at most 1e-12 on the 0–1 scale, as replicates that all read 0.4 have: 2·10⁻¹⁷) is
+    none, where it read ``m`` = 10³² effective pairs and an interval of no width.
+
     >>> [round(x, 4) for x in share_interval(0.0, n=9, std_error=0.0, clusters=9, level=0.9)]
     [0.0, 0.2311]
     """
     lo, hi = span
     width = hi - lo
-    p = min(max((mean - lo) / width, 0.0), 1.0)
-    g = max(clusters, 2)
-    s = std_error / width * math.sqrt(g / (g - 1))
+    if not (math.isfinite(mean) and math.isfinite(std_error)):
+        return math.nan, math.nan
+    value = min(max(mean, lo), hi)
+    p = min(max((value - lo) / width, 0.0), 1.0)
+    g = max(clusters, 1)
+    s = std_error / width * (math.sqrt(g / (g - 1)) if g > 1 else 1.0)
     var = p * (1 - p)
-    m = var / (s * s) if s > 0 and var > 0 else float(g)
+    # a standard error of rounding is none (interval_rules.zero_width's rule, on the 0–1
+    # scale): replicates that all read 0.4 from pairs that all do have one of 1e-17
+    m = var / (s * s) if s > 1e-12 and var > 0 else float(g)
     z = float(ndtri((1 + level) / 2))
     centre = (p + z * z / (2 * m)) / (1 + z * z / m)
     half = z * math.sqrt(var / m + z * z / (4 * m * m)) / (1 + z * z / m)
-    return lo + width * max(centre - half, 0.0), lo + width * min(centre + half, 1.0)
+    low = 0.0 if p == 0 else max(centre - half, 0.0)
+    high = 1.0 if p == 1 else min(centre + half, 1.0)
+    return min(lo + width * low, value), max(lo + width * high, value)
 
 
 def expanded_probability(z: float, clusters: int) -> float:

@@ -310,12 +310,21 @@ def bradley_terry(
     systems are not all compared (directly or through others), or some group of them
     never lost to the rest (:func:`no_finite_strengths`; covariates cannot rescue it:
     the likelihood still rises as that group's strengths move up). Rows of weight 0 do
-    not count."""
+    not count; a weight that is not a number at least 0 is an :class:`EstimationError`
+    naming its row (statsmodels ended in "The first guess on the deviance function
+    returned a nan" for one NaN weight)."""
     y = np.asarray(y, float)
     n = len(y)
     cov = covariates if covariates is not None else pd.DataFrame(index=range(n))
     cov = cov.reset_index(drop=True)
     w = np.ones(n) if weights is None else np.asarray(weights, float)
+    if len(bad := np.flatnonzero(~(w >= 0))):  # NaN, negative (±inf: not finite below)
+        raise EstimationError(
+            f"weights: row {bad[0]} is {w[bad[0]]}, not a number at least 0 "
+            f"({len(bad):,} such rows)"
+        )
+    if not np.isfinite(w).all():
+        raise EstimationError(f"weights: row {np.flatnonzero(~np.isfinite(w))[0]} is infinite")
     a, b = a.reset_index(drop=True), b.reset_index(drop=True)
     systems, x, kept, dropped = _design(a, b, cov)
     counted = w > 0

@@ -79,7 +79,9 @@ def _pick(s: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 #: what the prompts that could move a probe's effect hold (``MetricSpec.movers``)
-MOVERS = "holding a base pair picked otherwise in the two versions compared"
+MOVERS = (
+    "holding a base pair whose treated answer's share differs between the two versions compared"
+)
 
 
 def _unmoved(t: NDArray[np.float64]) -> str | None:

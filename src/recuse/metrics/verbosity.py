@@ -82,6 +82,7 @@ from recuse.metrics.verdicts import (
 )
 
 __all__ = [
+    "BIN_INTERVAL",
     "CURVE_COLUMNS",
     "HUMAN_LONGER",
     "HUMAN_LONGER_TIES",
@@ -136,9 +137,9 @@ def curve_columns(level: float) -> dict[str, str]:
         "mean": "the mean of the per-pair value the title names, over the bin's pairs",
         "sd": "the standard deviation of that per-pair value over the bin's pairs "
         "(empty for one pair)",
-        "ci_low": f"the low end of the mean's {level:.0%} interval (Wilson score interval at "
-        "the effective pairs the cluster bootstrap over prompts measures, Student's t for "
-        "the bin's prompts); empty with a note where the bin has too few pairs",
+        "ci_low": f"the low end of the mean's {level:.0%} interval ({BIN_INTERVAL}: "
+        "p(1 − p)/se² on the 0–1 scale, the bin's prompts where every pair reads the same; "
+        "normal quantile); empty with a note where the bin has too few pairs",
         "ci_high": "the high end",
         "note": "why the bin has no interval (too few pairs or prompts); empty: it has one",
     }
@@ -616,6 +617,11 @@ def curve_statistic(
         boot_k=2,  # y^2 only feeds the standard deviation
     )
 
+
+#: what a curve bin's interval is (:func:`bin_interval`), in the words of its table's
+#: columns, title and caption: not the bootstrap's own interval, which had no width where
+#: every pair of a bin read the same
+BIN_INTERVAL = "Wilson score interval at the effective pairs of the cluster bootstrap over prompts"
 
 #: the range of each curve's per-pair value (agreement 0–1; the scores −1–+1), which
 #: :func:`bin_interval` keeps its ends within

@@ -28,7 +28,9 @@ __all__ = [
 #: Student's t on them, at any number, fading as it grows:
 #: :func:`~recuse.metrics.bootstrap.expanded_interval`), a position rate's widened
 #: where few prompts change with the order ("widened":
-#: :func:`~recuse.metrics.estimate.moved_span`), or the exact Clopper–Pearson bound where
+#: :func:`~recuse.metrics.estimate.moved_span`; a probe's effect whose moves cancel on each
+#: prompt: :func:`~recuse.metrics.estimate.cancelled_span`, the exact bound on the prompts
+#: that move, which the gate projects as a bootstrap's), or the exact Clopper–Pearson bound where
 #: none does ("exact_bound": :func:`~recuse.metrics.estimate.unseen_span`, which the gate
 #: projects as it shrinks, 1/n)
 IntervalRule = Literal["bca", "percentile", "expanded", "widened", "exact_bound"]

@@ -9,12 +9,17 @@ P(placebo keeps it lost) = 0.5 · 0.1 · (0.9 + 0.1 · 0.5) = 0.0475."""
 
 from __future__ import annotations
 
+import math
+from statistics import NormalDist
+
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import beta
 
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.probes import probe_effects
+from recuse.report.gate import Threshold, evaluate
 
 TRUTH = 0.5 * 0.1 * (0.9 + 0.1 * 0.5)
 
@@ -61,6 +66,47 @@ def test_an_effect_no_pair_moves_reads_the_exact_bound_not_zero_width() -> None:
     # the pairs that move it are those whose share differs (|Δ| > TIE_TOL), not only
     # those picked otherwise: a probability verdict of 0.7 and 0.6 moves the effect too
     assert "holding a base pair whose treated answer's share differs" in r.method
+
+
+def test_an_effect_whose_moves_cancel_on_each_prompt_reads_the_exact_bound_for_them() -> None:
+    """20 prompts of two pairs; on 2 of them the edit wins one pair the placebo lost and
+    loses one it won (+1 and −1: they cancel), elsewhere the edit keeps the placebo's
+    pick. The resamples cannot vary (the bootstrap read 0 [0, 0] with "no variation");
+    the share of prompts holding a moved pair is at most the one-sided Clopper–Pearson
+    bound for 2 of 20, u = B⁻¹(0.9; 3, 18), and a pair's difference lies in −1..+1, so
+    the effect is within ±u (u × 2 / 2)."""
+    rows = []
+    for q in range(20):
+        for k in range(2):
+            placebo = float(k)
+            edit = 1.0 - placebo if q < 2 else placebo
+            for probe, share in (("original", placebo), ("placebo", placebo), ("authority", edit)):
+                rows.append(_row(q, k, probe, "a", share))
+    (r,), skipped = probe_effects(pd.DataFrame(rows), boot=Resampling(n_boot=200, seed=1))
+    assert not skipped and r.estimate == 0.0
+    u = float(beta.ppf(0.9, 3, 18))
+    assert u == pytest.approx(0.2448, abs=1e-4)  # = 1 − P(Bin(20, u) ≤ 2) at 0.9
+    assert sum(math.comb(20, i) * u**i * (1 - u) ** (20 - i) for i in range(3)) == (
+        pytest.approx(0.1)
+    )
+    assert (r.ci_low, r.ci_high) == pytest.approx((-u, u))
+    assert r.interval_rule == "widened"
+    assert "2 of 20" in r.method and "cancel" in r.method
+    assert any("moves cancel" in w and "2 of 20" in w for w in r.warnings)
+    assert not any(w.startswith("no variation in the resamples: ") for w in r.warnings)
+    # the standard error the gate projects by (z · se = the half-width), not the
+    # resamples' 0
+    assert r.std_error == pytest.approx(u / NormalDist().inv_cdf(0.95))
+    assert r.p_value == 1.0
+    # the gate projects it as a bootstrap's interval, 1/sqrt(n): 40 · (u / 0.05)², not as
+    # an exact bound of prompts none of which moved (1/n, which assumes the bound goes to 0)
+    finding = {"bias": "probe_authority", "judge": "j", "dataset": "d", "estimate": 0.0,
+               "ci_low": r.ci_low, "ci_high": r.ci_high, "null": 0.0, "level": 0.9,
+               "n": r.n, "clusters": r.n_clusters, "std_error": r.std_error,
+               "interval_rule": r.interval_rule}  # fmt: skip
+    line = evaluate(finding, Threshold("probe_authority", 0.05))
+    assert r.n == 40 and line.outcome == "inconclusive"
+    assert line.n_needed == math.ceil(40 * (u / 0.05) ** 2) == 959
 
 
 def test_a_planted_effect_on_20_prompts_is_held_about_nine_times_in_ten() -> None:

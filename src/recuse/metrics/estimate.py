@@ -163,8 +163,10 @@ class MetricSpec:
     #: share of prompts" (:func:`unseen_method`)
     movers: str = "whose verdict changes with the order"
     #: an :attr:`unseen` rate's ends are widened where few prompts move it
-    #: (:func:`moved_span`); False: only a zero width is replaced (by the exact bound),
-    #: and the interval is otherwise BCa (expanded where :attr:`expanded`)
+    #: (:func:`moved_span`); False: only a zero width is replaced (by the exact bound:
+    #: :func:`unseen_span` where nothing moved, :func:`cancelled_span` where the moves
+    #: cancel on each prompt), and the interval is otherwise BCa (expanded where
+    #: :attr:`expanded`)
     widens: bool = True
 
 
@@ -491,7 +493,10 @@ def to_results(
 
     A zero-width interval (:func:`zero_width`) whose spec says why the resamples cannot
     vary for the group (``MetricSpec.constant``) is replaced by the one the prompts
-    bound (:func:`unseen_span`) where ``MetricSpec.unseen``, else is ``fixed``; one
+    bound (:func:`unseen_span`) where ``MetricSpec.unseen``, else is ``fixed``; a zero
+    width of an unseen rate not widened (a probe's effect) whose pairs move but cancel on
+    each prompt is the exact bound on the share of prompts that move
+    (:func:`cancelled_span`, rule "widened"); one
     that is neither and excludes the no-bias value gets at
     least the sign test's p-value
     (:func:`sign_test_p`): the bootstrap's floor ``2/(B+1)`` would call two prompts on one
@@ -524,9 +529,14 @@ def to_results(
             widen = spec.unseen and spec.widens and 0 <= est.moving <= est.n_clusters / 2
             balanced = widen and flat and est.moving > 0
             widen = widen and (not flat or balanced)
+            # an unseen rate not widened (a probe's effect) whose resamples cannot vary
+            # though some pairs move: their moves cancel on each prompt holding one (+1
+            # and −1 on one prompt read 0 [0, 0]); the exact bound on the share of such
+            # prompts, as a balanced position rate's (cancelled_span)
+            cancel = spec.unseen and not spec.widens and flat and est.moving > 0
             # a BCa interval from few prompts is expanded (Student's t for them; the
             # moved_span and unseen_span intervals carry their own small-sample rule)
-            expand = spec.expanded and kind == "bca" and not widen and not unseen
+            expand = spec.expanded and kind == "bca" and not (widen or unseen or cancel)
             low, high = est.ci_low, est.ci_high
             if expand:
                 low, high = expanded_interval(est, boot.level)
@@ -562,6 +572,19 @@ def to_results(
                 words = moved_method(boot=boot, interval=kind)
             else:
                 words = expanded_method(boot=boot) if expand else interval_method(boot, kind)
+            if cancel:
+                low, high = cancelled_span(
+                    value, low, high, null=spec.null, level=boot.level, bound=spec.bound,
+                    moving=est.moving, clusters=est.n_clusters, heaviest=est.heaviest,
+                    span=spec.span,
+                )  # fmt: skip
+                p = p if math.isnan(p) else 1.0  # the bound holds the no-bias value
+                # the standard error the bound's width implies (the resamples' is 0), as
+                # a balanced position rate's: what the gate's projection reads
+                std_error = widened_error(std_error, low, high, level=boot.level)
+                words = cancelled_method(
+                    boot.level, est.n_clusters, moving=est.moving, movers=spec.movers
+                )
             if unseen:
                 # the resamples cannot vary: the data bound what could (unseen_span)
                 low, high = unseen_span(
@@ -574,7 +597,13 @@ def to_results(
                 std_error = math.nan
                 words = unseen_method(boot.level, est.n_clusters, movers=spec.movers)
             rule: IntervalRule = (
-                "exact_bound" if unseen else "widened" if widen else "expanded" if expand else kind
+                "exact_bound"
+                if unseen
+                else "widened"
+                if widen or cancel
+                else "expanded"
+                if expand
+                else kind
             )
             if spec.folded:
                 value, low, high = fold(value, low, high)
@@ -598,8 +627,14 @@ def to_results(
                     null=spec.null,
                     warnings=interval_warnings(
                         est,
-                        constant=BALANCED if balanced else constant,
-                        exact=unseen,
+                        constant=(
+                            BALANCED
+                            if balanced
+                            else cancelled_warning(est.moving, est.n_clusters, spec.movers)
+                            if cancel
+                            else constant
+                        ),
+                        exact=unseen or cancel,
                         moving=moving_pairs(spec, est) if widen else None,
                     )
                     + (spec.warnings(est.totals) if spec.warnings else ()),
@@ -706,6 +741,70 @@ def moved_method(*, boot: Resampling, interval: Interval = "bca") -> str:
         "quantile on the prompts' effective number (Satterthwaite) and kept within the "
         "exact one-sided Clopper–Pearson bound on the share of prompts whose verdict "
         "changes with the order"
+    )
+
+
+def cancelled_span(
+    value: float,
+    low: float,
+    high: float,
+    *,
+    null: float,
+    level: float,
+    bound: NullBound | None,
+    moving: int,
+    clusters: int,
+    heaviest: float,
+    span: float = 1.0,
+) -> tuple[float, float]:
+    """The interval of an :attr:`~MetricSpec.unseen` rate that is not widened (a probe's
+    effect, ``MetricSpec.widens`` False) whose resamples cannot vary though pairs on
+    ``moving`` of ``clusters`` prompts move it: on each such prompt the moves cancel (one
+    pair +1, another −1), so the bootstrap's ``[low, high]`` has no width. The share of
+    prompts that move it is at most ``u = B⁻¹(level; m + 1, n − m)`` (the exact one-sided
+    Clopper–Pearson bound for ``m`` of ``n``), and the rate lies within
+    :func:`unseen_span`'s bound about ``null`` with ``moving`` (``null ± min(1, u · h) ·
+    span / 2``; a floor or a ceiling, one side) — as a position rate's whose flips
+    balance on each prompt (:func:`moved_span`) — never inside the bootstrap's ends:
+    ``[min(low, e_low), max(high, e_high)]``.
+
+    Two of 20 prompts hold a pair moved +1 and one moved −1, a probe's effect (span 2):
+    ``u = B⁻¹(0.9; 3, 18) = 0.2448``:
+
+    >>> [round(x, 4) for x in cancelled_span(0.0, 0.0, 0.0, null=0.0, level=0.9,
+    ...     bound=None, moving=2, clusters=20, heaviest=1.0, span=2.0)]
+    [-0.2448, 0.2448]
+    """
+    e_low, e_high = unseen_span(
+        null, clusters, level, bound=bound, heaviest=heaviest, moving=moving, span=span
+    )
+    return min(low, e_low, value), max(high, e_high, value)
+
+
+def cancelled_method(level: float, clusters: int, *, moving: int, movers: str) -> str:
+    """The words of :func:`cancelled_span`'s interval for a result's ``method``.
+
+    >>> cancelled_method(0.9, 20, moving=2, movers="holding a moved pair")[:64]
+    '90% exact bound: the resamples cannot vary (the moves cancel on '
+    """
+    return (
+        f"{percent(level)} exact bound: the resamples cannot vary (the moves cancel on each "
+        f"prompt), so one-sided Clopper–Pearson on the share of prompts {movers}, "
+        f"{moving:,} of {clusters:,}, times the largest prompt's pairs over the mean's"
+    )
+
+
+def cancelled_warning(moving: int, clusters: int, movers: str) -> str:
+    """Said in place of the zero-width warning of :func:`cancelled_span`'s interval.
+
+    >>> cancelled_warning(2, 20, "holding a moved pair")[:62]
+    'no variation in the resamples, though the share of prompts hol'
+    """
+    return (
+        f"no variation in the resamples, though the share of prompts {movers} is "
+        f"{moving:,} of {clusters:,}: on each of them the moves cancel (as much one way as "
+        "the other), so the interval is the exact one-sided Clopper–Pearson bound on that "
+        "share — more prompts narrow it"
     )
 
 

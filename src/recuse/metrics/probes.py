@@ -20,12 +20,16 @@ together), BCa. The effect is a sparse rate: only the base pairs whose share dif
 between the two versions compared move it off 0; where none does, the resamples cannot
 vary (the bootstrap read [0, 0]) and the interval is the exact bound on the share of
 prompts holding such a pair (:func:`~recuse.metrics.estimate.unseen_span` with span 2: a
-pair's difference lies in −1..+1). The bootstrap's interval alone held a planted effect
-of 0.048 (a pick judge; an edit that wins, on a prompt, a share drawn from U(0, 0.2) of
-the pairs lost in the original; 2 base pairs a prompt) in 0.79 of 300 tables at 20
-prompts — of zero width at 0 in 12% of them, where no pair moved; with the exact bound
-there, 0.91 (0.96 at 30 prompts, 0.91 at 40; at an effect of 0.14, 0.87, 0.92 and
-0.91). The position rates' widening by Student's t on the moving prompts
+pair's difference lies in −1..+1). So where pairs move but cancel on each prompt holding
+one (+1 and −1: the bootstrap read 0 [0, 0] with "no variation"): the interval is the
+exact bound for the ``k`` of ``G`` prompts that hold one
+(:func:`~recuse.metrics.estimate.cancelled_span`, ``interval_rule`` "widened", as a
+position rate's whose flips balance on each prompt). The bootstrap's interval alone held
+a planted effect of 0.048 (a pick judge; an edit that wins, on a prompt, a share drawn
+from U(0, 0.2) of the pairs lost in the original; 2 base pairs a prompt) in 0.79 of 300
+tables at 20 prompts — of zero width at 0 in 12% of them, where no pair moved; with the
+exact bound there, 0.91 (0.96 at 30 prompts, 0.91 at 40; at an effect of 0.14, 0.87,
+0.92 and 0.91). The position rates' widening by Student's t on the moving prompts
 (:func:`~recuse.metrics.estimate.moved_span`) held it 0.99 at 2.4 times the width, so it
 is not used (``MetricSpec.widens``); the expanded BCa ends held it 0.94 / 0.91 at 20
 prompts (``benchmarks/metric_coverage.py``, section ``probes``).

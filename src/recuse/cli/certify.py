@@ -374,15 +374,15 @@ def certify_command(
             confidence_of=how.confidence_of, data_dir=settings.data_dir,
         )  # fmt: skip
     payload = {"source": recuse_files.path_text(source), **result.to_dict()}
-    if thresholds is not None:  # first, and named by --out's file: see thresholds_named
+    pair: dict[str, Any] = {}  # --out's file names the thresholds file: thresholds_named
+    if thresholds is not None:  # so it is written first
         text = json.dumps(result.thresholds(), indent=2, ensure_ascii=False, allow_nan=False)
-        payload["thresholds_file"] = thresholds_named(thresholds, text)
+        pair["thresholds_file"] = thresholds_named(thresholds, text)
         outputs.write_text(paths[-1], text)
         _note_nothing_certified(result.thresholds(), paths[-1])
     if out is not None:
-        outputs.write_text(
-            paths[0], json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)
-        )
+        text = json.dumps(payload | pair, indent=2, ensure_ascii=False, allow_nan=False)
+        outputs.write_text(paths[0], text)
     if as_json:
         typer.echo(json_shown(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)))
         return

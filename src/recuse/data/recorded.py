@@ -177,7 +177,7 @@ def read_recording(
 
 
 #: what ``recuse judge replay`` reads: one file of a judge's recorded replies
-ONE_FILE = (
+_ONE_FILE = (
     "replay reads one file of a judge's recorded replies (an LLMBar result.json, a "
     "JudgeBench ...judge_name=....jsonl, an AlpacaEval annotations.json, or a .csv/.jsonl "
     "table of replies)"
@@ -186,7 +186,7 @@ ONE_FILE = (
 _LOOKED_AT = 5000
 
 
-def recorded_files(folder: Path, *, limit: int = 3) -> tuple[list[Path], bool]:
+def _recorded_files(folder: Path, *, limit: int = 3) -> tuple[list[Path], bool]:
     """Up to ``limit`` files under ``folder`` that :func:`detect_source` names an upstream
     recording (LLMBar, JudgeBench, AlpacaEval), in sorted order, and whether there were
     more; :data:`_LOOKED_AT` entries at most are looked at (a home folder is not walked)."""
@@ -209,12 +209,12 @@ def _a_folder(path: Path) -> InputError:
     """The error for a folder given as the recording: what it is, what replay reads,
     and the recorded files in it, if any (a user gave LLMBar's ``evaluators/GPT-4``
     and was told "no such file" of a folder ``ls`` shows)."""
-    found, more = recorded_files(path)
+    found, more = _recorded_files(path)
     if not found:
-        return InputError(f"a folder, not a file: {ONE_FILE}", file=path,
+        return InputError(f"a folder, not a file: {_ONE_FILE}", file=path,
                           fix="give the recorded file itself")  # fmt: skip
     names = ", ".join(str(p.relative_to(path)) for p in found) + (", ..." if more else "")
-    return InputError(f"a folder, not a file: {ONE_FILE}", file=path,
+    return InputError(f"a folder, not a file: {_ONE_FILE}", file=path,
                       fix=f"give one of the recorded files in it ({names}); one replay "
                       "per file")  # fmt: skip
 

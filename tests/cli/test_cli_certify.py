@@ -108,6 +108,7 @@ def test_certify_and_apply_read_a_file_as_the_audit_does(
         assert code == 0, text
         full = json.loads(out.read_text("utf-8"))
         full["settings"].pop("reading")  # how each file was read (the files differ)
+        full.pop("thresholds_file")  # each run's own file (its reading differs too)
         results.append({k: v for k, v in full.items() if k != "source"})
         dec = tmp_path / f"dec-{path.stem}.csv"
         code, text = _run(["certify", "apply", str(thr), str(path), "--out", str(dec),
@@ -1114,3 +1115,42 @@ def test_apply_says_the_items_no_judge_of_the_file_judged(
             "unread; of the 10 with one, 50.0% decided") in said  # fmt: skip
     kept = json.loads((tmp_path / "d.json").read_text("utf-8"))["kept"]
     assert (kept["n_items"], kept["n_unjudged"]) == (14, 4)
+
+
+def test_the_out_file_names_the_thresholds_file_it_was_written_with(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`certify run --out --thresholds` writes two files, each atomically: a run stopped
+    between them left one new and one earlier file that passed for one run's pair. The
+    --out file names the thresholds file's sha256 (checked here with hashlib on the
+    file's bytes), the thresholds file is written first, and a run stopped before its
+    --out file (a KeyboardInterrupt at that write) leaves a new thresholds file whose
+    sha256 is not the one the earlier --out file names: the mismatch shows."""
+    import hashlib
+
+    from recuse import outputs
+
+    src = _pairs(tmp_path)
+    thr, out = tmp_path / "thr.json", tmp_path / "full.json"
+    args = ["certify", str(src), "--thresholds", str(thr), "--out", str(out)]
+    code, text = _run([*args, "--agreement", "0.8"], capsys)
+    assert code == 0, text
+    named = json.loads(out.read_text("utf-8"))["thresholds_file"]
+    assert named["path"] == str(thr)
+    assert named["sha256"] == hashlib.sha256(thr.read_bytes()).hexdigest()
+    assert "sha256sum" in named["sha256_definition"]
+    first = thr.read_bytes()
+
+    real = outputs.write_text
+
+    def stopped_at_out(path: str | Path, text: str) -> Path:
+        if Path(path).name == out.name:
+            raise KeyboardInterrupt
+        return real(path, text)
+
+    monkeypatch.setattr(outputs, "write_text", stopped_at_out)
+    code, text = _run([*args, "--agreement", "0.7"], capsys)
+    assert code != 0
+    assert thr.read_bytes() != first  # the new run's thresholds were written first
+    assert json.loads(out.read_text("utf-8"))["thresholds_file"] == named  # the earlier
+    assert named["sha256"] != hashlib.sha256(thr.read_bytes()).hexdigest()

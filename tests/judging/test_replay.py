@@ -543,3 +543,25 @@ def test_llmbar_cot_replies_are_refused_not_read_by_their_opening_words(
     with pytest.raises(InputError, match="LLMBar's CoT replies are not replayed") as caught:
         read_recording(natural / "evaluators/GPT-4/CoT/result.json")
     assert "Vanilla_NoRules" in str(caught.value)
+
+
+@pytest.mark.parametrize("where", ["evaluators", "empty"])
+def test_cli_replay_of_a_folder_says_it_is_one_and_names_the_files_in_it(
+    where: str, shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `recuse judge replay FOLDER` said "no such file" of a folder `ls` shows.
+    Now it says it is a folder, what replay reads (one recorded file), and the recorded
+    files in it: LLMBar's GPT-4 evaluator folder holds one, Vanilla_NoRules/result.json
+    (ls of the shared data); an empty folder holds none."""
+    folder = shared_data / Path(LLMBAR_GPT4).parents[1] if where == "evaluators" else tmp_path
+    store = tmp_path / "s.db"
+    assert main(["judge", "replay", str(folder), "--out", str(store)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "a folder, not a file" in err and "replay reads one file" in err, err
+    assert "no such file" not in err and "Traceback" not in err
+    if where == "evaluators":
+        assert "give one of the recorded files in it (Vanilla_NoRules/result.json)" in err, err
+    else:
+        assert "give the recorded file itself" in err, err
+    assert not store.exists()

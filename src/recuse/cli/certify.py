@@ -374,20 +374,44 @@ def certify_command(
             confidence_of=how.confidence_of, data_dir=settings.data_dir,
         )  # fmt: skip
     payload = {"source": recuse_files.path_text(source), **result.to_dict()}
-    if out is not None:
-        outputs.write_text(
-            paths[0], json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)
-        )
-    if thresholds is not None:
+    pair: dict[str, Any] = {}  # --out's file names the thresholds file: thresholds_named
+    if thresholds is not None:  # so it is written first
         text = json.dumps(result.thresholds(), indent=2, ensure_ascii=False, allow_nan=False)
+        pair["thresholds_file"] = thresholds_named(thresholds, text)
         outputs.write_text(paths[-1], text)
         _note_nothing_certified(result.thresholds(), paths[-1])
+    if out is not None:
+        text = json.dumps(payload | pair, indent=2, ensure_ascii=False, allow_nan=False)
+        outputs.write_text(paths[0], text)
     if as_json:
         typer.echo(json_shown(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)))
         return
     _print(result)
     for p in paths:
         echo(f"wrote {p}")
+
+
+#: what ``thresholds_file.sha256`` in `certify run --out`'s file says
+THRESHOLDS_SHA256_WORDS = (
+    "sha256 of the --thresholds file's bytes as this run wrote them (sha256sum FILE): "
+    "a thresholds file whose sha256 differs is not this run's (a run stopped between "
+    "writing it and this file, or another run wrote it since)"
+)
+
+
+def thresholds_named(path: str, text: str) -> dict[str, str]:
+    """How `certify run --out`'s file names the --thresholds file written beside it: its
+    path as given and the sha256 of its UTF-8 bytes, ``text``.
+
+    The two files are written one after the other, each atomically, the thresholds file
+    first: a run stopped between them left a new thresholds file beside the earlier
+    run's result, which then passed for its record (two runs at once could also leave
+    each one's file). The pair is one run's iff the sha256 named here is the file's."""
+    import hashlib
+
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return {"path": recuse_files.path_text(path), "sha256": digest,
+            "sha256_definition": THRESHOLDS_SHA256_WORDS}  # fmt: skip
 
 
 def _note_nothing_certified(spec: dict[str, Any], path: Path) -> None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -45,7 +46,7 @@ from recuse.cells import one_text
 from recuse.data.record_lines import rows_located
 from recuse.data.table_files import read_frame
 from recuse.errors import InputError
-from recuse.files import file_sha256, is_file, read_json, read_text
+from recuse.files import file_sha256, is_file, no_file, read_json, read_text
 from recuse.roster import Roster
 from recuse.tables import note_missing_texts, read_missing_texts
 from recuse.verdict_parsing import (
@@ -146,7 +147,11 @@ def read_recording(
     and ``pairs`` metadata columns).
     """
     path = Path(path)
+    if is_file(path, folder=True):
+        raise _a_folder(path)
     if not is_file(path):
+        if path.exists():  # a pipe, socket or device: said as such, never opened
+            raise no_file(path, fix="give a recorded judge output file")
         raise InputError("no such file", file=path, fix="give a recorded judge output file")
     if source not in RECORDING_FORMATS:
         raise InputError(
@@ -169,6 +174,49 @@ def read_recording(
             fix="give --verdict-format (brackets, llmbar, arena-hard, ...)",
         )
     return read_reply_table(path, verdict=verdict, judge=judge)
+
+
+#: what ``recuse judge replay`` reads: one file of a judge's recorded replies
+_ONE_FILE = (
+    "replay reads one file of a judge's recorded replies (an LLMBar result.json, a "
+    "JudgeBench ...judge_name=....jsonl, an AlpacaEval annotations.json, or a .csv/.jsonl "
+    "table of replies)"
+)
+#: at most this many of a folder's entries are looked at for recorded files to name
+_LOOKED_AT = 5000
+
+
+def _recorded_files(folder: Path, *, limit: int = 3) -> tuple[list[Path], bool]:
+    """Up to ``limit`` files under ``folder`` that :func:`detect_source` names an upstream
+    recording (LLMBar, JudgeBench, AlpacaEval), in sorted order, and whether there were
+    more; :data:`_LOOKED_AT` entries at most are looked at (a home folder is not walked)."""
+    found: list[Path] = []
+    seen = 0
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            seen += 1
+            if seen > _LOOKED_AT:
+                return found, True
+            if detect_source(Path(root) / name) != "table":
+                if len(found) == limit:
+                    return found, True
+                found.append(Path(root) / name)
+    return found, False
+
+
+def _a_folder(path: Path) -> InputError:
+    """The error for a folder given as the recording: what it is, what replay reads,
+    and the recorded files in it, if any (a user gave LLMBar's ``evaluators/GPT-4``
+    and was told "no such file" of a folder ``ls`` shows)."""
+    found, more = _recorded_files(path)
+    if not found:
+        return InputError(f"a folder, not a file: {_ONE_FILE}", file=path,
+                          fix="give the recorded file itself")  # fmt: skip
+    names = ", ".join(str(p.relative_to(path)) for p in found) + (", ..." if more else "")
+    return InputError(f"a folder, not a file: {_ONE_FILE}", file=path,
+                      fix=f"give one of the recorded files in it ({names}); one replay "
+                      "per file")  # fmt: skip
 
 
 def _pairs_only(rows: pd.DataFrame) -> pd.DataFrame:

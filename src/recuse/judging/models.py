@@ -177,8 +177,11 @@ def convert_gguf(gguf: Path, out: Path) -> None:
     frame after a carriage return, into a log).
 
     Written to a temporary sibling folder and renamed, so a killed conversion never
-    leaves a half-written model behind.
+    leaves a half-written model behind; a folder ``out`` holding no model is replaced
+    (:func:`_put_in_place`), and a file or link there is refused before the conversion
+    starts (:func:`_check_model_place`).
     """
+    _check_model_place(out)
     try:
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError:
@@ -194,13 +197,78 @@ def convert_gguf(gguf: Path, out: Path) -> None:
                 del model.config.quantization_config
             model.save_pretrained(tmp)
             tok.save_pretrained(tmp)
-        try:
-            tmp.rename(out)
-        except OSError:  # another process finished first
-            if not (out / "config.json").is_file():
-                raise
+        _put_in_place(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _holds_model(out: Path) -> bool:
+    """Whether ``out`` is a converted model's folder (its ``config.json``, which a
+    conversion renamed into place whole always has)."""
+    return (out / "config.json").is_file()
+
+
+def _check_model_place(out: Path) -> None:
+    """A :class:`~recuse.errors.ConfigError` naming ``out`` and the fix where something
+    other than a folder (a file, a link) stands where the converted model goes: the
+    finished conversion's rename onto it failed, after the 20-100 s it took, in a
+    traceback."""
+    if not (out.is_symlink() or (out.exists() and not out.is_dir())):
+        return
+    raise ConfigError(
+        f"the embedded judge's model cache {out} is a file or link, not the converted "
+        f"model's folder — remove it (rm {out}) and run again, or point {CACHE_ENV} at "
+        "another folder"
+    )
+
+
+def _put_in_place(tmp: Path, out: Path, *, tries: int = 3) -> None:
+    """Rename the finished conversion ``tmp`` to ``out``.
+
+    ``out`` already a model (:func:`_holds_model`): another process finished first, and
+    ``tmp`` is left for the caller to remove. ``out`` a folder with files but no model
+    (a half-made cache: one a killed conversion of an older recuse wrote in place, a copy
+    stopped part-way) made the rename fail (the folder is not empty) and ended ``recuse
+    judge`` in a traceback: it is renamed aside to ``tmp`` + ``.stale`` (a name only this
+    conversion uses), the new model renamed into its place, and only then removed: a
+    kill leaves at ``out`` the old folder, nothing (the next run converts again) or the
+    new model, never old and new files mixed. Another process replacing it at the same
+    time is met by retrying (``tries``)."""
+    for _ in range(tries):
+        try:
+            tmp.rename(out)
+            return
+        except OSError:
+            if _holds_model(out):  # another process finished first
+                return
+            _check_model_place(out)
+        aside = tmp.with_name(tmp.name + ".stale")
+        try:
+            out.rename(aside)
+        except FileNotFoundError:  # another process moved it aside first
+            continue
+        except OSError as exc:
+            raise _stale_error(out, exc) from None
+        try:
+            tmp.rename(out)
+        except OSError:  # another process put its model (or its stale folder) there first
+            if _holds_model(out):
+                return
+            continue
+        finally:
+            shutil.rmtree(aside, ignore_errors=True)
+        return
+    raise ConfigError(f"cannot put the converted model in place at {out}: another process "
+                      "keeps replacing it — run again")  # fmt: skip
+
+
+def _stale_error(out: Path, exc: OSError) -> ConfigError:
+    """The error for a half-made model folder that cannot be moved aside."""
+    return ConfigError(
+        f"the embedded judge's model cache {out} holds files but no converted model "
+        f"(no config.json) and cannot be replaced ({exc.strerror or exc}) — remove it "
+        f"(rm -r {out}) and run again, or point {CACHE_ENV} at another folder"
+    )
 
 
 def _conversion_folder(out: Path) -> Path:
@@ -234,6 +302,6 @@ def default_judge(*, cache: Path | None = None) -> LocalModel:
     stamp = gguf.with_suffix(".sha256")
     revision = stamp.read_text().strip() if stamp.is_file() else file_sha256(gguf)
     out = (cache or cache_dir()) / DEFAULT_JUDGE / revision[:16]
-    if not (out / "config.json").is_file():
+    if not _holds_model(out):
         convert_gguf(gguf, out)
     return LocalModel(DEFAULT_JUDGE, out, revision[:16])

@@ -1,0 +1,126 @@
+"""The embedded judge's model cache: a half-made folder or a file where the converted
+model goes (RECUSE_MODEL_CACHE), without the 135M conversion: transformers' GGUF
+reading is replaced by a stand-in that saves a known set of files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from recuse.cli import main
+from recuse.errors import ConfigError
+from recuse.judging import models
+
+#: what the stand-in conversion saves (a real one: config.json, model.safetensors, …)
+SAVED = {"config.json": '{"model_type": "llama"}', "model.safetensors": "weights"}
+REVISION = "0123456789abcdef0123"  # the stand-in GGUF's sha256 stamp (16 of it name the folder)
+
+
+class _Saves:
+    """A loaded model or tokenizer whose ``save_pretrained`` writes ``files``."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.files = files
+        self.config = type("Config", (), {})()
+        self.hf_quantizer: object = None
+
+    def save_pretrained(self, folder: Path) -> None:
+        for name, text in self.files.items():
+            (Path(folder) / name).write_text(text)
+
+
+@pytest.fixture
+def conversions(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Path]:
+    """transformers' loaders replaced (each call recorded), the package's GGUF a small
+    file with its sha256 stamp, and RECUSE_MODEL_CACHE under ``tmp_path``."""
+    transformers = pytest.importorskip("transformers")
+    calls: list[Path] = []
+
+    def model(folder: Path, *, gguf_file: str) -> _Saves:
+        calls.append(Path(folder) / gguf_file)
+        return _Saves(SAVED)
+
+    def tokenizer(folder: Path, *, gguf_file: str) -> _Saves:
+        return _Saves({"tokenizer.json": "{}"})
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", model)
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", tokenizer)
+    gguf = tmp_path / "pkg" / "SmolLM2.gguf"
+    gguf.parent.mkdir()
+    gguf.write_bytes(b"GGUF")
+    gguf.with_suffix(".sha256").write_text(REVISION)
+    monkeypatch.setattr(models, "smollm2_gguf", lambda: gguf)
+    monkeypatch.setenv(models.CACHE_ENV, str(tmp_path / "cache"))
+    return calls
+
+
+def _place(tmp_path: Path) -> Path:
+    return tmp_path / "cache" / models.DEFAULT_JUDGE / REVISION[:16]
+
+
+def test_a_half_made_model_folder_is_replaced_by_the_converted_model(
+    conversions: list[Path], tmp_path: Path
+) -> None:
+    """Before: a model folder holding files but no config.json (a conversion killed
+    while it wrote in place) made the finished conversion's rename fail, "Directory not
+    empty", in a traceback, on every later run. Now the conversion takes its place: the
+    folder holds exactly the stand-in's files, the stale ones are gone and nothing is
+    left beside it."""
+    out = _place(tmp_path)
+    (out / "sub").mkdir(parents=True)
+    (out / "model.safetensors").write_text("half")
+    (out / "sub" / "stale.bin").write_text("x")
+    model = models.default_judge()
+    assert model.path == out and model.revision == REVISION[:16]
+    assert len(conversions) == 1
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "model.safetensors",
+                                                     "tokenizer.json"]  # fmt: skip
+    assert (out / "model.safetensors").read_text() == "weights"
+    assert [p.name for p in out.parent.iterdir()] == [out.name]
+    models.default_judge()  # a model in place now: not converted again
+    assert len(conversions) == 1
+
+
+def test_a_converted_model_already_in_place_is_kept(
+    conversions: list[Path], tmp_path: Path
+) -> None:
+    """Another process that finished first: its model stays, this conversion is dropped."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    (tmp / "config.json").write_text("mine")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "config.json").write_text("theirs")
+    models._put_in_place(tmp, out)
+    assert (out / "config.json").read_text() == "theirs"
+
+
+@pytest.mark.parametrize("what", ["file", "link"])
+def test_a_file_where_the_model_goes_is_one_line_exit_2_before_converting(
+    what: str,
+    conversions: list[Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A file (or a link to nothing) where the model folder goes: refused with the path
+    and the fix before the conversion (20-100 s for the real judge) starts; it ended in
+    a traceback after it. The file is left as it was."""
+    out = _place(tmp_path)
+    out.parent.mkdir(parents=True)
+    if what == "file":
+        out.write_text("keep me")
+    else:
+        out.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(ConfigError, match="is a file or link, not the converted model"):
+        models.default_judge()
+    data = tmp_path / "pairs.csv"
+    data.write_text("item_id,prompt,response_a,response_b\n1,q,a,b\n")
+    store = tmp_path / "s.db"
+    args = ["judge", "--data", str(data), "--out", str(store), "--no-progress"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert f"rm {out}" in err and models.CACHE_ENV in err, err
+    assert conversions == [] and not store.exists()
+    assert out.is_symlink() if what == "link" else out.read_text() == "keep me"

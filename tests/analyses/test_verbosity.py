@@ -491,3 +491,39 @@ def test_validate_names_the_baseline_the_audit_gives_a_labels_only_table(
         "without verdicts, human labels and lengths give the humans' preference for "
         "the longer answer alone (a baseline of the labels, no judge's bias)" in needs
     )
+
+
+def test_mt_bench_humans_exclusions_say_what_each_leaves_out(shared_data: Path) -> None:
+    """mt-bench-human has human votes and no judge: its exclusions said all 910 rows
+    were left out of "all" analyses, "nothing to assess", beside the humans' length
+    preference from 693 of them. The no-judge exclusion now applies to the judges'
+    analyses and says the human baselines read the labels; the baseline's own
+    exclusions (equal lengths, ties dropped) count the rest, by hand from the texts."""
+    from recuse.data.inputs import load_input
+    from recuse.driver import run_audit
+    from recuse.roster import Roster
+
+    inp = load_input("mt-bench-human", data_dir=shared_data)
+    options = AuditOptions(level=0.9, n_boot=200, seed=0, min_n=10, robustness=(),
+                           only=(ANALYSIS.id,))  # fmt: skip
+    report = run_audit([inp], options=options, roster=Roster.builtin())
+    assert all("nothing to assess" not in e.reason for e in report.exclusions)
+    (no_judge,) = [e for e in report.exclusions if "no judge verdict" in e.reason]
+    assert (no_judge.count, no_judge.total) == (910, 910)
+    assert no_judge.analysis.startswith("every analysis of a judge's verdicts; not the ")
+    assert "human baselines, which read their labels" in no_judge.analysis
+    (section,) = [s for s in report.sections if s.id == ANALYSIS.id]
+    (base,) = section.baselines
+    own = {e.reason: e for e in report.exclusions if e is not no_judge}
+    assert all(e.analysis == "verbosity: the humans' preference for the longer answer "
+               "(a baseline, no judge)" and e.total == 910 for e in own.values())  # fmt: skip
+    # by hand: words from the texts, as the audit counts them
+    frame = inp.frame
+    wa, wb = (frame[f"response_{s}"].fillna("").str.split().str.len() for s in "ab")
+    equal = int((wa == wb).sum())
+    tied = int(((wa != wb) & (frame["human"] == 0.5)).sum())
+    said = {why.split(" (")[0].split(":")[0]: e.count for why, e in own.items()}
+    assert said == {"the two answers of equal length": equal,
+                    "tied or evenly split human votes": tied}  # fmt: skip
+    assert (equal, tied, base.result.n) == (31, 186, 693)
+    assert base.result.n + equal + tied == 910

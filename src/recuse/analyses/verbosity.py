@@ -29,6 +29,7 @@ from recuse.biases.verbosity import VERBOSITY as VERBOSITY
 from recuse.choices import HumanTies, Orders
 from recuse.data.inputs import Input
 from recuse.errors import RecuseError
+from recuse.metrics.estimate import items_of
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verbosity import (
     BIN_INTERVAL,
@@ -38,11 +39,13 @@ from recuse.metrics.verbosity import (
     for_files,
     human_prefers_longer,
     human_verbosity_curve,
+    response_lengths,
 )
+from recuse.metrics.verdicts import TIE_TOL, human_ties_noun
 from recuse.numbers import count, general, percent
-from recuse.reference import reword
+from recuse.reference import ReferenceKind, reword
 from recuse.report import figures as fig
-from recuse.report.model import Baseline, Table
+from recuse.report.model import Baseline, Exclusion, Table
 from recuse.roster import Roster
 
 _X_LABEL = "(len human-preferred − len other) / len other"
@@ -297,6 +300,55 @@ def baseline_ties(tied: int, human_ties: HumanTies) -> str:
     return f"{tied:,} of them {HUMAN_LONGER_TIES}, each counted ½ to each side: --human-ties split"
 
 
+def baseline_left_out(
+    frame: pd.DataFrame, *, human_ties: HumanTies
+) -> tuple[int, list[tuple[str, int]]]:
+    """The items of a labels-only pairs table (one per ``item_id``) and, by reason, those
+    the humans' preference for the longer answer
+    (:func:`~recuse.metrics.verbosity.human_prefers_longer`) leaves out, for the
+    report's exclusions: no label; the two answers of equal length (or a length
+    unknown); with ``human_ties="drop"``, a label of 0.5 on answers of unequal length.
+    The rest are its ``n``. The exclusions said every row of mt-bench-human was left out
+    of every analysis, "nothing to assess", beside a baseline of 693 of its 910.
+
+    >>> t = pd.DataFrame({"item_id": list("abcde"), "human": [1, 0.5, 0, None, 1],
+    ...                   "len_a": [9, 9, 3, 9, 4], "len_b": [3, 3, 3, 3, 8]})
+    >>> baseline_left_out(t, human_ties="drop")[0]
+    5
+    >>> [k for _, k in baseline_left_out(t, human_ties="drop")[1]]
+    [1, 1, 1]
+    >>> [k for _, k in baseline_left_out(t, human_ties="split")[1]]
+    [1, 1]
+    """
+    items = frame[~items_of(frame).duplicated(keep="first")]
+    h = items["human"].to_numpy(float)
+    la, lb, _ = response_lengths(items)
+    labelled = np.isfinite(h)
+    differ = labelled & np.isfinite(la) & np.isfinite(lb) & (la != lb)
+    tied = differ & (np.abs(h - 0.5) <= TIE_TOL)
+    left = [
+        ("no human label", int((~labelled).sum())),
+        (
+            "the two answers of equal length (or a length unknown): neither is the longer",
+            int((labelled & ~differ).sum()),
+        ),
+    ]
+    if human_ties == "drop":
+        noun = human_ties_noun(items, tied)
+        left.append((f"{noun} (labels of 0.5) on answers of unequal length: --human-ties drop",
+                     int(tied.sum())))  # fmt: skip
+    return len(items), [(why, k) for why, k in left if k]
+
+
+def _baseline_exclusions(ctx: Context, inp: Input, kind: ReferenceKind) -> None:
+    """The items the humans' length preference leaves out (:func:`baseline_left_out`),
+    as exclusions of that baseline alone."""
+    total, left = baseline_left_out(inp.frame, human_ties=ctx.options.ties)
+    what = reword(f"verbosity: the {HUMAN_LONGER_TITLE} (a baseline, no judge)", kind)
+    for why, k in left:
+        ctx.exclusions.append(Exclusion(inp.name, reword(why, kind), k, total, analysis=what))
+
+
 def _unjudged(ctx: Context, inp: Input) -> None:
     """A pairs table with human labels and the answers' texts or lengths but no judge's
     verdicts: the humans' own length preference (Saito et al. §5, Figure 4), the
@@ -326,6 +378,7 @@ def _unjudged(ctx: Context, inp: Input) -> None:
                 ties=reword(baseline_ties(r.counts.get(HUMAN_LONGER_TIES, 0), o.ties), kind),
             )  # fmt: skip
             part.baselines.append(base)
+            _baseline_exclusions(ctx, inp, kind)
             row = pd.DataFrame([table_row(r, inp.name, "")])
             # no judge, no parts, all its pairs: those columns would read empty
             row = row.drop(columns=["method", "bias", "judge", "components", "n_of"])

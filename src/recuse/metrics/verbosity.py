@@ -130,17 +130,20 @@ OPEN_BIN = (
 def for_files(frame: pd.DataFrame) -> pd.DataFrame:
     """A curve table as its CSV and JSON write it: the open last bin's ``bin_high``
     (``inf`` in the frame, where ``x < bin_high`` holds every pair from ``bin_low`` up)
-    empty, said by :data:`OPEN_BIN` in its column's words. The CSV wrote ``inf`` and
+    empty, said by :data:`OPEN_BIN` in its column's words, and an open first bin's
+    ``bin_low`` (``-inf``: the familiarity curves) empty too. The CSV wrote ``inf`` and
     report.json null for the one edge.
 
-    >>> for_files(pd.DataFrame({"bin_low": [0.0, 2.0], "bin_high": [0.2, np.inf]}))[
-    ...     "bin_high"].tolist()
-    [0.2, nan]
+    >>> t = for_files(pd.DataFrame({"bin_low": [-np.inf, 2.0], "bin_high": [0.2, np.inf]}))
+    >>> t["bin_low"].tolist(), t["bin_high"].tolist()
+    ([nan, 2.0], [0.2, nan])
     """
-    if "bin_high" not in frame.columns:
-        return frame
-    high = frame["bin_high"].astype(float)
-    return frame.assign(bin_high=high.where(~np.isposinf(high)))
+    out = frame
+    for col, open_edge in (("bin_low", np.isneginf), ("bin_high", np.isposinf)):
+        if col in frame.columns:
+            edge = frame[col].astype(float)
+            out = out.assign(**{col: edge.where(~open_edge(edge))})
+    return out
 
 
 def curve_columns_of(frame: pd.DataFrame, *, level: float) -> dict[str, str]:

@@ -166,7 +166,7 @@ def _drop_equal_deviation(ctx: Context) -> None:
         part.tables[i] = replace(t, frame=f[~np.array(same, dtype=bool)].reset_index(drop=True))
 
 
-def curve_table(name: str, frame: pd.DataFrame, dataset: str, o: AuditOptions) -> Table:
+def report_curve_table(name: str, frame: pd.DataFrame, dataset: str, o: AuditOptions) -> Table:
     """Curve ``name``'s table of the report, as its files write it
     (:func:`~recuse.metrics.verbosity.for_files`: the open last bin's ``bin_high``
     empty), with its title (:func:`curve_title`) and its columns' words."""
@@ -229,11 +229,11 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
                         format=o.figure_format,
                     )
                 )
-        part.tables.append(curve_table("human_alignment_curve", align, inp.name, o))
+        part.tables.append(report_curve_table("human_alignment_curve", align, inp.name, o))
     for name in ("human_verbosity_curve", "judge_verbosity_curve"):
         frame = curves.get(name)
         if frame is not None and len(frame):
-            part.tables.append(curve_table(name, frame, inp.name, o))
+            part.tables.append(report_curve_table(name, frame, inp.name, o))
 
 
 #: the humans' length preference's name, in the terminal, the page and report.json
@@ -414,7 +414,7 @@ def _unjudged(ctx: Context, inp: Input) -> None:
         if len(curve):
             _human_curve_figure(part, curve, inp.name, o)
             # its interval is the judged table's (a Wilson one): it said cluster-bootstrap
-            table = curve_table("human_verbosity_curve", curve, inp.name, o)
+            table = report_curve_table("human_verbosity_curve", curve, inp.name, o)
             part.tables.append(replace(table, title=reword(table.title, kind)))
 
 

@@ -66,16 +66,35 @@ __all__ = ["FAST_CHECKS", "AuditOptions", "audit", "load_input", "run_audit"]
 # -------------------------------------------------------------------- exclusions
 
 
+#: the reason rows without a judge are left out, and what of: every analysis of a
+#: judge's verdicts, where it said "nothing to assess" of "all" analyses while the
+#: verbosity section's human baselines read their labels (mt-bench-human: 693 of its
+#: 910 human-only rows in the humans' length preference)
+NO_JUDGE = "no judge verdict (human-only rows: no judge's bias to assess)"
+JUDGED_ANALYSES = "every analysis of a judge's verdicts"
+LABELS_READ = (
+    f"{JUDGED_ANALYSES}; not the verbosity section's human baselines, which read their labels"
+)
+
+
+def no_judge_applies_to(rows: pd.DataFrame) -> str:
+    """What rows without a judge verdict are left out of: every analysis of a judge's
+    verdicts, and, where they hold human labels, not the humans' own length baselines
+    of the verbosity section, which read them.
+
+    >>> no_judge_applies_to(pd.DataFrame({"human": [None, None]}))
+    "every analysis of a judge's verdicts"
+    """
+    labelled = "human" in rows.columns and bool(rows["human"].notna().any())
+    return LABELS_READ if labelled else JUDGED_ANALYSES
+
+
 def _pairs_exclusions(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
     judged = frame["judge"].notna()
     no_judge = int((~judged).sum())
     if no_judge:
-        ctx.exclusions.append(
-            Exclusion(
-                inp.name, "no judge verdict (human-only rows: nothing to assess)", no_judge,
-                len(frame), analysis="all",
-            )
-        )  # fmt: skip
+        applies = no_judge_applies_to(frame[~judged])
+        ctx.exclusions.append(Exclusion(inp.name, NO_JUDGE, no_judge, len(frame), analysis=applies))
     statuses = [c for c in ("status_first", "status_second") if c in frame.columns]
     for judge, rows in frame[judged].groupby("judge", sort=True):
         total = len(rows)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from analyses.conftest import BOOT, Planted
@@ -206,3 +208,55 @@ def test_the_familiarity_tables_say_what_each_column_is() -> None:
     assert indirect + direct == pytest.approx(whole)
     assert part.loc["familiarity_share", "estimate"] == pytest.approx(indirect / whole)
     assert "a ratio" in tables["mediation-fam"].columns["estimate"]
+
+
+def test_the_perplexity_curves_open_bins_read_empty_in_csv_and_json(tmp_path: Path) -> None:
+    """The perplexity curves' open bins (d below the first edge, from the last edge up)
+    read -inf / inf in the CSV and null in report.json: two values for one edge. Both
+    now write them empty (null), as the columns' words say; the other bins' edges are
+    the numbers perplexity_bins gives."""
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    from recuse.data.inputs import Input
+    from recuse.driver import AuditOptions, run_audit
+    from recuse.report import Source
+    from recuse.report.export import to_dict, write_tables
+    from recuse.roster import Entry
+    from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
+
+    t = simulate_familiarity(
+        {"m1": PlantedFamiliarity(judge_slope=-2.0, own_gap=-0.5)}, n_prompts=100, seed=2
+    ).pairs
+    roster = Roster.builtin()
+    for m in sorted(set(t["model_a"]) | set(t["model_b"])):
+        roster.add(Entry(m, m))
+    report = run_audit(
+        [Input("fam", "pairs", t, Source("fam", "pairs", len(t), judges=("m1",)))],
+        options=AuditOptions(n_boot=200, robustness=(), only=(ANALYSIS.id,)),
+        roster=roster,
+    )
+    tables = to_dict(report)["tables"]
+    for name in ("perplexity-curve-fam", "perplexity-curve-by-self-fam"):
+        words = tables[name]["columns"]
+        assert words["bin_low"].endswith("empty (null in JSON) for the first bin: no lower "
+                                         "edge, the first bin is open — every pair below "
+                                         "bin_high")  # fmt: skip
+        assert words["bin_high"].endswith("empty (null in JSON) for the last bin: no upper "
+                                          "edge, the last bin is open — every pair from "
+                                          "bin_low up")  # fmt: skip
+        rows = tables[name]["rows"]
+        assert any(r["bin_low"] is None for r in rows) and any(r["bin_high"] is None for r in rows)
+        json.dumps(rows, allow_nan=False)  # no infinity left to write
+    written = {p.stem: p for p in write_tables(report, tmp_path)}
+    for name in ("perplexity-curve-fam", "perplexity-curve-by-self-fam"):
+        text = written[name].read_text()
+        assert "inf" not in text
+        csv = pd.read_csv(written[name])
+        low, high = csv["bin_low"].to_numpy(float), csv["bin_high"].to_numpy(float)
+        assert np.isnan(low).any() and np.isnan(high).any()
+        # an empty low edge is the first bin's: its high edge is the least of them all
+        assert (high[np.isnan(low)] == np.nanmin(high)).all()
+        assert (low[np.isnan(high)] == np.nanmax(low)).all()

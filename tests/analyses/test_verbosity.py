@@ -17,7 +17,7 @@ from recuse.analyses.verbosity import (
     LONGER_GAP,
     VERBOSITY,
     _align_caption,
-    _align_rows,
+    curve_title,
 )
 from recuse.metrics.verbosity import prefer_longer_gap, verbosity_bias
 from recuse.report.export import write_tables
@@ -128,7 +128,7 @@ def test_the_curve_tables_say_what_their_numbers_are(planted: Planted) -> None:
     share = np.where(a_won, lengths["p_a"], 1 - lengths["p_a"])
     for row in titles["alignment-curve-sim-pairs"].frame.itertuples():
         inside = (lengths["judge"] == row.judge).to_numpy() & (rel >= row.bin_low)
-        inside &= rel < row.bin_high
+        inside &= (rel < row.bin_high) | np.isnan(row.bin_high)  # empty: the open last bin
         if row.n:
             assert int(inside.sum()) == row.n
             assert share[inside].mean() == pytest.approx(row.mean)
@@ -138,7 +138,7 @@ def test_the_curve_tables_say_what_their_numbers_are(planted: Planted) -> None:
     x = (words_a - words_b) / words_b  # lengths in words, from the texts
     score = np.sign(items["human"] - 0.5)  # +1 a, -1 b, 0 tie
     for row in human.frame.itertuples():
-        inside = (x >= row.bin_low) & (x < row.bin_high)
+        inside = (x >= row.bin_low) & ((x < row.bin_high) | np.isnan(row.bin_high))
         assert int(inside.sum()) == row.n
         assert score[inside].mean() == pytest.approx(row.mean)
 
@@ -219,7 +219,8 @@ def test_the_agreement_curve_says_which_orders_its_points_are_of() -> None:
     assert "both orders averaged" in both
     for order in ("first", "second"):
         options = AuditOptions(orders=order)
-        for text in (_align_caption(bins, options), _align_rows(options)):
+        title = curve_title("human_alignment_curve", dataset="d", level=0.9, orders=order)
+        for text in (_align_caption(bins, options), title):
             assert "both orders averaged" not in text and "two firm picks" not in text
             assert f"the {order} order's verdict alone (--orders {order}): 1 = it agrees" in text
     assert "half of the verdicts agree" not in both
@@ -230,10 +231,11 @@ def test_the_curve_tables_define_their_columns_and_the_open_last_bin(
     planted: Planted, tmp_path: Path
 ) -> None:
     """The three curve tables carried no column words in report.json or on the page,
-    and the last bin's bin_high, inf in the CSV, is null in report.json (JSON has no
-    infinity), where it read as a missing value. Every column is now defined, the open
-    last bin among them, and each row's pairs are those from bin_low (in) to bin_high
-    (out), counted again here."""
+    and the last bin's bin_high read inf in the CSV and null in report.json (JSON has no
+    infinity): two values for one edge. Every column is now defined, and the open last
+    bin's bin_high is one value, empty in the CSV and null in the JSON, said in its
+    column's words; each row's pairs are those from bin_low (in) to bin_high (out),
+    counted again here."""
     from recuse.metrics.verbosity import curve_columns
     from recuse.report.export import to_dict
 
@@ -249,11 +251,23 @@ def test_the_curve_tables_define_their_columns_and_the_open_last_bin(
         said = tables[table.name]["columns"]
         assert set(said) == set(table.frame.columns), table.name
         assert said == {c: words[c] for c in table.frame.columns}
-        last = table.frame[np.isinf(table.frame["bin_high"])]
-        assert len(last)  # the planted answers reach the open bin
+        last = table.frame[table.frame["bin_low"] == table.frame["bin_low"].max()]
+        assert len(last) and last["bin_low"].eq(2.0).all()  # the planted answers reach it
+        assert last["bin_high"].isna().all()
+        assert not np.isinf(table.frame["bin_high"].astype(float)).any()
         assert all(r["bin_high"] is None for r in tables[table.name]["rows"]
-                   if r["bin_low"] == last["bin_low"].iloc[0])  # fmt: skip
-    assert "empty in report.json for the last bin, which is open" in words["bin_high"]
+                   if r["bin_low"] == 2.0)  # fmt: skip
+    for csv in write_tables(planted.report, tmp_path):
+        if csv.stem in {t.name for t in curves}:
+            lines = csv.read_text().splitlines()
+            assert "inf" not in csv.read_text(), csv.name
+            high = lines[0].split(",").index("bin_high")
+            tops = [line.split(",") for line in lines[1:] if line.split(",")[high - 1] == "2.0"]
+            assert tops and all(t[high] == "" for t in tops), csv.name
+    assert words["bin_high"].endswith(
+        "empty (null in JSON) for the last bin: no upper edge, the last bin is open — every "
+        "pair from bin_low up"
+    )
     assert f"{OPTIONS.level:.0%} interval" in words["ci_low"]
     # the bins' intervals use the normal quantile (bin_interval): the words said Student's t
     assert "Student's t" not in words["ci_low"] and "normal quantile" in words["ci_low"]
@@ -262,7 +276,7 @@ def test_the_curve_tables_define_their_columns_and_the_open_last_bin(
     words_a, words_b = (items[f"response_{s}"].str.split().str.len() for s in "ab")
     x = (words_a - words_b) / words_b
     human = next(t.frame for t in curves if t.name == "human-verbosity-curve-sim-pairs")
-    top = human[np.isinf(human["bin_high"])].iloc[0]
+    top = human[human["bin_high"].isna()].iloc[0]
     assert int((x >= top["bin_low"]).sum()) == top["n"]  # every pair from bin_low up
 
 
@@ -293,8 +307,8 @@ def test_the_human_curve_of_vote_shares_says_its_score_is_2_human_minus_1(
     assert shares.sum() > 100  # vote shares, not three values
     differ = 0
     for row in human.frame.itertuples():
-        inside = (x >= row.bin_low) & (x < row.bin_high)  # the open last bin: up to inf
-        inside |= (x >= row.bin_low) & np.isinf(row.bin_high)
+        inside = (x >= row.bin_low) & (x < row.bin_high)  # the open last bin: empty
+        inside |= (x >= row.bin_low) & np.isnan(row.bin_high)
         h = items.loc[inside, "human"]
         assert row.mean == pytest.approx((2 * h - 1).mean())
         differ += abs(np.sign(h - 0.5).mean() - row.mean) > 0.01
@@ -325,7 +339,7 @@ def test_the_correctness_curves_score_is_a_formula_after_rewording(shared_data: 
     x = (la - lb) / lb
     h = items["human"].to_numpy(float)
     for row in curve.frame.itertuples():
-        inside = (x >= row.bin_low) & ((x < row.bin_high) | np.isinf(row.bin_high))
+        inside = (x >= row.bin_low) & ((x < row.bin_high) | np.isnan(row.bin_high))
         assert row.mean == pytest.approx((2 * h[inside] - 1).mean())
 
 
@@ -477,3 +491,39 @@ def test_validate_names_the_baseline_the_audit_gives_a_labels_only_table(
         "without verdicts, human labels and lengths give the humans' preference for "
         "the longer answer alone (a baseline of the labels, no judge's bias)" in needs
     )
+
+
+def test_mt_bench_humans_exclusions_say_what_each_leaves_out(shared_data: Path) -> None:
+    """mt-bench-human has human votes and no judge: its exclusions said all 910 rows
+    were left out of "all" analyses, "nothing to assess", beside the humans' length
+    preference from 693 of them. The no-judge exclusion now applies to the judges'
+    analyses and says the human baselines read the labels; the baseline's own
+    exclusions (equal lengths, ties dropped) count the rest, by hand from the texts."""
+    from recuse.data.inputs import load_input
+    from recuse.driver import run_audit
+    from recuse.roster import Roster
+
+    inp = load_input("mt-bench-human", data_dir=shared_data)
+    options = AuditOptions(level=0.9, n_boot=200, seed=0, min_n=10, robustness=(),
+                           only=(ANALYSIS.id,))  # fmt: skip
+    report = run_audit([inp], options=options, roster=Roster.builtin())
+    assert all("nothing to assess" not in e.reason for e in report.exclusions)
+    (no_judge,) = [e for e in report.exclusions if "no judge verdict" in e.reason]
+    assert (no_judge.count, no_judge.total) == (910, 910)
+    assert no_judge.analysis.startswith("every analysis of a judge's verdicts; not the ")
+    assert "human baselines, which read their labels" in no_judge.analysis
+    (section,) = [s for s in report.sections if s.id == ANALYSIS.id]
+    (base,) = section.baselines
+    own = {e.reason: e for e in report.exclusions if e is not no_judge}
+    assert all(e.analysis == "verbosity: the humans' preference for the longer answer "
+               "(a baseline, no judge)" and e.total == 910 for e in own.values())  # fmt: skip
+    # by hand: words from the texts, as the audit counts them
+    frame = inp.frame
+    wa, wb = (frame[f"response_{s}"].fillna("").str.split().str.len() for s in "ab")
+    equal = int((wa == wb).sum())
+    tied = int(((wa != wb) & (frame["human"] == 0.5)).sum())
+    said = {why.split(" (")[0].split(":")[0]: e.count for why, e in own.items()}
+    assert said == {"the two answers of equal length": equal,
+                    "tied or evenly split human votes": tied}  # fmt: skip
+    assert (equal, tied, base.result.n) == (31, 186, 693)
+    assert base.result.n + equal + tied == 910

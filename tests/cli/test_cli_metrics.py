@@ -659,3 +659,42 @@ def test_a_labels_only_table_is_refused_with_where_its_baseline_is(
     )
     code, _, err = run(capsys, "metrics", "pairs", str(without))
     assert code == 2 and "no judge verdicts" in err and "longer answer" not in err
+
+
+def test_the_json_curves_carry_the_audits_titles_and_column_words(
+    capsys: pytest.CaptureFixture[str], shared_data: Path, tmp_path: Path
+) -> None:
+    """``--out x.json`` wrote the verbosity curves' numbers with no words, where the
+    audit's tables of the same curves carry a title (what ``mean`` is the mean of, which
+    interval) and each column's words. On JudgeBench (correctness labels, reworded)
+    the JSON's ``curve_words`` are now the audit's report.json words, one for one, and
+    the open last bin's ``bin_high`` is null in both, said in its column's words."""
+    data = ("--data-dir", str(shared_data), "--n-boot", "200")
+    out = tmp_path / "m.json"
+    code, _, err = run(capsys, "metrics", "pairs", "judgebench", *data, "-m", "verbosity_bias",
+                       "-o", str(out))  # fmt: skip
+    assert code == 0, err
+    code, _, err = run(capsys, "audit", "judgebench", *data, "--only", "verbosity",
+                       "--out", str(tmp_path / "a"))  # fmt: skip
+    assert code == 0, err
+    ours = json.loads(out.read_text())
+    tables = json.loads((tmp_path / "a" / "report.json").read_text())["tables"]
+    names = {
+        "human_alignment_curve": "alignment-curve-judgebench",
+        "human_verbosity_curve": "human-verbosity-curve-judgebench",
+        "judge_verbosity_curve": "judge-verbosity-curve-judgebench",
+    }
+    assert set(ours["curve_words"]) == set(ours["curves"]) == set(names)
+    tops = 0
+    for curve, table in names.items():
+        words = ours["curve_words"][curve]
+        assert words == {"title": tables[table]["title"], "columns": tables[table]["columns"]}
+        assert list(words["columns"]) == list(ours["curves"][curve][0])
+        rows = ours["curves"][curve]
+        assert all((r["bin_high"] is None) == (r["bin_low"] == 2.0) for r in rows)  # open bin
+        tops += sum(r["bin_low"] == 2.0 for r in rows)
+    assert tops
+    said = ours["curve_words"]["human_verbosity_curve"]
+    assert "correctness label" in said["title"] and "human" not in said["title"]
+    assert said["columns"]["bin_high"].endswith("no upper edge, the last bin is open — every "
+                                                "pair from bin_low up")  # fmt: skip

@@ -46,6 +46,8 @@ MODULES = [
     "recuse.judging.handlers.pairwise",
     "recuse.analyses.base",
     "recuse.analyses.self_preference",
+    "recuse.analyses.verbosity",
+    "recuse.driver",
 ]
 
 

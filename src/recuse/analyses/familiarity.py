@@ -34,6 +34,7 @@ from recuse.metrics.familiarity import (
 )
 from recuse.metrics.familiarity_mediation import familiarity_mediation
 from recuse.metrics.summary import PairwiseBias
+from recuse.metrics.verbosity import OPEN_BIN, for_files
 from recuse.numbers import decimal, ends_apart_decimals, percent, signed
 from recuse.report import figures as fig
 from recuse.report.model import Table
@@ -101,10 +102,9 @@ def table_words(name: str, frame: pd.DataFrame, level: float) -> dict[str, str]:
         "(d = log ppl_own − log ppl_other); other: pairs holding neither, as given",
         "rater": "judge: the judge's verdicts; human: the human labels of the same pairs",
         "bin_low": "the bin's lower end, in it: d = log ppl_a − log ppl_b under the judge, "
-        "nats per token (d < 0: a is the more familiar to it); -inf in the CSV and empty in "
-        "report.json for the open first bin",
-        "bin_high": "the bin's upper end, not in it; inf in the CSV and empty in report.json "
-        "for the open last bin",
+        "nats per token (d < 0: a is the more familiar to it); empty (null in JSON) for the "
+        "first bin: no lower edge, the first bin is open — every pair below bin_high",
+        "bin_high": f"the bin's upper end, not in it; {OPEN_BIN}",
         "n": "the pairs in the bin",
         "n_clusters": "the prompts of those pairs (the interval resamples prompts)",
         "mean": "the rater's mean P(a better) over the bin's pairs (the judge's verdict for a, "
@@ -411,7 +411,7 @@ def _curves(ctx: Context, inp: Input, judged: pd.DataFrame, judges: Sequence[str
             Table(
                 slug(name, inp.name),
                 f"{title} — {inp.name}",
-                table,
+                for_files(table),  # the open bins' edges empty, as their words say
                 show,
                 columns=table_words(name, table, o.level),
             )

@@ -26,22 +26,26 @@ from recuse.analyses.base import (
 from recuse.biases.verbosity import HEADING
 from recuse.biases.verbosity import LONGER_GAP as LONGER_GAP
 from recuse.biases.verbosity import VERBOSITY as VERBOSITY
-from recuse.choices import HumanTies
+from recuse.choices import HumanTies, Orders
 from recuse.data.inputs import Input
 from recuse.errors import RecuseError
+from recuse.metrics.estimate import items_of
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verbosity import (
     BIN_INTERVAL,
     HUMAN_LONGER_TIES,
     HUMAN_LONGER_UNIT,
-    curve_columns,
+    curve_columns_of,
+    for_files,
     human_prefers_longer,
     human_verbosity_curve,
+    response_lengths,
 )
+from recuse.metrics.verdicts import TIE_TOL, human_ties_noun
 from recuse.numbers import count, general, percent
-from recuse.reference import reword
+from recuse.reference import ReferenceKind, reword
 from recuse.report import figures as fig
-from recuse.report.model import Baseline, Table
+from recuse.report.model import Baseline, Exclusion, Table
 from recuse.roster import Roster
 
 _X_LABEL = "(len human-preferred − len other) / len other"
@@ -64,25 +68,42 @@ SPLIT = (
 )
 
 
-def _split(o: AuditOptions) -> str:
+def _split(orders: Orders) -> str:
     """:data:`SPLIT`, or with ``--orders first`` / ``second`` the one order's verdict the
     points are of (they said "both orders averaged" there too)."""
-    if o.orders == "both":
+    if orders == "both":
         return SPLIT
     return (
-        f"the {o.orders} order's verdict alone (--orders {o.orders}): 1 = it agrees, 0 = it "
+        f"the {orders} order's verdict alone (--orders {orders}): 1 = it agrees, 0 = it "
         "does not, a probability's share where the judge gives one"
     )
 
 
-def _align_rows(o: AuditOptions) -> str:
-    """What a row of the agreement-by-length table holds (its title says it; the CSV
-    has no words)."""
-    return (
-        "per bin of (len human-preferred − len other) / len other, the mean share of the "
-        f"win the judge gives the human-preferred answer ({_split(o)}), its standard "
-        f"deviation and {percent(o.level)} {BIN_INTERVAL}"
-    )
+def curve_title(name: str, *, dataset: str, level: float, orders: Orders) -> str:
+    """The title of curve ``name``'s table (a key of
+    :attr:`~recuse.metrics.summary.PairwiseBias.curves`): what a row's ``mean`` is the
+    mean of and which interval it has, the words its columns
+    (:func:`~recuse.metrics.verbosity.curve_columns`) point to. The audit's tables and
+    the JSON of ``recuse metrics pairs --out`` both carry it."""
+    interval = f"{percent(level)} {BIN_INTERVAL}"
+    if name == "human_alignment_curve":
+        return (
+            f"Agreement by length difference — {dataset}: per bin of (len human-preferred − "
+            "len other) / len other, the mean share of the win the judge gives the "
+            f"human-preferred answer ({_split(orders)}), its standard deviation and {interval}"
+        )
+    if name == "human_verbosity_curve":
+        return (
+            f"Human preference by length difference — {dataset}: {HUMAN_CURVE_TITLE}, "
+            f"with its {interval}"
+        )
+    if name == "judge_verbosity_curve":
+        return (
+            f"Judge preference by length difference (same-source pairs) — {dataset}: per "
+            "bin of (len a − len b) / len b, the mean of +1 (the judge picks a in both "
+            f"orders), −1 (b in both) and 0 (otherwise), with its {interval}"
+        )
+    raise ValueError(f"no curve named {name!r}")
 
 
 def _align_caption(bins: pd.DataFrame, o: AuditOptions) -> str:
@@ -98,7 +119,7 @@ def _align_caption(bins: pd.DataFrame, o: AuditOptions) -> str:
     )
     text = (
         "Each point: the mean share of the win the judge gives the human-preferred answer "
-        f"({_split(o)}) over "
+        f"({_split(o.orders)}) over "
         f"the pairs of one bin of the length difference, {_X_LABEL} ({wide}; bins of at least "
         f"{count(o.min_n)} pairs; {rows}: each point's pairs); bands: "
         f"{percent(o.level)} intervals, each a {BIN_INTERVAL}; "
@@ -145,10 +166,18 @@ def _drop_equal_deviation(ctx: Context) -> None:
         part.tables[i] = replace(t, frame=f[~np.array(same, dtype=bool)].reset_index(drop=True))
 
 
-def _curve_words(frame: pd.DataFrame, o: AuditOptions) -> dict[str, str]:
-    """:func:`~recuse.metrics.verbosity.curve_columns` for the columns ``frame`` has."""
-    words = curve_columns(o.level)
-    return {c: words[c] for c in frame.columns}
+def report_curve_table(name: str, frame: pd.DataFrame, dataset: str, o: AuditOptions) -> Table:
+    """Curve ``name``'s table of the report, as its files write it
+    (:func:`~recuse.metrics.verbosity.for_files`: the open last bin's ``bin_high``
+    empty), with its title (:func:`curve_title`) and its columns' words."""
+    words = curve_columns_of(frame, level=o.level)
+    return Table(
+        slug({"human_alignment_curve": "alignment-curve"}.get(name, name), dataset),
+        curve_title(name, dataset=dataset, level=o.level, orders=o.orders),
+        for_files(frame).reset_index(drop=True),
+        show=False,
+        columns=words,
+    )
 
 
 def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> None:
@@ -200,40 +229,11 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
                         format=o.figure_format,
                     )
                 )
-        part.tables.append(
-            Table(
-                slug("alignment-curve", inp.name),
-                f"Agreement by length difference — {inp.name}: {_align_rows(o)}",
-                align.reset_index(drop=True),
-                show=False,
-                columns=_curve_words(align, o),
-            )
-        )
-    for name, title in (
-        (
-            "human_verbosity_curve",
-            f"Human preference by length difference — {inp.name}: {HUMAN_CURVE_TITLE}",
-        ),
-        (
-            "judge_verbosity_curve",
-            "Judge preference by length difference (same-source "
-            f"pairs) — {inp.name}: per bin of (len a − len b) / len b, the mean of +1 (the "
-            "judge picks a in both orders), −1 (b in both) and 0 (otherwise)",
-        ),
-    ):
+        part.tables.append(report_curve_table("human_alignment_curve", align, inp.name, o))
+    for name in ("human_verbosity_curve", "judge_verbosity_curve"):
         frame = curves.get(name)
         if frame is not None and len(frame):
-            if "ci_low" in frame.columns:  # the CSV says no level: the title does
-                title += f", with its {percent(o.level)} {BIN_INTERVAL}"
-            part.tables.append(
-                Table(
-                    slug(name, inp.name),
-                    title,
-                    frame.reset_index(drop=True),
-                    show=False,
-                    columns=_curve_words(frame, o),
-                )
-            )
+            part.tables.append(report_curve_table(name, frame, inp.name, o))
 
 
 #: the humans' length preference's name, in the terminal, the page and report.json
@@ -300,6 +300,55 @@ def baseline_ties(tied: int, human_ties: HumanTies) -> str:
     return f"{tied:,} of them {HUMAN_LONGER_TIES}, each counted ½ to each side: --human-ties split"
 
 
+def baseline_left_out(
+    frame: pd.DataFrame, *, human_ties: HumanTies
+) -> tuple[int, list[tuple[str, int]]]:
+    """The items of a labels-only pairs table (one per ``item_id``) and, by reason, those
+    the humans' preference for the longer answer
+    (:func:`~recuse.metrics.verbosity.human_prefers_longer`) leaves out, for the
+    report's exclusions: no label; the two answers of equal length (or a length
+    unknown); with ``human_ties="drop"``, a label of 0.5 on answers of unequal length.
+    The rest are its ``n``. The exclusions said every row of mt-bench-human was left out
+    of every analysis, "nothing to assess", beside a baseline of 693 of its 910.
+
+    >>> t = pd.DataFrame({"item_id": list("abcde"), "human": [1, 0.5, 0, None, 1],
+    ...                   "len_a": [9, 9, 3, 9, 4], "len_b": [3, 3, 3, 3, 8]})
+    >>> baseline_left_out(t, human_ties="drop")[0]
+    5
+    >>> [k for _, k in baseline_left_out(t, human_ties="drop")[1]]
+    [1, 1, 1]
+    >>> [k for _, k in baseline_left_out(t, human_ties="split")[1]]
+    [1, 1]
+    """
+    items = frame[~items_of(frame).duplicated(keep="first")]
+    h = items["human"].to_numpy(float)
+    la, lb, _ = response_lengths(items)
+    labelled = np.isfinite(h)
+    differ = labelled & np.isfinite(la) & np.isfinite(lb) & (la != lb)
+    tied = differ & (np.abs(h - 0.5) <= TIE_TOL)
+    left = [
+        ("no human label", int((~labelled).sum())),
+        (
+            "the two answers of equal length (or a length unknown): neither is the longer",
+            int((labelled & ~differ).sum()),
+        ),
+    ]
+    if human_ties == "drop":
+        noun = human_ties_noun(items, tied)
+        left.append((f"{noun} (labels of 0.5) on answers of unequal length: --human-ties drop",
+                     int(tied.sum())))  # fmt: skip
+    return len(items), [(why, k) for why, k in left if k]
+
+
+def _baseline_exclusions(ctx: Context, inp: Input, kind: ReferenceKind) -> None:
+    """The items the humans' length preference leaves out (:func:`baseline_left_out`),
+    as exclusions of that baseline alone."""
+    total, left = baseline_left_out(inp.frame, human_ties=ctx.options.ties)
+    what = reword(f"verbosity: the {HUMAN_LONGER_TITLE} (a baseline, no judge)", kind)
+    for why, k in left:
+        ctx.exclusions.append(Exclusion(inp.name, reword(why, kind), k, total, analysis=what))
+
+
 def _unjudged(ctx: Context, inp: Input) -> None:
     """A pairs table with human labels and the answers' texts or lengths but no judge's
     verdicts: the humans' own length preference (Saito et al. §5, Figure 4), the
@@ -329,6 +378,7 @@ def _unjudged(ctx: Context, inp: Input) -> None:
                 ties=reword(baseline_ties(r.counts.get(HUMAN_LONGER_TIES, 0), o.ties), kind),
             )  # fmt: skip
             part.baselines.append(base)
+            _baseline_exclusions(ctx, inp, kind)
             row = pd.DataFrame([table_row(r, inp.name, "")])
             # no judge, no parts, all its pairs: those columns would read empty
             row = row.drop(columns=["method", "bias", "judge", "components", "n_of"])
@@ -363,19 +413,9 @@ def _unjudged(ctx: Context, inp: Input) -> None:
             return
         if len(curve):
             _human_curve_figure(part, curve, inp.name, o)
-            title = (
-                f"Human preference by length difference — {inp.name}: {HUMAN_CURVE_TITLE}"
-                f", with its {percent(o.level)} cluster-bootstrap interval"
-            )
-            part.tables.append(
-                Table(
-                    slug("human_verbosity_curve", inp.name),
-                    reword(title, kind),
-                    curve.reset_index(drop=True),
-                    show=False,
-                    columns=_curve_words(curve, o),
-                )
-            )
+            # its interval is the judged table's (a Wilson one): it said cluster-bootstrap
+            table = report_curve_table("human_verbosity_curve", curve, inp.name, o)
+            part.tables.append(replace(table, title=reword(table.title, kind)))
 
 
 def _human_curve_figure(part: Parts, curve: pd.DataFrame, name: str, o: AuditOptions) -> None:
@@ -407,7 +447,7 @@ def _human_curve_figure(part: Parts, curve: pd.DataFrame, name: str, o: AuditOpt
                 "2h − 1 (+1: the humans prefer a, −1: b, 0: a tie) over the pairs of one bin "
                 "of the relative length difference (len a − len b) / len b (bins of at "
                 f"least {count(o.min_n)} pairs; the row n under the plot: each point's "
-                f"pairs); band: {percent(o.level)} cluster-bootstrap interval over prompts; "
+                f"pairs); band: {percent(o.level)} intervals, each a {BIN_INTERVAL}; "
                 "dashed line: 0, no preference for either answer. Humans who prefer longer "
                 "answers give a curve that rises to the right; a flat one, no length "
                 f"preference. A baseline of the data, not a judge's bias.{last}"

@@ -40,6 +40,7 @@ from recuse.interval_rules import MOVED_WORDS
 from recuse.lazy import lazy_module
 from recuse.numbers import percent
 from recuse.options import DEFAULTS, settings_fields
+from recuse.reference import ReferenceKind, reword
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -99,12 +100,41 @@ def _resampling(*, level: float, n_boot: int, seed: int, min_n: int) -> bootstra
     return boot
 
 
-def write_results(result: PairwiseBias, path: Path, *, meta: dict[str, object]) -> str:
-    """Write JSON (results, skipped, curves, settings) or CSV (one row per result, exact,
+def curve_words(
+    result: PairwiseBias, *, source: str, level: float, orders: Orders, kind: ReferenceKind
+) -> dict[str, dict[str, object]]:
+    """Per curve of ``result``, the words the audit's table of it carries: its title
+    (what a row's ``mean`` is the mean of, and its interval) and its columns' words
+    (:func:`~recuse.metrics.verbosity.curve_columns`, the open last bin's empty
+    ``bin_high`` said), in the words of ``kind``'s labels. The JSON gave the curves'
+    numbers alone."""
+    from recuse.analyses.verbosity import curve_title
+    from recuse.metrics.verbosity import curve_columns_of
+
+    return {
+        name: {
+            "title": reword(curve_title(name, dataset=source, level=level, orders=orders), kind),
+            "columns": {
+                c: reword(w, kind) for c, w in curve_columns_of(frame, level=level).items()
+            },
+        }
+        for name, frame in result.curves.items()
+    }
+
+
+def write_results(
+    result: PairwiseBias,
+    path: Path,
+    *,
+    meta: dict[str, object],
+    words: dict[str, dict[str, object]] | None = None,
+) -> str:
+    """Write JSON (results, skipped, curves, settings and ``curve_words``, each curve's
+    title and columns' words: :func:`curve_words`) or CSV (one row per result, exact,
     with a spreadsheet-safe copy under for-spreadsheets/), atomically; returns what was
     written, in words (:func:`recuse.outputs.written`)."""
     if path.suffix.lower() == ".json":
-        payload = {"settings": meta, **result.to_dict()}
+        payload = {"settings": meta, **result.to_dict(), "curve_words": words or {}}
         outputs.write_text(path, json.dumps(payload, indent=2, allow_nan=False))
         return outputs.written(path)
     return outputs.written(*outputs.write_csv(path, metric_results.results_frame(result.results)))
@@ -183,7 +213,11 @@ def pairs_command(
         ),
     ] = "words",
     out: str = typer.Option(
-        None, "--out", "-o", help="Write results to FILE.json (with curves) or FILE.csv."
+        None,
+        "--out",
+        "-o",
+        help="Write results to FILE.json (with the verbosity curves, their titles and their "
+        "columns' words) or FILE.csv.",
     ),
     data_dir: str = typer.Option(None, "--data-dir", help="Folder with the datasets."),
     mapping: MapOption = None,
@@ -245,20 +279,16 @@ def pairs_command(
     ))  # fmt: skip
     if out_path is not None:
         meta: dict[str, object] = {
-            "source": recuse_files.path_text(source),
-            "judges": judges,
-            "level": level,
-            "n_boot": n_boot,
-            "seed": seed,
-            "min_n": min_n,
-            "verdict": verdict,
-            "orders": orders,
-            "human_ties": human_ties,
-            "self_scope": self_scope,
-            "judge_ties": judge_ties,
+            "source": recuse_files.path_text(source), "judges": judges, "level": level,
+            "n_boot": n_boot, "seed": seed, "min_n": min_n, "verdict": verdict, "orders": orders,
+            "human_ties": human_ties, "self_scope": self_scope, "judge_ties": judge_ties,
             "unit": unit,
-        }
-        console.print(cell(f"wrote {write_results(result, out_path, meta=meta)}"))
+        }  # fmt: skip
+        words = curve_words(
+            result, source=str(meta["source"]), level=level, orders=orders,
+            kind=loaded.source.reference,
+        )  # fmt: skip
+        console.print(cell(f"wrote {write_results(result, out_path, meta=meta, words=words)}"))
 
 
 def _refuse_labels_only(table: pd.DataFrame, roster: Roster, source: str, *, judged: bool) -> None:

@@ -87,13 +87,16 @@ __all__ = [
     "HUMAN_LONGER",
     "HUMAN_LONGER_TIES",
     "HUMAN_LONGER_UNIT",
+    "OPEN_BIN",
     "Tokenizer",
     "Unit",
     "VerbosityKind",
     "bin_edges",
     "curve_columns",
+    "curve_columns_of",
     "curve_statistic",
     "curve_table",
+    "for_files",
     "human_alignment_curve",
     "human_longer_spec",
     "human_prefers_longer",
@@ -117,11 +120,45 @@ CURVE_COLUMNS = [
 ]  # fmt: skip
 
 
+#: what an empty ``bin_high`` of a curve table's files says (:func:`for_files`)
+OPEN_BIN = (
+    "empty (null in JSON) for the last bin: no upper edge, the last bin is open — every "
+    "pair from bin_low up"
+)
+
+
+def for_files(frame: pd.DataFrame) -> pd.DataFrame:
+    """A curve table as its CSV and JSON write it: the open last bin's ``bin_high``
+    (``inf`` in the frame, where ``x < bin_high`` holds every pair from ``bin_low`` up)
+    empty, said by :data:`OPEN_BIN` in its column's words, and an open first bin's
+    ``bin_low`` (``-inf``: the familiarity curves) empty too. The CSV wrote ``inf`` and
+    report.json null for the one edge.
+
+    >>> t = for_files(pd.DataFrame({"bin_low": [-np.inf, 2.0], "bin_high": [0.2, np.inf]}))
+    >>> t["bin_low"].tolist(), t["bin_high"].tolist()
+    ([nan, 2.0], [0.2, nan])
+    """
+    out = frame
+    for col, open_edge in (("bin_low", np.isneginf), ("bin_high", np.isposinf)):
+        if col in frame.columns:
+            edge = frame[col].astype(float)
+            out = out.assign(**{col: edge.where(~open_edge(edge))})
+    return out
+
+
+def curve_columns_of(frame: pd.DataFrame, *, level: float) -> dict[str, str]:
+    """:func:`curve_columns` for the columns ``frame`` has (a curve without judges has
+    no ``judge``), in its order."""
+    words = curve_columns(level)
+    return {c: words[c] for c in frame.columns}
+
+
 def curve_columns(level: float) -> dict[str, str]:
     """What each column of a curve table (:func:`curve_table`) holds, its intervals at
-    ``level``: the words under the table and in report.json's ``columns``. The last bin
-    is open: its ``bin_high`` is ``inf`` in the CSV and null in report.json, which JSON
-    cannot write otherwise, and read as a missing value there with no word.
+    ``level``: the words under the table, in report.json's ``columns`` and in the JSON of
+    ``recuse metrics pairs --out``. The last bin is open: its ``bin_high``, ``inf`` in
+    the frame, is written empty in the CSV and null in the JSON (:func:`for_files`),
+    one value said by :data:`OPEN_BIN`, where the CSV read ``inf`` and report.json null.
 
     >>> curve_columns(0.9)["bin_high"].split(";")[0]
     "the bin's upper end, not in it (a share, as bin_low)"
@@ -130,8 +167,7 @@ def curve_columns(level: float) -> dict[str, str]:
         "judge": "the judge whose verdicts the row is of",
         "bin_low": "the bin's lower end, in it: a relative length difference, (len one − "
         "len other) / len other, as the title says which (a share: 0.2 = 20% longer)",
-        "bin_high": "the bin's upper end, not in it (a share, as bin_low); inf in the CSV "
-        "and empty in report.json for the last bin, which is open: every pair from bin_low up",
+        "bin_high": f"the bin's upper end, not in it (a share, as bin_low); {OPEN_BIN}",
         "n": "the pairs in the bin",
         "n_clusters": "the prompts those pairs come from (the interval resamples them)",
         "mean": "the mean of the per-pair value the title names, over the bin's pairs",

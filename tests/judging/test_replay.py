@@ -565,3 +565,27 @@ def test_cli_replay_of_a_folder_says_it_is_one_and_names_the_files_in_it(
     else:
         assert "give the recorded file itself" in err, err
     assert not store.exists()
+
+
+def test_cli_replay_of_a_folder_whose_look_stopped_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder of many files (a home folder) is looked at up to a cap of files; where
+    the cap is reached before a recorded file, the error said "give the recorded file
+    itself" as of a folder holding none, though LLMBar's result.json lay further on.
+    The cap stood at 3 here: a.csv, b.csv, c.csv, d.csv, then evaluators/GPT-4/result.json
+    (the files at the top are looked at first)."""
+    from recuse.data import recorded
+
+    monkeypatch.setattr(recorded, "_LOOKED_AT", 3)
+    for name in "abcd":
+        (tmp_path / f"{name}.csv").write_text("x\n", "utf-8")
+    (tmp_path / "evaluators/GPT-4").mkdir(parents=True)
+    (tmp_path / "evaluators/GPT-4/result.json").write_text("[]", "utf-8")
+    assert main(["judge", "replay", str(tmp_path), "--out", str(tmp_path / "s.db")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "give the recorded file itself (none among the first 3 files in it)" in err, err
+    monkeypatch.setattr(recorded, "_LOOKED_AT", 6)  # 4 tables, then the recorded file
+    assert main(["judge", "replay", str(tmp_path), "--out", str(tmp_path / "s.db")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "give one of the recorded files in it (evaluators/GPT-4/result.json)" in err, err

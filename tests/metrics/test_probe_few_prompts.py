@@ -109,6 +109,28 @@ def test_an_effect_whose_moves_cancel_on_each_prompt_reads_the_exact_bound_for_t
     assert line.n_needed == math.ceil(40 * (u / 0.05) ** 2) == 959
 
 
+def test_an_effect_every_prompt_moves_alike_is_no_cancelling_and_keeps_its_p() -> None:
+    """20 prompts of two pairs; on every one the edit wins the pair the placebo lost and
+    keeps the other: each prompt's effect is (1 + 0) / 2 = 0.5, so the resamples cannot
+    vary (0.5 [0.5, 0.5]) though every prompt moves — and nothing cancels. It read the
+    cancelled moves' exact bound for 20 of 20, [−1, 1] with p 1 ("the moves cancel on
+    each prompt"), of an effect on every prompt; it keeps the bootstrap's interval and
+    its p-value floor, 2 / (B + 1) = 2/201 (above the sign test's 2 · 0.5²⁰)."""
+    rows = []
+    for q in range(20):
+        for k in range(2):
+            placebo = float(k)
+            edit = 1.0 if k == 0 else placebo
+            for probe, share in (("original", placebo), ("placebo", placebo), ("authority", edit)):
+                rows.append(_row(q, k, probe, "a", share))
+    (r,), skipped = probe_effects(pd.DataFrame(rows), boot=Resampling(n_boot=200, seed=1))
+    assert not skipped and r.estimate == 0.5
+    assert (r.ci_low, r.ci_high) == pytest.approx((0.5, 0.5))
+    assert r.interval_rule != "widened" and "cancel" not in r.method
+    assert not any("cancel" in w for w in r.warnings)
+    assert r.p_value == pytest.approx(2 / 201)
+
+
 def test_a_planted_effect_on_20_prompts_is_held_about_nine_times_in_ten() -> None:
     """150 tables of 20 prompts of 2 base pairs: the interval holds 0.0475 at least 0.86
     of the time (measured 0.91 at 300 tables; the bootstrap's interval alone 0.79, zero

@@ -208,11 +208,14 @@ def _recorded_files(folder: Path, *, limit: int = 3) -> tuple[list[Path], bool]:
 def _a_folder(path: Path) -> InputError:
     """The error for a folder given as the recording: what it is, what replay reads,
     and the recorded files in it, if any (a user gave LLMBar's ``evaluators/GPT-4``
-    and was told "no such file" of a folder ``ls`` shows)."""
+    and was told "no such file" of a folder ``ls`` shows); where the look stopped at
+    :data:`_LOOKED_AT` files before one was found, it says so (it said the folder held
+    none, of 100,000 files beside an ``evaluators`` folder)."""
     found, more = _recorded_files(path)
-    if not found:
+    if not found:  # none, or none among the first _LOOKED_AT files (more: it stopped)
+        looked = f" (none among the first {_LOOKED_AT:,} files in it)" if more else ""
         return InputError(f"a folder, not a file: {_ONE_FILE}", file=path,
-                          fix="give the recorded file itself")  # fmt: skip
+                          fix=f"give the recorded file itself{looked}")  # fmt: skip
     names = ", ".join(str(p.relative_to(path)) for p in found) + (", ..." if more else "")
     return InputError(f"a folder, not a file: {_ONE_FILE}", file=path,
                       fix=f"give one of the recorded files in it ({names}); one replay "

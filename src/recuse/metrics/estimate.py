@@ -494,8 +494,8 @@ def to_results(
     A zero-width interval (:func:`zero_width`) whose spec says why the resamples cannot
     vary for the group (``MetricSpec.constant``) is replaced by the one the prompts
     bound (:func:`unseen_span`) where ``MetricSpec.unseen``, else is ``fixed``; a zero
-    width of an unseen rate not widened (a probe's effect) whose pairs move but cancel on
-    each prompt is the exact bound on the share of prompts that move
+    width at the no-bias value of an unseen rate not widened (a probe's effect) whose pairs
+    move but cancel on each prompt is the exact bound on the share of prompts that move
     (:func:`cancelled_span`, rule "widened"); one
     that is neither and excludes the no-bias value gets at
     least the sign test's p-value
@@ -532,8 +532,11 @@ def to_results(
             # an unseen rate not widened (a probe's effect) whose resamples cannot vary
             # though some pairs move: their moves cancel on each prompt holding one (+1
             # and −1 on one prompt read 0 [0, 0]); the exact bound on the share of such
-            # prompts, as a balanced position rate's (cancelled_span)
+            # prompts, as a balanced position rate's (cancelled_span). Only at the no-bias
+            # value: where every prompt moves it by the same amount (the edit wins one of
+            # two pairs on each), the resamples cannot vary either, and nothing cancels
             cancel = spec.unseen and not spec.widens and flat and est.moving > 0
+            cancel = cancel and zero_width(spec.null, *sorted((est.estimate, spec.null)))
             # a BCa interval from few prompts is expanded (Student's t for them; the
             # moved_span and unseen_span intervals carry their own small-sample rule)
             expand = spec.expanded and kind == "bca" and not (widen or unseen or cancel)

@@ -588,7 +588,7 @@ def main() -> None:
         ceiling = 1.0 - coverage_floor(0.06, n, checks=2 * checks)
         targets.at_least(f"{name} coverage", cover, floor)
         if not name.startswith("curve bins"):
-            # a bin whose pairs all agree reads as many pairs as prompts (bin_interval):
+            # a bin whose pairs all agree reads as many pairs as prompts (share_interval):
             # bins of under 20 pairs over-cover a little by design (0.93–0.96)
             targets.at_most(f"{name} coverage", cover, ceiling)
     few_first = [a for name, a in results.items() if name.startswith("few flips first")]

@@ -111,7 +111,7 @@ def test_the_curve_tables_say_what_their_numbers_are(planted: Planted) -> None:
     ) in human.title
     # its ci_low / ci_high: the CSV says no level, the title does
     assert {"ci_low", "ci_high"} <= set(human.frame.columns)
-    # a Wilson score interval at the bootstrap's effective pairs (bin_interval), which
+    # a Wilson score interval at the bootstrap's effective pairs (share_interval), which
     # the title called a cluster-bootstrap interval
     assert human.title.endswith(
         ", with its 90% Wilson score interval at the effective pairs of the cluster bootstrap "
@@ -269,7 +269,7 @@ def test_the_curve_tables_define_their_columns_and_the_open_last_bin(
         "pair from bin_low up"
     )
     assert f"{OPTIONS.level:.0%} interval" in words["ci_low"]
-    # the bins' intervals use the normal quantile (bin_interval): the words said Student's t
+    # the bins' intervals use the normal quantile (share_interval): the words said Student's t
     assert "Student's t" not in words["ci_low"] and "normal quantile" in words["ci_low"]
     items = planted.pairs.drop_duplicates("item_id")
     items = items[items["human"].notna()]

@@ -1,4 +1,5 @@
-"""The intervals of the verbosity curves' bins (:func:`recuse.metrics.verbosity.bin_interval`)
+"""The intervals of the verbosity curves' bins (:func:`recuse.metrics.bootstrap.share_interval`
+in :func:`recuse.metrics.verbosity.curve_table`)
 against Wilson's score interval from statsmodels and a planted agreement.
 
 The bootstrap's own BCa ends had zero width at 1 for a bin whose pairs all agree and

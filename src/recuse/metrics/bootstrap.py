@@ -945,7 +945,7 @@ def share_interval(
 
     mapped back to ``lo + (hi − lo) · end``. ``n`` (the pairs) is not read: where every
     pair reads the same the prompts are the sample's independent units. Measured: the
-    verbosity curves' bins (:func:`recuse.metrics.verbosity.bin_interval`) and the
+    verbosity curves' bins (:func:`recuse.metrics.verbosity.curve_table`) and the
     ladder's rates (:mod:`recuse.metrics.ladder`).
 
     Wilson's interval holds ``p`` and is closed at 0 for ``p = 0`` (1 for ``p = 1``): the

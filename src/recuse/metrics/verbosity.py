@@ -668,32 +668,6 @@ CURVE_SPANS: dict[str, tuple[float, float]] = {
 }
 
 
-def bin_interval(
-    mean: float,
-    *,
-    n: int,
-    std_error: float,
-    clusters: int,
-    level: float,
-    span: tuple[float, float] = (0.0, 1.0),
-) -> tuple[float, float]:
-    """The interval of a curve bin's mean of a per-pair value within ``span = (lo, hi)``:
-    :func:`~recuse.metrics.bootstrap.share_interval`, a Wilson score interval at the
-    effective number of pairs the bootstrap measures. The bootstrap's own BCa interval of
-    a bin of 5–10 pairs held a planted agreement of 0.9 or 0.7 in 0.65 of simulated tables
-    of 51 pairs (10–20 pairs: 0.87; 0.53 and 0.76 at 200 pairs): a bin whose pairs all
-    agree has resamples that all agree, an interval of zero width at 1. This one held it
-    in 0.95 and 0.96 (0.96 and 0.93 at 200 pairs; 0.90 for bins of 20–50), and reads
-    [0.75, 1] for 8 of 8 on 8 prompts (``benchmarks/metric_coverage.py``, section
-    ``curve bins``). Student's t for the prompts instead of ``z`` over-covered (0.98 for
-    bins of 5–10 pairs).
-
-    >>> [round(x, 4) for x in bin_interval(1.0, n=8, std_error=0.0, clusters=8, level=0.9)]
-    [0.7473, 1.0]
-    """
-    return share_interval(mean, n=n, std_error=std_error, clusters=clusters, level=level, span=span)
-
-
 def curve_table(
     stat: GroupedStatistic,
     estimates: Sequence[Any],
@@ -703,8 +677,22 @@ def curve_table(
     level: float,
 ) -> pd.DataFrame:
     """Tidy curve: one row per non-empty (judge, bin) with n, mean, sd and the interval
-    (:func:`bin_interval` at ``level`` for the curves of :data:`CURVE_SPANS`, else the
-    bootstrap's own)."""
+    (:func:`~recuse.metrics.bootstrap.share_interval` at ``level`` for the curves of
+    :data:`CURVE_SPANS`, else the bootstrap's own).
+
+    The bins' interval is that Wilson score interval at the effective number of pairs
+    the bootstrap measures, within the curve's span. The bootstrap's own BCa interval of
+    a bin of 5–10 pairs held a planted agreement of 0.9 or 0.7 in 0.65 of simulated
+    tables of 51 pairs (10–20 pairs: 0.87; 0.53 and 0.76 at 200 pairs): a bin whose pairs
+    all agree has resamples that all agree, an interval of zero width at 1. The Wilson
+    one held it in 0.95 and 0.96 (0.96 and 0.93 at 200 pairs; 0.90 for bins of 20–50),
+    and reads [0.75, 1] for 8 of 8 on 8 prompts (``benchmarks/metric_coverage.py``,
+    section ``curve bins``). Student's t for the prompts instead of ``z`` over-covered
+    (0.98 for bins of 5–10 pairs).
+
+    >>> [round(x, 4) for x in share_interval(1.0, n=8, std_error=0.0, clusters=8, level=0.9)]
+    [0.7473, 1.0]
+    """
     span = CURVE_SPANS.get(stat.name)
     rows = []
     for glabel, est in zip(stat.labels, estimates, strict=True):
@@ -717,7 +705,7 @@ def curve_table(
         sd = float(np.sqrt(max(t[2] - t[1] * mean * mean, 0.0) / (t[1] - 1))) if n > 1 else np.nan
         low, high = est.ci_low, est.ci_high
         if span is not None and est.problem is None:
-            low, high = bin_interval(
+            low, high = share_interval(
                 float(mean), n=n, std_error=est.std_error, clusters=int(est.n_clusters),
                 level=level, span=span,
             )  # fmt: skip

@@ -29,7 +29,7 @@ __all__ = [
 #: :func:`~recuse.metrics.bootstrap.expanded_interval`), a position rate's widened
 #: where few prompts change with the order ("widened":
 #: :func:`~recuse.metrics.estimate.moved_span`; a probe's effect whose moves cancel on each
-#: prompt: :func:`~recuse.metrics.estimate.cancelled_span`, the exact bound on the prompts
+#: prompt: :func:`~recuse.metrics.estimate.moved_span`, the exact bound on the prompts
 #: that move, which the gate projects as a bootstrap's), or the exact Clopper–Pearson bound where
 #: none does ("exact_bound": :func:`~recuse.metrics.estimate.unseen_span`, which the gate
 #: projects as it shrinks, 1/n)

@@ -164,7 +164,7 @@ class MetricSpec:
     movers: str = "whose verdict changes with the order"
     #: an :attr:`unseen` rate's ends are widened where few prompts move it
     #: (:func:`moved_span`); False: only a zero width is replaced (by the exact bound:
-    #: :func:`unseen_span` where nothing moved, :func:`cancelled_span` where the moves
+    #: :func:`unseen_span` where nothing moved, :func:`moved_span` where the moves
     #: cancel on each prompt), and the interval is otherwise BCa (expanded where
     #: :attr:`expanded`)
     widens: bool = True
@@ -496,7 +496,7 @@ def to_results(
     bound (:func:`unseen_span`) where ``MetricSpec.unseen``, else is ``fixed``; a zero
     width at the no-bias value of an unseen rate not widened (a probe's effect) whose pairs
     move but cancel on each prompt is the exact bound on the share of prompts that move
-    (:func:`cancelled_span`, rule "widened"); one
+    (:func:`moved_span`'s exact bound, rule "widened"); one
     that is neither and excludes the no-bias value gets at
     least the sign test's p-value
     (:func:`sign_test_p`): the bootstrap's floor ``2/(B+1)`` would call two prompts on one
@@ -532,7 +532,7 @@ def to_results(
             # an unseen rate not widened (a probe's effect) whose resamples cannot vary
             # though some pairs move: their moves cancel on each prompt holding one (+1
             # and −1 on one prompt read 0 [0, 0]); the exact bound on the share of such
-            # prompts, as a balanced position rate's (cancelled_span). Only at the no-bias
+            # prompts, as a balanced position rate's (moved_span). Only at the no-bias
             # value: where every prompt moves it by the same amount (the edit wins one of
             # two pairs on each), the resamples cannot vary either, and nothing cancels
             cancel = spec.unseen and not spec.widens and flat and est.moving > 0
@@ -576,10 +576,12 @@ def to_results(
             else:
                 words = expanded_method(boot=boot) if expand else interval_method(boot, kind)
             if cancel:
-                low, high = cancelled_span(
-                    value, low, high, null=spec.null, level=boot.level, bound=spec.bound,
-                    moving=est.moving, clusters=est.n_clusters, heaviest=est.heaviest,
-                    span=spec.span,
+                # the bootstrap's ends on the estimate (flat) and no t step (effective 1):
+                # moved_span's exact bound on the moving prompts stands at both ends
+                low, high, _ = moved_span(
+                    value, min(low, value), max(high, value), null=spec.null,
+                    level=boot.level, bound=spec.bound, effective=1.0, moving=est.moving,
+                    clusters=est.n_clusters, heaviest=est.heaviest, span=spec.span,
                 )  # fmt: skip
                 p = p if math.isnan(p) else 1.0  # the bound holds the no-bias value
                 # the standard error the bound's width implies (the resamples' is 0), as
@@ -747,45 +749,9 @@ def moved_method(*, boot: Resampling, interval: Interval = "bca") -> str:
     )
 
 
-def cancelled_span(
-    value: float,
-    low: float,
-    high: float,
-    *,
-    null: float,
-    level: float,
-    bound: NullBound | None,
-    moving: int,
-    clusters: int,
-    heaviest: float,
-    span: float = 1.0,
-) -> tuple[float, float]:
-    """The interval of an :attr:`~MetricSpec.unseen` rate that is not widened (a probe's
-    effect, ``MetricSpec.widens`` False) whose resamples cannot vary though pairs on
-    ``moving`` of ``clusters`` prompts move it: on each such prompt the moves cancel (one
-    pair +1, another −1), so the bootstrap's ``[low, high]`` has no width. The share of
-    prompts that move it is at most ``u = B⁻¹(level; m + 1, n − m)`` (the exact one-sided
-    Clopper–Pearson bound for ``m`` of ``n``), and the rate lies within
-    :func:`unseen_span`'s bound about ``null`` with ``moving`` (``null ± min(1, u · h) ·
-    span / 2``; a floor or a ceiling, one side) — as a position rate's whose flips
-    balance on each prompt (:func:`moved_span`) — never inside the bootstrap's ends:
-    ``[min(low, e_low), max(high, e_high)]``.
-
-    Two of 20 prompts hold a pair moved +1 and one moved −1, a probe's effect (span 2):
-    ``u = B⁻¹(0.9; 3, 18) = 0.2448``:
-
-    >>> [round(x, 4) for x in cancelled_span(0.0, 0.0, 0.0, null=0.0, level=0.9,
-    ...     bound=None, moving=2, clusters=20, heaviest=1.0, span=2.0)]
-    [-0.2448, 0.2448]
-    """
-    e_low, e_high = unseen_span(
-        null, clusters, level, bound=bound, heaviest=heaviest, moving=moving, span=span
-    )
-    return min(low, e_low, value), max(high, e_high, value)
-
-
 def cancelled_method(level: float, clusters: int, *, moving: int, movers: str) -> str:
-    """The words of :func:`cancelled_span`'s interval for a result's ``method``.
+    """The words of a cancelled probe effect's interval (:func:`moved_span`'s exact
+    bound) for a result's ``method``.
 
     >>> cancelled_method(0.9, 20, moving=2, movers="holding a moved pair")[:64]
     '90% exact bound: the resamples cannot vary (the moves cancel on '
@@ -798,7 +764,7 @@ def cancelled_method(level: float, clusters: int, *, moving: int, movers: str) -
 
 
 def cancelled_warning(moving: int, clusters: int, movers: str) -> str:
-    """Said in place of the zero-width warning of :func:`cancelled_span`'s interval.
+    """Said in place of the zero-width warning of a cancelled probe effect's interval.
 
     >>> cancelled_warning(2, 20, "holding a moved pair")[:62]
     'no variation in the resamples, though the share of prompts hol'
@@ -887,6 +853,7 @@ def moved_span(
     moving: int,
     clusters: int,
     heaviest: float,
+    span: float = 1.0,
 ) -> tuple[float, float, float]:
     """The interval of a position rate that only the pairs whose verdict changes with the
     order move, on ``moving`` of ``clusters`` prompts, from the bootstrap's ``[low, high]``
@@ -935,6 +902,16 @@ def moved_span(
     >>> [round(x, 4) for x in moved_span(0.5167, 0.5, 0.5333, null=0.5, level=0.9,
     ...     bound=None, effective=1.0, moving=1, clusters=30, heaviest=1.0)]
     [0.4382, 0.5618, 1.0]
+
+    ``span``: the range of the rate, as :func:`unseen_span`'s (2 for a probe's effect,
+    −1 to +1). A probe's effect is not widened, but where its moves cancel on each
+    prompt (one pair +1, another −1; the resamples cannot vary, ``low = value = high``)
+    this gives the exact bound on the ``moving`` prompts, as for a position rate whose
+    flips balance: two of 20 prompts, ``u = B⁻¹(0.9; 3, 18) = 0.2448``:
+
+    >>> [round(x, 4) for x in moved_span(0.0, 0.0, 0.0, null=0.0, level=0.9, bound=None,
+    ...     effective=1.0, moving=2, clusters=20, heaviest=1.0, span=2.0)]
+    [-0.2448, 0.2448, 1.0]
     """
     from scipy.stats import t
 
@@ -942,7 +919,7 @@ def moved_span(
     z = NormalDist().inv_cdf(q)
     f = float(t.ppf(q, effective - 1)) / z if effective > 1 else math.inf
     e_low, e_high = unseen_span(
-        null, clusters, level, bound=bound, heaviest=heaviest, moving=moving
+        null, clusters, level, bound=bound, heaviest=heaviest, moving=moving, span=span
     )
     # an end on the estimate leaves t no width to scale: the exact bound stands there
     t_low = value - f * (value - low) if value > low else -math.inf

@@ -23,7 +23,7 @@ prompts holding such a pair (:func:`~recuse.metrics.estimate.unseen_span` with s
 pair's difference lies in −1..+1). So where pairs move but cancel on each prompt holding
 one (+1 and −1: the bootstrap read 0 [0, 0] with "no variation"): the interval is the
 exact bound for the ``k`` of ``G`` prompts that hold one
-(:func:`~recuse.metrics.estimate.cancelled_span`, ``interval_rule`` "widened", as a
+(:func:`~recuse.metrics.estimate.moved_span`, ``interval_rule`` "widened", as a
 position rate's whose flips balance on each prompt). The bootstrap's interval alone held
 a planted effect of 0.048 (a pick judge; an edit that wins, on a prompt, a share drawn
 from U(0, 0.2) of the pairs lost in the original; 2 base pairs a prompt) in 0.79 of 300

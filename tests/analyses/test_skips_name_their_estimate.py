@@ -77,23 +77,6 @@ def breaks(report: dict[str, Any]) -> list[str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def tied_table(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
-    """llmbar-mtbench's 800 pairs, every fourth prompt's labels set to 0.5 and the judge
-    gpt-4 named gpt-4-0613 (as tests/cli/test_cli_doors.py builds it)."""
-    from recuse.data.inputs import load_input
-
-    frame = load_input("llmbar-mtbench", table="pairs", data_dir=shared_data).frame
-    keep = ["item_id", "prompt_id", "model_a", "model_b", "human", "judge"]
-    frame = frame[[*keep, "p_a_first", "p_a_second", "len_a", "len_b"]].copy()
-    frame["judge"] = frame["judge"].replace({"gpt-4": "gpt-4-0613"})
-    tied = sorted(frame["prompt_id"].unique())[::4]
-    frame.loc[frame["prompt_id"].isin(tied), "human"] = 0.5
-    path = tmp_path_factory.mktemp("skips") / "tied.csv"
-    frame.to_csv(path, index=False)
-    return path
-
-
 def _audit(target: str, out: Path, *options: str) -> dict[str, Any]:
     assert main(["audit", target, *FAST, *options, "-o", str(out)]) == 0
     return json.loads((out / "report.json").read_text())

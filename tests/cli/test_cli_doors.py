@@ -26,25 +26,6 @@ def wide(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "250")
 
 
-@pytest.fixture(scope="module")
-def tied_table(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
-    """llmbar-mtbench's 800 pairs (4 judges, both orders, human labels 0 or 1), every
-    fourth prompt's labels set to 0.5 (236 pairs) and the judge gpt-4 named gpt-4-0613:
-    with --self-scope snapshot the answers of gpt-4 are its family's, with line its own."""
-    from recuse.data.inputs import load_input
-
-    frame = load_input("llmbar-mtbench", table="pairs", data_dir=shared_data).frame
-    keep = ["item_id", "prompt_id", "model_a", "model_b", "human", "judge"]
-    frame = frame[[*keep, "p_a_first", "p_a_second", "len_a", "len_b"]].copy()
-    frame["judge"] = frame["judge"].replace({"gpt-4": "gpt-4-0613"})
-    tied = sorted(frame["prompt_id"].unique())[::4]
-    frame.loc[frame["prompt_id"].isin(tied), "human"] = 0.5
-    assert int((frame["human"] == 0.5).sum()) == 236
-    path = tmp_path_factory.mktemp("doors") / "tied.csv"
-    frame.to_csv(path, index=False)
-    return path
-
-
 def _metrics_pairs(path: Path, out: Path, *options: str) -> dict[tuple[str, str], Any]:
     metrics = [w for m in SHARED for w in ("-m", m)]
     assert main(["metrics", "pairs", str(path), *FAST, *metrics, *options, "-o", str(out)]) == 0

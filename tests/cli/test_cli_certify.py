@@ -1154,3 +1154,29 @@ def test_the_out_file_names_the_thresholds_file_it_was_written_with(
     assert thr.read_bytes() != first  # the new run's thresholds were written first
     assert json.loads(out.read_text("utf-8"))["thresholds_file"] == named  # the earlier
     assert named["sha256"] != hashlib.sha256(thr.read_bytes()).hexdigest()
+
+
+def test_run_says_wrote_in_the_order_the_files_were_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`certify run --out --thresholds` writes the thresholds file first (the --out file
+    names its sha256); its "wrote" lines said the --out file first. The order written is
+    recorded here at outputs.write_text, and the lines follow it."""
+    from recuse import outputs
+
+    src = _pairs(tmp_path)
+    thr, out = tmp_path / "thr.json", tmp_path / "full.json"
+    order: list[str] = []
+    real = outputs.write_text
+
+    def recorded(path: str | Path, text: str) -> Path:
+        order.append(str(path))
+        return real(path, text)
+
+    monkeypatch.setattr(outputs, "write_text", recorded)
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--out", str(out),
+                       "--thresholds", str(thr)], capsys)  # fmt: skip
+    assert code == 0, text
+    said = [line.removeprefix("wrote ") for line in text.splitlines() if line.startswith("wrote ")]
+    assert order == [str(thr), str(out)]
+    assert said == order

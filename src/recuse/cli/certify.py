@@ -387,7 +387,7 @@ def certify_command(
         typer.echo(json_shown(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)))
         return
     _print(result)
-    for p in paths:
+    for p in reversed(paths):  # in the order written: the thresholds file first
         echo(f"wrote {p}")
 
 

@@ -1180,3 +1180,61 @@ def test_run_says_wrote_in_the_order_the_files_were_written(
     said = [line.removeprefix("wrote ") for line in text.splitlines() if line.startswith("wrote ")]
     assert order == [str(thr), str(out)]
     assert said == order
+
+
+@pytest.mark.skipif(os.name != "posix", reason="flock: POSIX")
+def test_two_runs_into_one_folder_write_one_after_the_other(tmp_path: Path) -> None:
+    """Two `certify run`s with one --out and --thresholds at once wrote without a lock:
+    one run's thresholds file could stand beside the other's --out file. Now a run
+    takes the folder lock of the audit's writes (outputs.staged): here the other run is
+    this test's process holding it; the run in a subprocess says it waits
+    (WaitingForFolder), writes nothing while it is held, and writes its pair whole once
+    it is let go. Without the lock the subprocess wrote at once (the test fails then,
+    with no note seen; no timing decides, the 120 s is a bound against a hang)."""
+    import fcntl
+    import hashlib
+    import queue
+    import subprocess
+    import sys
+    import threading
+
+    import recuse
+
+    src = _pairs(tmp_path)
+    folder = tmp_path / "results"
+    folder.mkdir()
+    thr, out = folder / "thr.json", folder / "full.json"
+    holder = os.open(folder, os.O_RDONLY)  # the other run, writing its pair into the folder
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    env = {**os.environ, "PYTHONPATH": str(Path(recuse.__file__).resolve().parents[1])}
+    args = ["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr), "--out", str(out)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "recuse", *args], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read_err() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=read_err, daemon=True).start()
+    seen: list[str] = []
+    try:
+        while not any("is under way" in line for line in seen):
+            line = lines.get(timeout=120)
+            if line is None:  # the run ended without waiting
+                break
+            seen.append(line)
+        assert any(f"another write into {folder} is under way" in line for line in seen), seen
+        assert proc.poll() is None and sorted(folder.iterdir()) == []  # waits, writes nothing
+    finally:
+        os.close(holder)  # the other run ends
+        stdout, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, seen
+    assert sorted(p.name for p in folder.iterdir()) == ["full.json", "thr.json"]
+    named = json.loads(out.read_text("utf-8"))["thresholds_file"]
+    assert named["sha256"] == hashlib.sha256(thr.read_bytes()).hexdigest()
+    assert f"wrote {thr}\nwrote {out}" in stdout

@@ -374,21 +374,32 @@ def certify_command(
             confidence_of=how.confidence_of, data_dir=settings.data_dir,
         )  # fmt: skip
     payload = {"source": recuse_files.path_text(source), **result.to_dict()}
-    pair: dict[str, Any] = {}  # --out's file names the thresholds file: thresholds_named
-    if thresholds is not None:  # so it is written first
-        text = json.dumps(result.thresholds(), indent=2, ensure_ascii=False, allow_nan=False)
-        pair["thresholds_file"] = thresholds_named(thresholds, text)
-        outputs.write_text(paths[-1], text)
-        _note_nothing_certified(result.thresholds(), paths[-1])
-    if out is not None:
-        text = json.dumps(payload | pair, indent=2, ensure_ascii=False, allow_nan=False)
-        outputs.write_text(paths[0], text)
+    written = dict(zip([o for _, o in named], paths, strict=True))
+    with outputs.locked(*paths):  # a second run into the folder waits: each pair whole
+        _write_run(result, payload, written, thresholds=thresholds)
     if as_json:
         typer.echo(json_shown(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)))
         return
     _print(result)
     for p in reversed(paths):  # in the order written: the thresholds file first
         echo(f"wrote {p}")
+
+
+def _write_run(
+    result: Any, payload: dict[str, Any], written: dict[str, Path], *, thresholds: str | None
+) -> None:
+    """Write `certify run`'s files (``written``: option to path): the thresholds file
+    first (``thresholds``: its path as given), then the --out file (``payload``),
+    which names the thresholds file's sha256 (:func:`thresholds_named`)."""
+    pair: dict[str, Any] = {}
+    if thresholds is not None:
+        text = json.dumps(result.thresholds(), indent=2, ensure_ascii=False, allow_nan=False)
+        pair["thresholds_file"] = thresholds_named(thresholds, text)
+        outputs.write_text(written["--thresholds"], text)
+        _note_nothing_certified(result.thresholds(), written["--thresholds"])
+    if "--out" in written:
+        text = json.dumps(payload | pair, indent=2, ensure_ascii=False, allow_nan=False)
+        outputs.write_text(written["--out"], text)
 
 
 #: what ``thresholds_file.sha256`` in `certify run --out`'s file says

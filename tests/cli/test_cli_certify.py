@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -1238,3 +1239,53 @@ def test_two_runs_into_one_folder_write_one_after_the_other(tmp_path: Path) -> N
     named = json.loads(out.read_text("utf-8"))["thresholds_file"]
     assert named["sha256"] == hashlib.sha256(thr.read_bytes()).hexdigest()
     assert f"wrote {thr}\nwrote {out}" in stdout
+
+
+def test_apply_with_run_refuses_thresholds_the_run_did_not_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`certify run --out` records the sha256 of the thresholds file it wrote, but
+    nothing read it: thresholds written by a later run (or edited) were applied beside
+    a result that was the record of others. `certify apply --run OUT` checks it: the
+    pair one run wrote applies (said), thresholds rewritten by another run or edited by
+    one byte are refused, exit 2, one line naming both files and the fix, no decisions
+    written; an --out file naming no thresholds file is refused too."""
+    src = _pairs(tmp_path)
+    thr, run = tmp_path / "thr.json", tmp_path / "run.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr),
+                       "--out", str(run)], capsys)  # fmt: skip
+    assert code == 0, text
+    decisions = tmp_path / "d.csv"
+    apply = ["certify", "apply", str(thr), str(src), "--out", str(decisions), "--run", str(run)]
+    code, text = _run(apply, capsys)
+    assert code == 0, text
+    import hashlib
+
+    digest = hashlib.sha256(thr.read_bytes()).hexdigest()
+    assert f"thr.json is the thresholds file run.json records (sha256 {digest[:12]}…)" in text
+    decisions.unlink()
+    shutil.rmtree(tmp_path / "for-spreadsheets")  # the copy written beside it
+    for change in ("another run", "edited"):
+        if change == "another run":  # a later run writing the thresholds alone
+            code, text = _run(["certify", str(src), "--agreement", "0.7", "--thresholds",
+                               str(thr)], capsys)  # fmt: skip
+            assert code == 0, text
+        else:
+            thr.write_bytes(thr.read_bytes() + b"\n")
+        code, text = _run(apply, capsys)
+        assert code == 2, text
+        err = text.strip()
+        assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+        now = hashlib.sha256(thr.read_bytes()).hexdigest()
+        assert (f"{thr}: is not the thresholds file run.json records: its sha256 is "
+                f"{now[:12]}…, run.json records {digest[:12]}… for {thr}") in err, err  # fmt: skip
+        assert f"--thresholds {thr} --out {run})" in err
+        assert not decisions.exists() and not (tmp_path / "for-spreadsheets").exists()
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--out", str(run)], capsys)
+    assert code == 0, text
+    code, text = _run(apply, capsys)
+    assert code == 2 and "names no thresholds file" in text and str(run) in text, text
+    run.write_text("{", encoding="utf-8")
+    code, text = _run(apply, capsys)
+    assert code == 2 and "not JSON" in text and "recuse certify --out` wrote" in text, text
+    assert not decisions.exists()

@@ -940,6 +940,38 @@ def test_a_folder_without_read_permission_is_said_unlocked(tmp_path: Path) -> No
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_a_csv_and_its_copy_are_written_under_the_folder_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """write_csv writes two files (the exact one, then its spreadsheet copy): another
+    run writing the same file at once could leave its file beside this one's copy. Now
+    it takes the folder lock first: with another write holding it (a real lock, let go
+    once the note is out: no thread, no timing) it says it waits, then writes both."""
+    import fcntl
+
+    holder = os.open(tmp_path, os.O_RDONLY)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    said = outputs._note_waiting
+    written: list[bool] = []
+
+    def note_then_other_ends(folder: Path) -> None:
+        written.append((tmp_path / "d.csv").exists())
+        said(folder)
+        os.close(holder)
+
+    monkeypatch.setattr(outputs, "_note_waiting", note_then_other_ends)
+    try:
+        with pytest.warns(outputs.WaitingForFolder):
+            outputs.write_csv(tmp_path / "d.csv", pd.DataFrame({"a": ["=1"]}))
+    finally:
+        if not written:
+            os.close(holder)
+    assert written == [False]  # nothing written before the lock was taken
+    assert (tmp_path / "d.csv").read_text("utf-8") == "a\n=1\n"
+    assert (tmp_path / "for-spreadsheets" / "d.csv").read_text("utf-8") == "a\n'=1\n"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
 def test_locked_holds_each_files_folder_once_and_lets_go(tmp_path: Path) -> None:
     """outputs.locked: the folders of the files named are locked for the block (a lock
     taken here, by another descriptor, is refused until it ends), each once (two files

@@ -487,15 +487,19 @@ def write_csv(path: str | Path, frame: pd.DataFrame) -> tuple[Path, Path]:
     """Write ``frame`` to ``path`` exactly (for scripts), then its spreadsheet-safe copy
     to ``for-spreadsheets/<name>`` beside it, each atomically; returns the two paths.
 
-    A failure writing the first leaves the old file and no new folder."""
+    A failure writing the first leaves the old file and no new folder. The folder is
+    locked for both writes (:func:`locked`): two runs writing one file at once each
+    wrote theirs and its copy, which could leave one run's file beside the other's
+    copy."""
     p = Path(path)
     copy = p.parent / SPREADSHEET_FOLDER / p.name
-    write_text(p, csv_text(frame))
-    try:
-        copy.parent.mkdir(exist_ok=True)
-    except OSError as exc:
-        raise output_error(copy, exc) from None
-    write_text(copy, spreadsheet_csv_text(frame))
+    with locked(p):
+        write_text(p, csv_text(frame))
+        try:
+            copy.parent.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise output_error(copy, exc) from None
+        write_text(copy, spreadsheet_csv_text(frame))
     return p, copy
 
 

@@ -223,3 +223,22 @@ def test_what_killed_conversions_left_is_removed_and_a_running_ones_kept(
     assert sorted(p.name for p in out.parent.iterdir()) == sorted(
         {out.name, "fedcba9876543210.abcd1234", out.name + ".abcd12345", out.name + ".file0000"}
     )
+
+
+def test_a_conversion_that_saves_no_finished_model_is_said_not_redone_each_run(
+    conversions: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A transformers that saved the tokenizer under other names (no tokenizer.json)
+    would leave a model that is never counted finished, converted again on every run:
+    the run that converts it says so instead, one ConfigError naming what is missing."""
+    monkeypatch.setattr(_Saves, "save_pretrained", _save_without_tokenizer_json)
+    with pytest.raises(ConfigError, match=r"saved no tokenizer\.json: this transformers"):
+        models.default_judge()
+    assert len(conversions) == 1
+
+
+def _save_without_tokenizer_json(self: _Saves, folder: Path) -> None:
+    for name, text in self.files.items():
+        if name != "tokenizer.json":
+            (Path(folder) / name).write_text(text)
+    (Path(folder) / "vocab.json").write_text("{}")

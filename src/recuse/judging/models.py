@@ -435,4 +435,10 @@ def default_judge(*, cache: Path | None = None) -> LocalModel:
     if not _holds_model(out):
         _note_unfinished(out)
         convert_gguf(gguf, out)
+        if not _holds_model(out):  # else every run would convert it again
+            raise ConfigError(
+                f"the embedded judge's conversion into {out} saved no "
+                f"{', no '.join(_missing(out))}: this transformers version saves another "
+                "layout — install the one recuse[local] names, or report it"
+            )
     return LocalModel(DEFAULT_JUDGE, out, revision[:16])

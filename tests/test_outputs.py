@@ -886,6 +886,120 @@ def test_a_folder_that_cannot_be_locked_is_still_written(
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.txt"]
 
 
+def _unreadable(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``folder`` opened for reading fails as a folder with write but not read
+    permission does for a user other than root (chmod 0300)."""
+    real = os.open
+
+    def refusing(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        if Path(str(path)) == folder and flags == os.O_RDONLY:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return real(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", refusing)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_a_folder_that_cannot_be_read_is_written_unlocked_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder lock opens the folder for reading: a folder with write but not read
+    permission was written unlocked without a word. Now a note says it is unlocked,
+    why and the fix; the files are still written (staged and locked alike)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    _unreadable(out, monkeypatch)
+    with pytest.warns(outputs.UnlockedFolder) as notes, outputs.staged(out) as stage:
+        stage.write_text("a.txt", "ours")
+    assert [str(n.message) for n in notes] == [
+        f"{out} cannot be locked (no read permission on it; the lock that keeps two writes "
+        "into one folder apart opens the folder for reading): this write goes on unlocked — "
+        f"run one write into it at a time, give it read permission (chmod u+r {out}), or "
+        "write elsewhere"
+    ]
+    assert (out / "a.txt").read_text("utf-8") == "ours"
+    with pytest.warns(outputs.UnlockedFolder), outputs.locked(out / "b.txt"):
+        outputs.write_text(out / "b.txt", "ours")
+    assert (out / "b.txt").read_text("utf-8") == "ours"
+
+
+@pytest.mark.skipif(
+    sys.platform == "win32" or os.geteuid() == 0, reason="flock: POSIX; root reads any folder"
+)
+def test_a_folder_without_read_permission_is_said_unlocked(tmp_path: Path) -> None:
+    """The same with a real folder of mode 0300 (write and search, no read)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o300)
+    try:
+        with pytest.warns(outputs.UnlockedFolder), outputs.staged(out) as stage:
+            stage.write_text("a.txt", "ours")
+        assert (out / "a.txt").read_text("utf-8") == "ours"
+    finally:
+        out.chmod(0o700)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_a_csv_and_its_copy_are_written_under_the_folder_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """write_csv writes two files (the exact one, then its spreadsheet copy): another
+    run writing the same file at once could leave its file beside this one's copy. Now
+    it takes the folder lock first: with another write holding it (a real lock, let go
+    once the note is out: no thread, no timing) it says it waits, then writes both."""
+    import fcntl
+
+    holder = os.open(tmp_path, os.O_RDONLY)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    said = outputs._note_waiting
+    written: list[bool] = []
+
+    def note_then_other_ends(folder: Path) -> None:
+        written.append((tmp_path / "d.csv").exists())
+        said(folder)
+        os.close(holder)
+
+    monkeypatch.setattr(outputs, "_note_waiting", note_then_other_ends)
+    try:
+        with pytest.warns(outputs.WaitingForFolder):
+            outputs.write_csv(tmp_path / "d.csv", pd.DataFrame({"a": ["=1"]}))
+    finally:
+        if not written:
+            os.close(holder)
+    assert written == [False]  # nothing written before the lock was taken
+    assert (tmp_path / "d.csv").read_text("utf-8") == "a\n=1\n"
+    assert (tmp_path / "for-spreadsheets" / "d.csv").read_text("utf-8") == "a\n'=1\n"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_locked_holds_each_files_folder_once_and_lets_go(tmp_path: Path) -> None:
+    """outputs.locked: the folders of the files named are locked for the block (a lock
+    taken here, by another descriptor, is refused until it ends), each once (two files
+    in one folder, and a staged write nested in it, do not wait on themselves)."""
+    import fcntl
+
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+
+    def free(folder: Path) -> bool:
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        finally:
+            os.close(fd)
+        return True
+
+    with outputs.locked(one / "a.json", one / "b.json", two / "c.json"):
+        assert not free(one) and not free(two)
+        with outputs.staged(one) as stage:  # this thread's: no wait
+            stage.write_text("d.txt", "x")
+    assert free(one) and free(two)
+    assert (one / "d.txt").read_text("utf-8") == "x"
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
 def test_an_audit_stopped_while_waiting_for_its_folder_exits_130_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

@@ -79,6 +79,11 @@ class WaitingForFolder(ReaderNote):
     waits for it, and says so first."""
 
 
+class UnlockedFolder(ReaderNote):
+    """The folder a write goes into cannot be opened to lock it (:func:`_lock_folder`:
+    write but no read permission): the write goes on unlocked, and says so first."""
+
+
 class InterruptedWrite(ReaderNote):
     """A folder holds the staging folder of a write stopped while its files moved in
     (``kill -9``): :func:`staged` says so as it writes there again."""
@@ -482,15 +487,19 @@ def write_csv(path: str | Path, frame: pd.DataFrame) -> tuple[Path, Path]:
     """Write ``frame`` to ``path`` exactly (for scripts), then its spreadsheet-safe copy
     to ``for-spreadsheets/<name>`` beside it, each atomically; returns the two paths.
 
-    A failure writing the first leaves the old file and no new folder."""
+    A failure writing the first leaves the old file and no new folder. The folder is
+    locked for both writes (:func:`locked`): two runs writing one file at once each
+    wrote theirs and its copy, which could leave one run's file beside the other's
+    copy."""
     p = Path(path)
     copy = p.parent / SPREADSHEET_FOLDER / p.name
-    write_text(p, csv_text(frame))
-    try:
-        copy.parent.mkdir(exist_ok=True)
-    except OSError as exc:
-        raise output_error(copy, exc) from None
-    write_text(copy, spreadsheet_csv_text(frame))
+    with locked(p):
+        write_text(p, csv_text(frame))
+        try:
+            copy.parent.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise output_error(copy, exc) from None
+        write_text(copy, spreadsheet_csv_text(frame))
     return p, copy
 
 
@@ -645,7 +654,9 @@ def _lock_folder(folder: Path) -> int | None:
 
     try:
         fd = os.open(folder, os.O_RDONLY)
-    except OSError:
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM):  # a folder one may write, not list
+            _note_unlocked(folder)
         return None
     try:
         try:
@@ -660,6 +671,53 @@ def _lock_folder(folder: Path) -> int | None:
         os.close(fd)
         raise
     return fd
+
+
+def _note_unlocked(folder: Path) -> None:
+    """An :class:`UnlockedFolder` note: ``folder`` could not be opened to lock it. A
+    lock is taken on the folder opened for reading, which a folder with write but not
+    read permission refuses; its writes went on unlocked without a word, where two runs
+    at once can leave one run's files beside the other's."""
+    warnings.warn(
+        UnlockedFolder(
+            f"{folder} cannot be locked (no read permission on it; the lock that keeps two "
+            "writes into one folder apart opens the folder for reading): this write goes on "
+            "unlocked — run one write into it at a time, give it read permission "
+            f"(chmod u+r {folder}), or write elsewhere"
+        ),
+        stacklevel=2,
+    )
+
+
+@contextlib.contextmanager
+def locked(*paths: str | Path) -> Iterator[None]:
+    """Hold the folder lock of :func:`staged` (:func:`_lock_folder`) on the folder of
+    each of ``paths`` (files a command writes one after the other with
+    :func:`write_text`) for the block: two runs writing the same files at once write
+    one after the other, each run's files whole, where their writes interleaved (the
+    first run's thresholds file beside the second's result naming other thresholds).
+    Folders are locked in one order (their real paths sorted), so two runs never each
+    hold the folder the other waits for; one this thread's write already holds is not
+    locked again."""
+    held: set[str] = _HELD.__dict__.setdefault("folders", set())
+    folders = {os.path.realpath(Path(p).parent): Path(p).parent for p in paths}
+    locks: list[int] = []
+    mine: list[str] = []
+    try:
+        for key in sorted(folders):
+            if key in held:
+                continue
+            _, lock = _made_and_locked(folders[key], held)
+            held.add(key)
+            mine.append(key)
+            if lock is not None:
+                locks.append(lock)
+        yield
+    finally:
+        for key in mine:
+            held.discard(key)
+        for lock in locks:
+            os.close(lock)  # and with it the lock
 
 
 def _note_waiting(folder: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -1154,3 +1155,137 @@ def test_the_out_file_names_the_thresholds_file_it_was_written_with(
     assert thr.read_bytes() != first  # the new run's thresholds were written first
     assert json.loads(out.read_text("utf-8"))["thresholds_file"] == named  # the earlier
     assert named["sha256"] != hashlib.sha256(thr.read_bytes()).hexdigest()
+
+
+def test_run_says_wrote_in_the_order_the_files_were_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`certify run --out --thresholds` writes the thresholds file first (the --out file
+    names its sha256); its "wrote" lines said the --out file first. The order written is
+    recorded here at outputs.write_text, and the lines follow it."""
+    from recuse import outputs
+
+    src = _pairs(tmp_path)
+    thr, out = tmp_path / "thr.json", tmp_path / "full.json"
+    order: list[str] = []
+    real = outputs.write_text
+
+    def recorded(path: str | Path, text: str) -> Path:
+        order.append(str(path))
+        return real(path, text)
+
+    monkeypatch.setattr(outputs, "write_text", recorded)
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--out", str(out),
+                       "--thresholds", str(thr)], capsys)  # fmt: skip
+    assert code == 0, text
+    said = [line.removeprefix("wrote ") for line in text.splitlines() if line.startswith("wrote ")]
+    assert order == [str(thr), str(out)]
+    assert said == order
+
+
+@pytest.mark.skipif(os.name != "posix", reason="flock: POSIX")
+def test_two_runs_into_one_folder_write_one_after_the_other(tmp_path: Path) -> None:
+    """Two `certify run`s with one --out and --thresholds at once wrote without a lock:
+    one run's thresholds file could stand beside the other's --out file. Now a run
+    takes the folder lock of the audit's writes (outputs.staged): here the other run is
+    this test's process holding it; the run in a subprocess says it waits
+    (WaitingForFolder), writes nothing while it is held, and writes its pair whole once
+    it is let go. Without the lock the subprocess wrote at once (the test fails then,
+    with no note seen; no timing decides, the 120 s is a bound against a hang)."""
+    import fcntl
+    import hashlib
+    import queue
+    import subprocess
+    import sys
+    import threading
+
+    import recuse
+
+    src = _pairs(tmp_path)
+    folder = tmp_path / "results"
+    folder.mkdir()
+    thr, out = folder / "thr.json", folder / "full.json"
+    holder = os.open(folder, os.O_RDONLY)  # the other run, writing its pair into the folder
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    env = {**os.environ, "PYTHONPATH": str(Path(recuse.__file__).resolve().parents[1])}
+    args = ["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr), "--out", str(out)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "recuse", *args], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read_err() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=read_err, daemon=True).start()
+    seen: list[str] = []
+    try:
+        while not any("is under way" in line for line in seen):
+            line = lines.get(timeout=120)
+            if line is None:  # the run ended without waiting
+                break
+            seen.append(line)
+        assert any(f"another write into {folder} is under way" in line for line in seen), seen
+        assert proc.poll() is None and sorted(folder.iterdir()) == []  # waits, writes nothing
+    finally:
+        os.close(holder)  # the other run ends
+        stdout, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, seen
+    assert sorted(p.name for p in folder.iterdir()) == ["full.json", "thr.json"]
+    named = json.loads(out.read_text("utf-8"))["thresholds_file"]
+    assert named["sha256"] == hashlib.sha256(thr.read_bytes()).hexdigest()
+    assert f"wrote {thr}\nwrote {out}" in stdout
+
+
+def test_apply_with_run_refuses_thresholds_the_run_did_not_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`certify run --out` records the sha256 of the thresholds file it wrote, but
+    nothing read it: thresholds written by a later run (or edited) were applied beside
+    a result that was the record of others. `certify apply --run OUT` checks it: the
+    pair one run wrote applies (said), thresholds rewritten by another run or edited by
+    one byte are refused, exit 2, one line naming both files and the fix, no decisions
+    written; an --out file naming no thresholds file is refused too."""
+    src = _pairs(tmp_path)
+    thr, run = tmp_path / "thr.json", tmp_path / "run.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr),
+                       "--out", str(run)], capsys)  # fmt: skip
+    assert code == 0, text
+    decisions = tmp_path / "d.csv"
+    apply = ["certify", "apply", str(thr), str(src), "--out", str(decisions), "--run", str(run)]
+    code, text = _run(apply, capsys)
+    assert code == 0, text
+    import hashlib
+
+    digest = hashlib.sha256(thr.read_bytes()).hexdigest()
+    assert f"thr.json is the thresholds file run.json records (sha256 {digest[:12]}…)" in text
+    decisions.unlink()
+    shutil.rmtree(tmp_path / "for-spreadsheets")  # the copy written beside it
+    for change in ("another run", "edited"):
+        if change == "another run":  # a later run writing the thresholds alone
+            code, text = _run(["certify", str(src), "--agreement", "0.7", "--thresholds",
+                               str(thr)], capsys)  # fmt: skip
+            assert code == 0, text
+        else:
+            thr.write_bytes(thr.read_bytes() + b"\n")
+        code, text = _run(apply, capsys)
+        assert code == 2, text
+        err = text.strip()
+        assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+        now = hashlib.sha256(thr.read_bytes()).hexdigest()
+        assert (f"{thr}: is not the thresholds file run.json records: its sha256 is "
+                f"{now[:12]}…, run.json records {digest[:12]}… for {thr}") in err, err  # fmt: skip
+        assert f"--thresholds {thr} --out {run})" in err
+        assert not decisions.exists() and not (tmp_path / "for-spreadsheets").exists()
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--out", str(run)], capsys)
+    assert code == 0, text
+    code, text = _run(apply, capsys)
+    assert code == 2 and "names no thresholds file" in text and str(run) in text, text
+    run.write_text("{", encoding="utf-8")
+    code, text = _run(apply, capsys)
+    assert code == 2 and "not JSON" in text and "recuse certify --out` wrote" in text, text
+    assert not decisions.exists()

@@ -4,12 +4,16 @@ reading is replaced by a stand-in that saves a known set of files."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from recuse.cli import main
-from recuse.errors import ConfigError
+from recuse.errors import ConfigError, ReaderNote
 from recuse.judging import models
 
 #: what the stand-in conversion saves (a real one: config.json, model.safetensors, …)
@@ -71,7 +75,9 @@ def test_a_half_made_model_folder_is_replaced_by_the_converted_model(
     (out / "sub").mkdir(parents=True)
     (out / "model.safetensors").write_text("half")
     (out / "sub" / "stale.bin").write_text("x")
-    model = models.default_judge()
+    with pytest.warns(ReaderNote, match="holds an unfinished conversion .no config.json, no "
+                      "tokenizer.json"):  # fmt: skip
+        model = models.default_judge()
     assert model.path == out and model.revision == REVISION[:16]
     assert len(conversions) == 1
     assert sorted(p.name for p in out.iterdir()) == ["config.json", "model.safetensors",
@@ -91,7 +97,8 @@ def test_a_converted_model_already_in_place_is_kept(
     (tmp / "config.json").write_text("mine")
     out = tmp_path / "out"
     out.mkdir()
-    (out / "config.json").write_text("theirs")
+    for name in (*SAVED, "tokenizer.json"):
+        (out / name).write_text("theirs")
     models._put_in_place(tmp, out)
     assert (out / "config.json").read_text() == "theirs"
 
@@ -124,3 +131,114 @@ def test_a_file_where_the_model_goes_is_one_line_exit_2_before_converting(
     assert f"rm {out}" in err and models.CACHE_ENV in err, err
     assert conversions == [] and not store.exists()
     assert out.is_symlink() if what == "link" else out.read_text() == "keep me"
+
+
+def test_a_model_folder_with_config_but_no_weights_is_converted_again(
+    conversions: list[Path], tmp_path: Path
+) -> None:
+    """An older recuse converted in place: killed after save_pretrained wrote
+    config.json (first) and before the weights, it left a folder that passed for a
+    finished model (config.json was the whole test), never converted again, failing to
+    load on every run. Now a folder without weights or tokenizer.json is no finished
+    model: a note says what it lacks, and the conversion replaces it whole."""
+    out = _place(tmp_path)
+    out.mkdir(parents=True)
+    (out / "config.json").write_text('{"model_type": "llama"}')
+    with pytest.warns(ReaderNote) as notes:
+        models.default_judge()
+    assert len(conversions) == 1
+    said = " ".join(str(n.message) for n in notes)
+    assert (
+        f"model cache {out} holds an unfinished conversion (no weights (model.safetensors" in said
+    )
+    assert "no tokenizer.json" in said and "converting the model again" in said
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "model.safetensors",
+                                                     "tokenizer.json"]  # fmt: skip
+    assert [p.name for p in out.parent.iterdir()] == [out.name]
+
+
+#: a conversion killed (SIGKILL) after making its folder beside the cache, in a process
+#: of its own: the folder is made, and locked, as recuse makes it (_conversion_folder);
+#: with "stale", killed as it replaced a half-made cache, moved aside first
+KILLED = """
+import os, signal, sys
+from pathlib import Path
+from recuse.judging import models
+out = Path(sys.argv[1])
+tmp, _ = models._conversion_folder(out)
+(tmp / "model.safetensors").write_text("half")
+if sys.argv[2] == "stale":
+    out.rename(tmp.with_name(tmp.name + ".stale"))
+print(tmp.name, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _killed(out: Path, how: str) -> str:
+    """Run :data:`KILLED` for ``out``: the name of the conversion folder it left."""
+    import recuse
+
+    env = {**os.environ, "PYTHONPATH": str(Path(recuse.__file__).resolve().parents[1])}
+    proc = subprocess.run([sys.executable, "-c", KILLED, str(out), how], capture_output=True,
+                          text=True, env=env, timeout=120)  # fmt: skip
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    return proc.stdout.strip()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_what_killed_conversions_left_is_removed_and_a_running_ones_kept(
+    conversions: list[Path], tmp_path: Path
+) -> None:
+    """A conversion killed while it wrote left its temporary folder beside the cache,
+    and one killed while replacing a half-made cache left that folder moved aside
+    (.stale), for good (270 MB each for the real judge). Now the next run removes both
+    (their processes gone, nothing holds their folder's lock), and keeps what is not
+    provably a killed conversion's: a conversion running now (its folder locked, here
+    by this process, with a half-made cache it moved aside), another revision's
+    folder, a file of a leftover's name, a folder whose name only starts alike."""
+    out = _place(tmp_path)
+    out.mkdir(parents=True)
+    (out / "config.json").write_text("half-made")
+    stale = _killed(out, "stale")  # the half-made cache moved aside, then killed
+    assert not out.exists() and (out.parent / (stale + ".stale")).is_dir()
+    killed = _killed(out, "plain")
+    running, lock = models._conversion_folder(out)  # a conversion under way
+    assert lock is not None
+    (out.parent / (running.name + ".stale")).mkdir()
+    kept = {running.name, running.name + ".stale", "fedcba9876543210.abcd1234",
+            out.name + ".abcd12345", out.name + ".file0000"}  # fmt: skip
+    (out.parent / "fedcba9876543210.abcd1234").mkdir()
+    (out.parent / (out.name + ".abcd12345")).mkdir()
+    (out.parent / (out.name + ".file0000")).write_text("a file")
+    try:
+        models.default_judge()
+        assert sorted(p.name for p in out.parent.iterdir()) == sorted({out.name, *kept})
+        assert stale not in kept and killed not in kept
+        assert len(conversions) == 1 and models._holds_model(out)
+    finally:
+        os.close(lock)
+    # the running conversion ended (killed): the next run removes its folders too
+    models.default_judge()
+    assert len(conversions) == 1  # the model in place: not converted again
+    assert sorted(p.name for p in out.parent.iterdir()) == sorted(
+        {out.name, "fedcba9876543210.abcd1234", out.name + ".abcd12345", out.name + ".file0000"}
+    )
+
+
+def test_a_conversion_that_saves_no_finished_model_is_said_not_redone_each_run(
+    conversions: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A transformers that saved the tokenizer under other names (no tokenizer.json)
+    would leave a model that is never counted finished, converted again on every run:
+    the run that converts it says so instead, one ConfigError naming what is missing."""
+    monkeypatch.setattr(_Saves, "save_pretrained", _save_without_tokenizer_json)
+    with pytest.raises(ConfigError, match=r"saved no tokenizer\.json: this transformers"):
+        models.default_judge()
+    assert len(conversions) == 1
+
+
+def _save_without_tokenizer_json(self: _Saves, folder: Path) -> None:
+    for name, text in self.files.items():
+        if name != "tokenizer.json":
+            (Path(folder) / name).write_text(text)
+    (Path(folder) / "vocab.json").write_text("{}")

@@ -65,7 +65,7 @@ def test_converting_the_embedded_judge_draws_no_progress_bar(
     from transformers.utils import logging as hf_logging
 
     from judging.helpers import build_tiny_gguf
-    from recuse.judging.models import convert_gguf
+    from recuse.judging.models import _holds_model, convert_gguf
 
     gguf = build_tiny_gguf(tmp_path / "tiny.gguf")
     hf_logging.enable_progress_bar()
@@ -75,6 +75,7 @@ def test_converting_the_embedded_judge_draws_no_progress_bar(
     assert "GGUF tensors" not in err and "Loading weights" not in err
     assert "Writing model shards" not in err and "\r" not in err
     assert (tmp_path / "m" / "config.json").is_file()
+    assert _holds_model(tmp_path / "m")  # a finished conversion counts as one: not redone
 
     direct = AutoModelForCausalLM.from_pretrained(tmp_path, gguf_file=gguf.name)
     direct.hf_quantizer = None  # type: ignore[assignment]

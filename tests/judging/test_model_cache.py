@@ -242,3 +242,62 @@ def _save_without_tokenizer_json(self: _Saves, folder: Path) -> None:
         if name != "tokenizer.json":
             (Path(folder) / name).write_text(text)
     (Path(folder) / "vocab.json").write_text("{}")
+
+
+def _sharded(folder: Path, shards: list[str], saved: list[str]) -> None:
+    """A sharded model's files in ``folder``: config.json, tokenizer.json, the index
+    naming ``shards`` (two tensors each) and those of them in ``saved``."""
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text('{"model_type": "llama"}')
+    (folder / "tokenizer.json").write_text("{}")
+    weight_map = {f"layer{k}.{t}": shard for k, shard in enumerate(shards) for t in "ab"}
+    index = {"metadata": {"total_size": 8}, "weight_map": weight_map}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    for shard in saved:
+        (folder / shard).write_text("weights")
+
+
+def test_a_sharded_model_is_finished_only_with_every_shard_its_index_names(
+    conversions: list[Path], tmp_path: Path
+) -> None:
+    """save_pretrained writes a larger model as shards and an index naming them: a
+    folder with config.json, tokenizer.json and the index but not every shard (one
+    removed, a copy stopped part-way) passed for a finished model — the index was
+    taken for the weights — never converted again, failing to load on every run. Now
+    a sharded model is finished only with each shard its index names (a shard named
+    twice in the index counted once); one without is said (which shard) and converted
+    again; an index that cannot be read names no shard. A folder with every shard is
+    kept, not converted."""
+    two = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+    whole = tmp_path / "whole"
+    _sharded(whole, two, two)
+    assert models._holds_model(whole) and models._missing(whole) == []
+    half = tmp_path / "half"
+    _sharded(half, two, two[:1])
+    assert models._missing(half) == [
+        "model-00002-of-00002.safetensors (a shard model.safetensors.index.json names)"
+    ]
+    many = tmp_path / "many"
+    _sharded(many, [f"model-0000{k}-of-00005.safetensors" for k in range(1, 6)], [])
+    assert models._missing(many) == [
+        "model-00001-of-00005.safetensors and 4 more shards model.safetensors.index.json names"
+    ]
+    unread = tmp_path / "unread"
+    _sharded(unread, two, two)
+    (unread / "model.safetensors.index.json").write_text("{")
+    assert models._missing(unread) == [
+        "weights (model.safetensors.index.json readable, and the shards it names)"
+    ]
+    out = _place(tmp_path)
+    _sharded(out, two, two[:1])  # the killed conversion's folder, in the cache
+    with pytest.warns(ReaderNote, match=r"unfinished conversion \(no model-00002-of-00002"):
+        models.default_judge()
+    assert len(conversions) == 1
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "model.safetensors",
+                                                     "tokenizer.json"]  # fmt: skip
+    _sharded(out, two, two)  # a finished sharded model in place: kept as it is
+    (out / "model.safetensors").unlink()
+    models.default_judge()
+    assert len(conversions) == 1

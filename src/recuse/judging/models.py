@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -214,18 +215,50 @@ WEIGHTS = (
     "pytorch_model.bin", "pytorch_model.bin.index.json",
 )  # fmt: skip
 #: what a model folder holds once its conversion finished: config.json is saved first,
-#: the weights next, tokenizer.json last (transformers' save_pretrained order)
+#: the weights next, tokenizer.json last (transformers' save_pretrained order); sharded
+#: weights are their index and every shard it names (:func:`_unsaved_shards`)
 FINISHED = ("config.json", "weights (" + " or ".join(WEIGHTS) + ")", "tokenizer.json")
 
 
 def _missing(out: Path) -> list[str]:
     """What of :data:`FINISHED` the folder ``out`` lacks (none: a finished conversion)."""
+    unsharded = [w for w in WEIGHTS if not w.endswith(".index.json") and (out / w).is_file()]
+    shards = [_unsaved_shards(out / w) for w in WEIGHTS if w.endswith(".index.json")]
+    weights = [FINISHED[1]] if unsharded else next((s for s in shards if s), [FINISHED[1]])
     have = {
         "config.json": (out / "config.json").is_file(),
-        FINISHED[1]: any((out / w).is_file() for w in WEIGHTS),
+        FINISHED[1]: bool(unsharded) or [] in shards,
         "tokenizer.json": (out / "tokenizer.json").is_file(),
     }
-    return [name for name in FINISHED if not have[name]]
+    return [
+        missing
+        for name in FINISHED
+        if not have[name]
+        for missing in (weights if name == FINISHED[1] else [name])
+    ]
+
+
+def _unsaved_shards(index: Path) -> list[str] | None:
+    """Which weight shards the sharded model's ``index`` (model.safetensors.index.json)
+    names that are not saved beside it (``[]``: all are), or None where there is no
+    index. An index beside which a shard is not there (removed, a copy stopped
+    part-way, a save of another transformers writing the index first) passed for the
+    weights: the folder counted finished, never converted again, failing to load on
+    every run after. An index that cannot be read names no shard: it lacks them all."""
+    if not index.is_file():
+        return None
+    unread = [f"weights ({index.name} readable, and the shards it names)"]
+    try:
+        found = json.loads(index.read_text(encoding="utf-8")).get("weight_map")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return unread
+    if not isinstance(found, dict) or not found:
+        return unread
+    names = sorted({str(v) for v in found.values()})
+    lacking = [n for n in names if not (index.parent / n).is_file()]
+    if len(lacking) > 2:  # a model of many shards: the first and a count
+        return [f"{lacking[0]} and {len(lacking) - 1} more shards {index.name} names"]
+    return [f"{n} (a shard {index.name} names)" for n in lacking]
 
 
 def _holds_model(out: Path) -> bool:

@@ -301,3 +301,29 @@ def test_a_sharded_model_is_finished_only_with_every_shard_its_index_names(
     (out / "model.safetensors").unlink()
     models.default_judge()
     assert len(conversions) == 1
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_leftovers_that_cannot_be_removed_are_not_said_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """clear_leftovers returned every leftover it tried to remove, removed or not: in a
+    read-only cache (run by hand on a read-only bind mount: both were returned, both
+    stayed) it named as removed two folders still there. Here the removal fails as it
+    does there (rmtree with ignore_errors that removes nothing) for one of two: only
+    the other is returned, and the one that stayed is still there."""
+    out = tmp_path / "cache with spaces" / models.DEFAULT_JUDGE / REVISION[:16]
+    stays = out.parent / (out.name + ".abcd1234")
+    goes = out.parent / (out.name + ".zzzz9999.stale")
+    for folder in (stays, goes):
+        folder.mkdir(parents=True)
+        (folder / "model.safetensors").write_text("half")
+    real = models.shutil.rmtree
+
+    def read_only(path: Path, ignore_errors: bool = False) -> None:
+        if Path(path) != stays:
+            real(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr(models.shutil, "rmtree", read_only)
+    assert models.clear_leftovers(out) == [goes]
+    assert sorted(p.name for p in out.parent.iterdir()) == [stays.name]

@@ -429,7 +429,8 @@ def clear_leftovers(out: Path) -> list[Path]:
     from its folder's making, :func:`_conversion_folder`) or gone (the conversion put
     its model in place; it then removes that folder itself) is removed, while the cache
     folder is locked so that no conversion starts meanwhile. Nothing is removed where a
-    lock cannot be taken or tested (not POSIX, no read permission, no locks there)."""
+    lock cannot be taken or tested (not POSIX, no read permission, no locks there); one
+    that cannot be removed (a read-only cache) stays, unsaid, and is not returned."""
     parent = out.parent
     if not parent.is_dir():
         return []
@@ -442,7 +443,8 @@ def clear_leftovers(out: Path) -> list[Path]:
             if owner is None or (owner.exists() and not _unlocked(owner)):
                 continue
             shutil.rmtree(entry, ignore_errors=True)
-            removed.append(entry)
+            if not os.path.lexists(entry):  # one that cannot be (a read-only cache) stays
+                removed.append(entry)
     return removed
 
 

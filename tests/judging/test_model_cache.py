@@ -327,3 +327,32 @@ def test_leftovers_that_cannot_be_removed_are_not_said_removed(
     monkeypatch.setattr(models.shutil, "rmtree", read_only)
     assert models.clear_leftovers(out) == [goes]
     assert sorted(p.name for p in out.parent.iterdir()) == [stays.name]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+@pytest.mark.parametrize("code", ["ENOLCK", "EOPNOTSUPP", "EBADF"])
+def test_a_cache_without_locks_removes_nothing_and_still_converts(
+    conversions: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: str
+) -> None:
+    """A file system where flock fails (NFS without its lock service: ENOLCK; one that
+    has none: EOPNOTSUPP; Linux's NFS flock on a folder opened for reading: EBADF)
+    cannot tell a killed conversion's folder from a running one's: clear_leftovers
+    removes nothing (a running conversion's folder, here one with a half-made
+    .stale beside it, stays), and the model is still converted and put in place."""
+    import errno
+    import fcntl
+
+    def flock(fd: int, op: int) -> None:
+        number = getattr(errno, code)
+        raise OSError(number, os.strerror(number))
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    out = _place(tmp_path)
+    running = out.parent / (out.name + ".abcd1234")
+    (running.parent / (running.name + ".stale")).mkdir(parents=True)
+    running.mkdir()
+    assert models.clear_leftovers(out) == []
+    models.default_judge()
+    assert len(conversions) == 1 and models._holds_model(out)
+    names = sorted(p.name for p in out.parent.iterdir())
+    assert names == sorted([out.name, running.name, running.name + ".stale"])

@@ -1342,6 +1342,7 @@ def test_apply_with_run_checks_the_bytes_it_applies_not_a_second_read(
         ("A" * 64, '"' + "A" * 38 + "…"),
         (["x"] * 30, '["x", "x", "x", "x", "x", "x", "x", "x"…'),
         (None, "null"),
+        ("absent", "null"),
         (7, "7"),
         ("z\n" * 40, '"' + "z\\n" * 12 + "z\\…"),  # the line breaks as JSON writes them
     ],
@@ -1361,7 +1362,10 @@ def test_apply_with_run_refuses_a_recorded_sha256_that_is_none_naming_the_run_fi
                        "--out", str(run)], capsys)  # fmt: skip
     assert code == 0, text
     record = json.loads(run.read_text("utf-8"))
-    record["thresholds_file"]["sha256"] = sha256
+    if sha256 == "absent":
+        del record["thresholds_file"]["sha256"]
+    else:
+        record["thresholds_file"]["sha256"] = sha256
     run.write_text(json.dumps(record), encoding="utf-8")
     decisions = tmp_path / "d.csv"
     code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(decisions),
@@ -1374,3 +1378,27 @@ def test_apply_with_run_refuses_a_recorded_sha256_that_is_none_naming_the_run_fi
         "again with --thresholds and --out, or apply without --run"
     ), err
     assert not decisions.exists()
+
+
+def test_apply_with_run_refuses_a_thresholds_file_record_that_is_no_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --run file whose thresholds_file is no object (a string, a list: edited) was
+    said to name no thresholds file, "written without --thresholds, or by an earlier
+    recuse", which it was not. Now it is refused as edited or damaged, naming the
+    field and what it holds: one line, exit 2."""
+    src = _pairs(tmp_path)
+    thr, run = tmp_path / "thr.json", tmp_path / "run.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr),
+                       "--out", str(run)], capsys)  # fmt: skip
+    assert code == 0, text
+    record = json.loads(run.read_text("utf-8"))
+    record["thresholds_file"] = "thr.json"
+    run.write_text(json.dumps(record), encoding="utf-8")
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(tmp_path / "d.csv"),
+                       "--run", str(run)], capsys)  # fmt: skip
+    assert code == 2 and text.strip() == (
+        f'recuse: error: {run}: thresholds_file is "thr.json", not the object recuse certify '
+        "writes (path, sha256): the file was edited or damaged — certify again with "
+        "--thresholds and --out, or apply without --run"
+    ), text

@@ -701,21 +701,29 @@ def _recorded_sha256(run: Path) -> tuple[str, str | None]:
     refused as the --out file's fault, naming the field: it was said of the thresholds
     file ("is not the thresholds file run.json records"), which was not at fault."""
     record = _read_json(run, option="--out")
-    named = record.get("thresholds_file") if isinstance(record, dict) else None
-    if not isinstance(named, dict) or "sha256" not in named:
+    fix = "certify again with --thresholds and --out, or apply without --run"
+    if not isinstance(record, dict) or "thresholds_file" not in record:
         raise InputError(
             "names no thresholds file (thresholds_file: written without --thresholds, or "
             "by an earlier recuse), so it cannot say which thresholds it is the record of",
             file=run,
-            fix="certify again with --thresholds and --out, or apply without --run",
+            fix=fix,
         )
-    sha = named["sha256"]
+    named = record["thresholds_file"]
+    if not isinstance(named, dict):
+        raise InputError(
+            f"thresholds_file is {_json_said(named)}, not the object recuse certify writes "
+            "(path, sha256): the file was edited or damaged",
+            file=run,
+            fix=fix,
+        )
+    sha = named.get("sha256")
     if not (isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha)):
         raise InputError(
             f"thresholds_file.sha256 is {_json_said(sha)}, not a sha256 (64 hex digits, "
             "as recuse certify writes it): the file was edited or damaged",
             file=run,
-            fix="certify again with --thresholds and --out, or apply without --run",
+            fix=fix,
         )
     path = named.get("path")
     return sha, path if isinstance(path, str) and path else None

@@ -1106,3 +1106,15 @@ def test_a_csv_into_a_folder_that_is_not_there_is_refused_and_makes_none(
     with pytest.raises(OutputError, match=r"cannot write .*x\.csv: no file can be"):
         outputs.write_csv(tmp_path / "no" / "such" / "x.csv", pd.DataFrame({"a": [1]}))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_csv_under_a_file_is_refused_as_not_a_folder(tmp_path: Path) -> None:
+    """write_csv under a file (a.txt/x.csv) failed "cannot write a.txt/x.csv: Not a
+    directory"; taking the folder lock tried to make a.txt a folder first and said
+    "cannot write a.txt: File exists", naming the file that is there as the one not
+    written. Now a file is no folder to lock: the write says what it said before."""
+    (tmp_path / "a.txt").write_text("keep")
+    with pytest.raises(OutputError) as info:
+        outputs.write_csv(tmp_path / "a.txt" / "x.csv", pd.DataFrame({"a": [1]}))
+    assert str(info.value).startswith(f"cannot write {tmp_path / 'a.txt' / 'x.csv'}: ")
+    assert (tmp_path / "a.txt").read_text() == "keep"

@@ -42,6 +42,7 @@ import threading
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from stat import S_ISDIR
 from typing import TYPE_CHECKING, Any
 
 from recuse.errors import OutputError, ReaderNote
@@ -609,12 +610,13 @@ def _folder_id(folder: Path) -> FolderId | None:
     Its real path told a folder from itself where two spellings lead to it without a
     link (a bind mount; another letter case on a case-insensitive file system, which
     ``realpath`` keeps as typed): a write nested in one of this thread's locked it
-    again by another descriptor, and waited on itself for good."""
+    again by another descriptor, and waited on itself for good. A file is no folder:
+    None (a write into it says so)."""
     try:
         st = os.stat(folder)
     except OSError:
         return None
-    return st.st_dev, st.st_ino
+    return (st.st_dev, st.st_ino) if S_ISDIR(st.st_mode) else None
 
 
 def _made_and_locked(out: Path, held: set[FolderId]) -> tuple[bool, int | None]:

@@ -290,6 +290,12 @@ def test_a_sharded_model_is_finished_only_with_every_shard_its_index_names(
     assert models._missing(unread) == [
         "weights (model.safetensors.index.json readable, and the shards it names)"
     ]
+    odd = tmp_path / "odd"  # names no file can have: lacking, not a traceback
+    _sharded(odd, ["a\x00b.safetensors", "x" * 300 + ".safetensors"], [])
+    assert models._missing(odd) == [
+        "a\x00b.safetensors (a shard model.safetensors.index.json names)",
+        "x" * 300 + ".safetensors (a shard model.safetensors.index.json names)",
+    ]
     out = _place(tmp_path)
     _sharded(out, two, two[:1])  # the killed conversion's folder, in the cache
     with pytest.warns(ReaderNote, match=r"unfinished conversion \(no model-00002-of-00002"):

@@ -255,10 +255,20 @@ def _unsaved_shards(index: Path) -> list[str] | None:
     if not isinstance(found, dict) or not found:
         return unread
     names = sorted({str(v) for v in found.values()})
-    lacking = [n for n in names if not (index.parent / n).is_file()]
+    lacking = [n for n in names if not _saved(index.parent, n)]
     if len(lacking) > 2:  # a model of many shards: the first and a count
         return [f"{lacking[0]} and {len(lacking) - 1} more shards {index.name} names"]
     return [f"{n} (a shard {index.name} names)" for n in lacking]
+
+
+def _saved(folder: Path, name: str) -> bool:
+    """Whether ``name`` (as an index names it) is a file in ``folder``; False for a
+    name no file can have (a NUL in it, too long), which looking for ended in a
+    traceback."""
+    try:
+        return (folder / name).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _holds_model(out: Path) -> bool:

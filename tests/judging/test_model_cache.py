@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -163,6 +164,7 @@ def test_a_model_folder_with_config_but_no_weights_is_converted_again(
 KILLED = """
 import os, signal, sys
 from pathlib import Path
+from typing import Any
 from recuse.judging import models
 out = Path(sys.argv[1])
 tmp, _ = models._conversion_folder(out)
@@ -362,3 +364,27 @@ def test_a_cache_without_locks_removes_nothing_and_still_converts(
     assert len(conversions) == 1 and models._holds_model(out)
     names = sorted(p.name for p in out.parent.iterdir())
     assert names == sorted([out.name, running.name, running.name + ".stale"])
+
+
+def test_an_unlistable_half_made_folder_is_said_and_converted_not_a_traceback(
+    conversions: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model folder with search but no read permission (chmod 0300, as a user other
+    than root; simulated here by listing it failing as it does then): the note for an
+    unfinished conversion listed it to see whether it held files and ended `recuse
+    judge` in a PermissionError traceback. Now it is said and converted again."""
+    out = _place(tmp_path)
+    out.mkdir(parents=True)
+    (out / "config.json").write_text('{"model_type": "llama"}')
+    real = Path.iterdir
+
+    def unlistable(self: Path) -> Any:
+        if self == out:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Path, "iterdir", unlistable)
+        with pytest.warns(ReaderNote, match="holds an unfinished conversion"):
+            models.default_judge()
+    assert len(conversions) == 1 and models._holds_model(out)

@@ -282,8 +282,10 @@ def _holds_model(out: Path) -> bool:
 
 def _note_unfinished(out: Path) -> None:
     """A note where the folder ``out`` holds files but no finished conversion: it is
-    converted again and replaced (:func:`_put_in_place`)."""
-    if not out.is_dir() or out.is_symlink() or not any(out.iterdir()):
+    converted again and replaced (:func:`_put_in_place`). A folder that cannot be
+    listed (write but no read permission) is said too: listing it ended in a
+    traceback."""
+    if not out.is_dir() or out.is_symlink() or not _holds_files(out):
         return
     warnings.warn(
         ReaderNote(
@@ -293,6 +295,14 @@ def _note_unfinished(out: Path) -> None:
         ),
         stacklevel=2,
     )
+
+
+def _holds_files(folder: Path) -> bool:
+    """Whether ``folder`` holds anything; True where it cannot be listed."""
+    try:
+        return any(folder.iterdir())
+    except OSError:
+        return True
 
 
 def _check_model_place(out: Path) -> None:

@@ -1057,3 +1057,64 @@ def test_a_write_killed_while_holding_the_lock_lets_the_next_one_in_and_is_clean
     with outputs.staged(out) as stage:
         stage.write_text("ours.txt", "y")
     assert sorted(p.name for p in out.iterdir()) == ["ours.txt"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_one_folder_spelled_two_ways_is_locked_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folders a write holds were told apart by their real path: where two
+    spellings lead to one folder without a link (a bind mount; another letter case on a
+    case-insensitive file system, which realpath keeps as typed, simulated here by a
+    realpath that leaves the path as given), `certify run --out Res/r.json --thresholds
+    res/t.json` locked it twice, by two descriptors, and waited on itself for good (run
+    by hand with `mount --bind`: it hung). Now a folder is its (device, inode): locked
+    once, a nested write into it does not wait, and it is let go after. A wait would
+    be said first (WaitingForFolder): made an error here, so the old code fails, not
+    hangs."""
+    import fcntl
+
+    def waits(folder: Path) -> None:
+        raise AssertionError(f"waits on its own lock of {folder}")
+
+    monkeypatch.setattr(outputs, "_note_waiting", waits)
+    monkeypatch.setattr(os.path, "realpath", lambda path, **_: os.fspath(path))
+    one = tmp_path / "one"
+    (one / "sub").mkdir(parents=True)
+    other = one / "sub" / ".."  # the same folder, another spelling
+    with outputs.locked(one / "a.json", other / "b.json"):
+        outputs.write_text(other / "b.json", "b")
+        with outputs.staged(other) as stage:
+            stage.write_text("c.txt", "c")
+        outputs.write_csv(other / "d.csv", pd.DataFrame({"a": [1]}))
+    fd = os.open(one, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # let go: BlockingIOError if not
+    finally:
+        os.close(fd)
+    names = ["b.json", "c.txt", "d.csv", "for-spreadsheets", "sub"]
+    assert sorted(p.name for p in one.iterdir()) == names
+
+
+def test_a_csv_into_a_folder_that_is_not_there_is_refused_and_makes_none(
+    tmp_path: Path,
+) -> None:
+    """write_csv into a folder that does not exist failed, naming the file (as
+    write_text does); taking the folder lock (outputs.locked) made the folder and its
+    parents instead, unasked, and wrote into them. Now a folder that is not there is
+    not locked, nor made: the write fails as before and leaves nothing."""
+    with pytest.raises(OutputError, match=r"cannot write .*x\.csv: no file can be"):
+        outputs.write_csv(tmp_path / "no" / "such" / "x.csv", pd.DataFrame({"a": [1]}))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_csv_under_a_file_is_refused_as_not_a_folder(tmp_path: Path) -> None:
+    """write_csv under a file (a.txt/x.csv) failed "cannot write a.txt/x.csv: Not a
+    directory"; taking the folder lock tried to make a.txt a folder first and said
+    "cannot write a.txt: File exists", naming the file that is there as the one not
+    written. Now a file is no folder to lock: the write says what it said before."""
+    (tmp_path / "a.txt").write_text("keep")
+    with pytest.raises(OutputError) as info:
+        outputs.write_csv(tmp_path / "a.txt" / "x.csv", pd.DataFrame({"a": [1]}))
+    assert str(info.value).startswith(f"cannot write {tmp_path / 'a.txt' / 'x.csv'}: ")
+    assert (tmp_path / "a.txt").read_text() == "keep"

@@ -390,7 +390,13 @@ def read_text(path: str | Path) -> str:
     of a JSON document, so there is no ``row``).
     """
     path = Path(path)
-    raw = read_bytes(path)
+    return text_of(read_bytes(path), path)
+
+
+def text_of(raw: bytes, path: Path) -> str:
+    """The bytes ``raw`` read from ``path`` as :func:`read_text` reads them: UTF-8, a
+    leading byte-order mark dropped, a byte that is not UTF-8 said with its line. For a
+    caller that also needs the bytes themselves (their sha256), read once."""
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

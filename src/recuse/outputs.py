@@ -42,6 +42,7 @@ import threading
 import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from stat import S_ISDIR
 from typing import TYPE_CHECKING, Any
 
 from recuse.errors import OutputError, ReaderNote
@@ -583,27 +584,44 @@ def staged(target: str | Path) -> Iterator[Staging]:
     recuse), or holds an old file this write does not replace.
     """
     out = Path(target)
-    held: set[str] = _HELD.__dict__.setdefault("folders", set())
+    held: set[FolderId] = _HELD.__dict__.setdefault("folders", set())
     created, lock = _made_and_locked(out, held)
-    key = os.path.realpath(out)
-    outer = key not in held  # a write nested in one of this thread's: no wait
-    held.add(key)
+    key = _folder_id(out)
+    mine = {key} - held if key is not None else set()  # none: nested in this thread's
+    held |= mine
     try:
         with _staging(out, created) as stage:
             yield stage
     finally:
-        if outer:
-            held.discard(key)
+        held -= mine
         if lock is not None:
             os.close(lock)  # and with it the lock
 
 
-_HELD = threading.local()  # .folders: those this thread's writes have locked (realpath)
+_HELD = threading.local()  # .folders: those this thread's writes have locked (FolderId)
+
+#: a folder as the file system knows it: (device, inode)
+FolderId = tuple[int, int]
 
 
-def _made_and_locked(out: Path, held: set[str]) -> tuple[bool, int | None]:
+def _folder_id(folder: Path) -> FolderId | None:
+    """The folder ``folder`` as the file system knows it, its (device, inode): one
+    folder however its path is spelled, or None where it cannot be looked at (gone).
+    Its real path told a folder from itself where two spellings lead to it without a
+    link (a bind mount; another letter case on a case-insensitive file system, which
+    ``realpath`` keeps as typed): a write nested in one of this thread's locked it
+    again by another descriptor, and waited on itself for good. A file is no folder:
+    None (a write into it says so)."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if S_ISDIR(st.st_mode) else None
+
+
+def _made_and_locked(out: Path, held: set[FolderId]) -> tuple[bool, int | None]:
     """Make the folder ``out`` and lock it (:func:`_lock_folder`) unless one of this
-    thread's writes holds it (a realpath in ``held``): whether this call created it,
+    thread's writes holds it (its :func:`_folder_id` in ``held``): whether this call created it,
     and the locked descriptor (None: not locked). A lock taken on a folder that is no
     longer ``out`` once the wait ended (the write waited on had created it, failed or
     was stopped, and removed it; another was made in its place) is let go and ``out``
@@ -616,7 +634,7 @@ def _made_and_locked(out: Path, held: set[str]) -> tuple[bool, int | None]:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise output_error(out, exc) from None
-        if os.path.realpath(out) in held:
+        if _folder_id(out) in held:
             return created, None
         try:
             lock = _lock_folder(out)
@@ -696,20 +714,26 @@ def locked(*paths: str | Path) -> Iterator[None]:
     :func:`write_text`) for the block: two runs writing the same files at once write
     one after the other, each run's files whole, where their writes interleaved (the
     first run's thresholds file beside the second's result naming other thresholds).
-    Folders are locked in one order (their real paths sorted), so two runs never each
-    hold the folder the other waits for; one this thread's write already holds is not
-    locked again."""
-    held: set[str] = _HELD.__dict__.setdefault("folders", set())
-    folders = {os.path.realpath(Path(p).parent): Path(p).parent for p in paths}
+    Folders are locked in one order (by :func:`_folder_id`), so two runs never
+    each hold the folder the other waits for; one this thread's write already holds
+    (however its path is spelled) is not locked again. A folder that is not there is
+    not made (the write into it says so) and not locked."""
+    held: set[FolderId] = _HELD.__dict__.setdefault("folders", set())
+    folders: dict[FolderId, Path] = {}
+    for p in paths:
+        key = _folder_id(Path(p).parent)
+        if key is not None:
+            folders.setdefault(key, Path(p).parent)
     locks: list[int] = []
-    mine: list[str] = []
+    mine: list[FolderId] = []
     try:
         for key in sorted(folders):
             if key in held:
                 continue
             _, lock = _made_and_locked(folders[key], held)
-            held.add(key)
-            mine.append(key)
+            now = _folder_id(folders[key]) or key  # another, where it was replaced meanwhile
+            held.add(now)
+            mine.append(now)
             if lock is not None:
                 locks.append(lock)
         yield

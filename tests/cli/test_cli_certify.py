@@ -1289,3 +1289,116 @@ def test_apply_with_run_refuses_thresholds_the_run_did_not_write(
     code, text = _run(apply, capsys)
     assert code == 2 and "not JSON" in text and "recuse certify --out` wrote" in text, text
     assert not decisions.exists()
+
+
+def test_apply_with_run_checks_the_bytes_it_applies_not_a_second_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`certify apply --run` read the thresholds file to apply it, then again to hash
+    it: another run writing its pair (thresholds, then --out) between the two reads
+    had the new pair's sha256 checked and found matching, while the thresholds applied
+    were the earlier run's — the check passed and said so for thresholds its record
+    is not of. The other run is planted here at the moment after the first read (its
+    pair, written beforehand with another --agreement, copied in). Now the sha256 is
+    of the bytes applied: refused, exit 2, nothing written."""
+    import hashlib
+
+    from recuse.mitigation import thresholds as thresholds_module
+
+    src = _pairs(tmp_path)
+    thr, run = tmp_path / "thr.json", tmp_path / "run.json"
+    later_thr, later_run = tmp_path / "later-thr.json", tmp_path / "later-run.json"
+    for path, out, agreement in ((thr, run, "0.8"), (later_thr, later_run, "0.7")):
+        code, text = _run(["certify", str(src), "--agreement", agreement, "--thresholds",
+                           str(path), "--out", str(out)], capsys)  # fmt: skip
+        assert code == 0, text
+    earlier = thr.read_bytes()
+    assert earlier != later_thr.read_bytes()  # the two runs' thresholds differ
+    real = thresholds_module.read_thresholds
+
+    def then_another_run_writes(spec: dict[str, Any], **kwargs: Any) -> Any:
+        got = real(spec, **kwargs)
+        thr.write_bytes(later_thr.read_bytes())  # the other run: thresholds first,
+        run.write_bytes(later_run.read_bytes().replace(b"later-thr.json", b"thr.json"))
+        return got
+
+    monkeypatch.setattr(thresholds_module, "read_thresholds", then_another_run_writes)
+    decisions = tmp_path / "d.csv"
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(decisions),
+                       "--run", str(run)], capsys)  # fmt: skip
+    assert code == 2, text
+    applied = hashlib.sha256(earlier).hexdigest()
+    recorded = hashlib.sha256(later_thr.read_bytes()).hexdigest()
+    said = (f"{thr}: is not the thresholds file run.json records: its sha256 is "
+            f"{applied[:12]}…, run.json records {recorded[:12]}… for {thr}")  # fmt: skip
+    assert said in text, text
+    assert "is the thresholds file" not in text and not decisions.exists()
+
+
+@pytest.mark.parametrize(
+    ("sha256", "said"),
+    [
+        ("ABC", '"ABC"'),
+        ("A" * 64, '"' + "A" * 38 + "…"),
+        (["x"] * 30, '["x", "x", "x", "x", "x", "x", "x", "x"…'),
+        (None, "null"),
+        ("absent", "null"),
+        (7, "7"),
+        ("z\n" * 40, '"' + "z\\n" * 12 + "z\\…"),  # the line breaks as JSON writes them
+    ],
+)
+def test_apply_with_run_refuses_a_recorded_sha256_that_is_none_naming_the_run_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sha256: object, said: str
+) -> None:
+    """A --run file whose thresholds_file.sha256 is no sha256 (edited, damaged,
+    hostile: too short, another case, a list, null, a number, line breaks) was said of
+    the thresholds file ("is not the thresholds file run.json records … records
+    ABC…"), which was not at fault, or (not a string) as "names no thresholds file".
+    Now the --run file is refused, naming the field, what it holds (JSON, cut to 40
+    characters) and the fix: one line, exit 2, nothing written."""
+    src = _pairs(tmp_path)
+    thr, run = tmp_path / "thr.json", tmp_path / "run.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr),
+                       "--out", str(run)], capsys)  # fmt: skip
+    assert code == 0, text
+    record = json.loads(run.read_text("utf-8"))
+    if sha256 == "absent":
+        del record["thresholds_file"]["sha256"]
+    else:
+        record["thresholds_file"]["sha256"] = sha256
+    run.write_text(json.dumps(record), encoding="utf-8")
+    decisions = tmp_path / "d.csv"
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(decisions),
+                       "--run", str(run)], capsys)  # fmt: skip
+    err = text.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err == (
+        f"recuse: error: {run}: thresholds_file.sha256 is {said}, not a sha256 (64 hex "
+        "digits, as recuse certify writes it): the file was edited or damaged — certify "
+        "again with --thresholds and --out, or apply without --run"
+    ), err
+    assert not decisions.exists()
+
+
+def test_apply_with_run_refuses_a_thresholds_file_record_that_is_no_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --run file whose thresholds_file is no object (a string, a list: edited) was
+    said to name no thresholds file, "written without --thresholds, or by an earlier
+    recuse", which it was not. Now it is refused as edited or damaged, naming the
+    field and what it holds: one line, exit 2."""
+    src = _pairs(tmp_path)
+    thr, run = tmp_path / "thr.json", tmp_path / "run.json"
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr),
+                       "--out", str(run)], capsys)  # fmt: skip
+    assert code == 0, text
+    record = json.loads(run.read_text("utf-8"))
+    record["thresholds_file"] = "thr.json"
+    run.write_text(json.dumps(record), encoding="utf-8")
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(tmp_path / "d.csv"),
+                       "--run", str(run)], capsys)  # fmt: skip
+    assert code == 2 and text.strip() == (
+        f'recuse: error: {run}: thresholds_file is "thr.json", not the object recuse certify '
+        "writes (path, sha256): the file was edited or damaged — certify again with "
+        "--thresholds and --out, or apply without --run"
+    ), text

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -163,6 +164,7 @@ def test_a_model_folder_with_config_but_no_weights_is_converted_again(
 KILLED = """
 import os, signal, sys
 from pathlib import Path
+from typing import Any
 from recuse.judging import models
 out = Path(sys.argv[1])
 tmp, _ = models._conversion_folder(out)
@@ -242,3 +244,147 @@ def _save_without_tokenizer_json(self: _Saves, folder: Path) -> None:
         if name != "tokenizer.json":
             (Path(folder) / name).write_text(text)
     (Path(folder) / "vocab.json").write_text("{}")
+
+
+def _sharded(folder: Path, shards: list[str], saved: list[str]) -> None:
+    """A sharded model's files in ``folder``: config.json, tokenizer.json, the index
+    naming ``shards`` (two tensors each) and those of them in ``saved``."""
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text('{"model_type": "llama"}')
+    (folder / "tokenizer.json").write_text("{}")
+    weight_map = {f"layer{k}.{t}": shard for k, shard in enumerate(shards) for t in "ab"}
+    index = {"metadata": {"total_size": 8}, "weight_map": weight_map}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    for shard in saved:
+        (folder / shard).write_text("weights")
+
+
+def test_a_sharded_model_is_finished_only_with_every_shard_its_index_names(
+    conversions: list[Path], tmp_path: Path
+) -> None:
+    """save_pretrained writes a larger model as shards and an index naming them: a
+    folder with config.json, tokenizer.json and the index but not every shard (one
+    removed, a copy stopped part-way) passed for a finished model — the index was
+    taken for the weights — never converted again, failing to load on every run. Now
+    a sharded model is finished only with each shard its index names (a shard named
+    twice in the index counted once); one without is said (which shard) and converted
+    again; an index that cannot be read names no shard. A folder with every shard is
+    kept, not converted."""
+    two = ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+    whole = tmp_path / "whole"
+    _sharded(whole, two, two)
+    assert models._holds_model(whole) and models._missing(whole) == []
+    half = tmp_path / "half"
+    _sharded(half, two, two[:1])
+    assert models._missing(half) == [
+        "model-00002-of-00002.safetensors (a shard model.safetensors.index.json names)"
+    ]
+    many = tmp_path / "many"
+    _sharded(many, [f"model-0000{k}-of-00005.safetensors" for k in range(1, 6)], [])
+    assert models._missing(many) == [
+        "model-00001-of-00005.safetensors and 4 more shards model.safetensors.index.json names"
+    ]
+    unread = tmp_path / "unread"
+    _sharded(unread, two, two)
+    (unread / "model.safetensors.index.json").write_text("{")
+    assert models._missing(unread) == [
+        "weights (model.safetensors.index.json readable, and the shards it names)"
+    ]
+    odd = tmp_path / "odd"  # names no file can have: lacking, not a traceback
+    _sharded(odd, ["a\x00b.safetensors", "x" * 300 + ".safetensors"], [])
+    assert models._missing(odd) == [
+        "a\x00b.safetensors (a shard model.safetensors.index.json names)",
+        "x" * 300 + ".safetensors (a shard model.safetensors.index.json names)",
+    ]
+    out = _place(tmp_path)
+    _sharded(out, two, two[:1])  # the killed conversion's folder, in the cache
+    with pytest.warns(ReaderNote, match=r"unfinished conversion \(no model-00002-of-00002"):
+        models.default_judge()
+    assert len(conversions) == 1
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "model.safetensors",
+                                                     "tokenizer.json"]  # fmt: skip
+    _sharded(out, two, two)  # a finished sharded model in place: kept as it is
+    (out / "model.safetensors").unlink()
+    models.default_judge()
+    assert len(conversions) == 1
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_leftovers_that_cannot_be_removed_are_not_said_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """clear_leftovers returned every leftover it tried to remove, removed or not: in a
+    read-only cache (run by hand on a read-only bind mount: both were returned, both
+    stayed) it named as removed two folders still there. Here the removal fails as it
+    does there (rmtree with ignore_errors that removes nothing) for one of two: only
+    the other is returned, and the one that stayed is still there."""
+    out = tmp_path / "cache with spaces" / models.DEFAULT_JUDGE / REVISION[:16]
+    stays = out.parent / (out.name + ".abcd1234")
+    goes = out.parent / (out.name + ".zzzz9999.stale")
+    for folder in (stays, goes):
+        folder.mkdir(parents=True)
+        (folder / "model.safetensors").write_text("half")
+    real = models.shutil.rmtree
+
+    def read_only(path: Path, ignore_errors: bool = False) -> None:
+        if Path(path) != stays:
+            real(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr(models.shutil, "rmtree", read_only)
+    assert models.clear_leftovers(out) == [goes]
+    assert sorted(p.name for p in out.parent.iterdir()) == [stays.name]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+@pytest.mark.parametrize("code", ["ENOLCK", "EOPNOTSUPP", "EBADF"])
+def test_a_cache_without_locks_removes_nothing_and_still_converts(
+    conversions: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: str
+) -> None:
+    """A file system where flock fails (NFS without its lock service: ENOLCK; one that
+    has none: EOPNOTSUPP; Linux's NFS flock on a folder opened for reading: EBADF)
+    cannot tell a killed conversion's folder from a running one's: clear_leftovers
+    removes nothing (a running conversion's folder, here one with a half-made
+    .stale beside it, stays), and the model is still converted and put in place."""
+    import errno
+    import fcntl
+
+    def flock(fd: int, op: int) -> None:
+        number = getattr(errno, code)
+        raise OSError(number, os.strerror(number))
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    out = _place(tmp_path)
+    running = out.parent / (out.name + ".abcd1234")
+    (running.parent / (running.name + ".stale")).mkdir(parents=True)
+    running.mkdir()
+    assert models.clear_leftovers(out) == []
+    models.default_judge()
+    assert len(conversions) == 1 and models._holds_model(out)
+    names = sorted(p.name for p in out.parent.iterdir())
+    assert names == sorted([out.name, running.name, running.name + ".stale"])
+
+
+def test_an_unlistable_half_made_folder_is_said_and_converted_not_a_traceback(
+    conversions: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model folder with search but no read permission (chmod 0300, as a user other
+    than root; simulated here by listing it failing as it does then): the note for an
+    unfinished conversion listed it to see whether it held files and ended `recuse
+    judge` in a PermissionError traceback. Now it is said and converted again."""
+    out = _place(tmp_path)
+    out.mkdir(parents=True)
+    (out / "config.json").write_text('{"model_type": "llama"}')
+    real = Path.iterdir
+
+    def unlistable(self: Path) -> Any:
+        if self == out:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Path, "iterdir", unlistable)
+        with pytest.warns(ReaderNote, match="holds an unfinished conversion"):
+            models.default_judge()
+    assert len(conversions) == 1 and models._holds_model(out)

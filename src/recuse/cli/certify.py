@@ -8,6 +8,7 @@ The method and its assumptions: :mod:`recuse.mitigation.selective`.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -439,15 +440,22 @@ def _note_nothing_certified(spec: dict[str, Any], path: Path) -> None:
 def _read_json(path: Path, *, option: str = "--thresholds") -> Any:
     """The JSON file ``path`` that `recuse certify` wrote with ``option`` (its errors'
     fix names it)."""
-    from recuse.files import loads_once, no_file, not_json, read_text
+    return _read_json_bytes(path, option=option)[0]
+
+
+def _read_json_bytes(path: Path, *, option: str = "--thresholds") -> tuple[Any, bytes]:
+    """:func:`_read_json`, and the bytes it was read from (read once: their sha256 is
+    that of the JSON read, even with another run writing the file meanwhile)."""
+    from recuse.files import loads_once, no_file, not_json, read_bytes, text_of
 
     if not recuse_files.is_file(path):
         raise no_file(path, fix=f"write one with `recuse certify SOURCE {option} FILE.json`")
     fix = f"give the file `recuse certify {option}` wrote"
 
-    text = read_text(path)  # not UTF-8 is said with its line
+    raw = read_bytes(path)
+    text = text_of(raw, path)  # not UTF-8 is said with its line
     try:  # a key named twice (hand-edited) is refused, not read as its last value
-        return loads_once(text, path)
+        return loads_once(text, path), raw
     except (RecursionError, ValueError) as exc:  # too deep, or an integer of 5,000 digits
         raise InputError(  # were tracebacks
             f"not JSON ({not_json(exc) or exc})",
@@ -533,9 +541,9 @@ def apply_command(
     path = outputs.check_output(out, inputs=read)
     if path.suffix.lower() not in (".csv", ".json"):
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
-    spec = _checked_thresholds(thresholds)
+    spec, raw = _checked_thresholds(thresholds)
     if run is not None:
-        _recorded_by(thresholds, run)
+        _recorded_by(thresholds, raw, run)
     reading = _reading_as_certified(ctx, settings, spec, thresholds.name)
     inp = load_input(
         source, table="pairs", data_dir=settings.data_dir, roster=roster,
@@ -634,12 +642,14 @@ def _print_kept(applied: Any, spec: dict[str, Any], name: str) -> None:
              f"{_pct(decided / seen if seen else None, 'none')} decided")  # fmt: skip
 
 
-def _checked_thresholds(thresholds: Path) -> dict[str, Any]:
-    """The thresholds file as `recuse certify` wrote it (else its one-line error), and a
-    note for what a file of an earlier recuse does not say."""
+def _checked_thresholds(thresholds: Path) -> tuple[dict[str, Any], bytes]:
+    """The thresholds file as `recuse certify` wrote it (else its one-line error), and
+    the bytes it was read from; a note for what a file of an earlier recuse does not
+    say."""
     from recuse.mitigation.thresholds import read_thresholds, unchecked_strata, unkept
 
-    spec: dict[str, Any] = _read_json(thresholds)
+    spec: dict[str, Any]
+    spec, raw = _read_json_bytes(thresholds)
     read_thresholds(spec, file=str(thresholds))
     missing = unkept(spec)
     if missing:
@@ -655,38 +665,78 @@ def _checked_thresholds(thresholds: Path) -> dict[str, Any]:
              "strata (own/family/other) are drawn by the roster given here and could not be "
              "checked against the certification's; give the roster it was certified with, "
              "or certify again to have them checked", err=True)  # fmt: skip
-    return spec
+    return spec, raw
 
 
-def _recorded_by(thresholds: Path, run: Path) -> None:
+def _recorded_by(thresholds: Path, raw: bytes, run: Path) -> None:
     """Refuse (:class:`~recuse.errors.InputError`, exit 2) ``thresholds`` unless it is
     the file whose sha256 the `certify run --out` file ``run`` records
     (``thresholds_file``, :func:`thresholds_named`): else the run's result (its
     coverage, held-out check, guarantee) is the record of other thresholds than those
     applied — another run wrote the file since, one was stopped between its two
-    writes, or the file was edited. Said on stdout when it is."""
+    writes, or the file was edited. ``raw``: the bytes the thresholds applied were read
+    from (hashing the file again read what another run may have written since, and
+    passed its thresholds' sha256 for the ones applied). Said on stdout when it is."""
     import hashlib
 
-    record = _read_json(run, option="--out")
-    named = record.get("thresholds_file") if isinstance(record, dict) else None
-    if not isinstance(named, dict) or not isinstance(named.get("sha256"), str):
-        raise InputError(
-            "names no thresholds file (thresholds_file: written without --thresholds, or "
-            "by an earlier recuse), so it cannot say which thresholds it is the record of",
-            file=run,
-            fix="certify again with --thresholds and --out, or apply without --run",
-        )
-    digest = hashlib.sha256(thresholds.read_bytes()).hexdigest()  # as written: sha256sum
-    if digest != named["sha256"]:
+    recorded, named = _recorded_sha256(run)
+    digest = hashlib.sha256(raw).hexdigest()  # as written: sha256sum
+    if digest != recorded:
+        where = f" for {named}" if named else ""
         raise InputError(
             f"is not the thresholds file {run.name} records: its sha256 is {digest[:12]}…, "
-            f"{run.name} records {named['sha256'][:12]}… for {named.get('path')} — another "
+            f"{run.name} records {recorded[:12]}…{where} — another "
             "run wrote it since, a run was stopped between writing the two, or it was edited",
             file=thresholds,
             fix="give the pair one run wrote, or certify again (recuse certify SOURCE "
             f"--thresholds {thresholds} --out {run})",
         )
     echo(f"{thresholds.name} is the thresholds file {run.name} records (sha256 {digest[:12]}…)")
+
+
+def _recorded_sha256(run: Path) -> tuple[str, str | None]:
+    """The sha256 the `certify run --out` file ``run`` records of its thresholds file
+    (``thresholds_file.sha256``: 64 hex digits, as sha256sum writes them) and that
+    file's path as given (None where it says none). A value of another form is
+    refused as the --out file's fault, naming the field: it was said of the thresholds
+    file ("is not the thresholds file run.json records"), which was not at fault."""
+    record = _read_json(run, option="--out")
+    fix = "certify again with --thresholds and --out, or apply without --run"
+    if not isinstance(record, dict) or "thresholds_file" not in record:
+        raise InputError(
+            "names no thresholds file (thresholds_file: written without --thresholds, or "
+            "by an earlier recuse), so it cannot say which thresholds it is the record of",
+            file=run,
+            fix=fix,
+        )
+    named = record["thresholds_file"]
+    if not isinstance(named, dict):
+        raise InputError(
+            f"thresholds_file is {_json_said(named)}, not the object recuse certify writes "
+            "(path, sha256): the file was edited or damaged",
+            file=run,
+            fix=fix,
+        )
+    sha = named.get("sha256")
+    if not (isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha)):
+        raise InputError(
+            f"thresholds_file.sha256 is {_json_said(sha)}, not a sha256 (64 hex digits, "
+            "as recuse certify writes it): the file was edited or damaged",
+            file=run,
+            fix=fix,
+        )
+    path = named.get("path")
+    return sha, path if isinstance(path, str) and path else None
+
+
+def _json_said(value: object, *, most: int = 40) -> str:
+    """``value`` as JSON, cut to ``most`` characters (a field of a hostile file).
+
+    >>> _json_said("x" * 50, most=10)
+    '"xxxxxxxx…'
+    """
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def _note_absent_stages(spec: dict[str, Any], frame: pd.DataFrame, source: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -214,18 +215,60 @@ WEIGHTS = (
     "pytorch_model.bin", "pytorch_model.bin.index.json",
 )  # fmt: skip
 #: what a model folder holds once its conversion finished: config.json is saved first,
-#: the weights next, tokenizer.json last (transformers' save_pretrained order)
+#: the weights next, tokenizer.json last (transformers' save_pretrained order); sharded
+#: weights are their index and every shard it names (:func:`_unsaved_shards`)
 FINISHED = ("config.json", "weights (" + " or ".join(WEIGHTS) + ")", "tokenizer.json")
 
 
 def _missing(out: Path) -> list[str]:
     """What of :data:`FINISHED` the folder ``out`` lacks (none: a finished conversion)."""
+    unsharded = [w for w in WEIGHTS if not w.endswith(".index.json") and (out / w).is_file()]
+    shards = [_unsaved_shards(out / w) for w in WEIGHTS if w.endswith(".index.json")]
+    weights = [FINISHED[1]] if unsharded else next((s for s in shards if s), [FINISHED[1]])
     have = {
         "config.json": (out / "config.json").is_file(),
-        FINISHED[1]: any((out / w).is_file() for w in WEIGHTS),
+        FINISHED[1]: bool(unsharded) or [] in shards,
         "tokenizer.json": (out / "tokenizer.json").is_file(),
     }
-    return [name for name in FINISHED if not have[name]]
+    return [
+        missing
+        for name in FINISHED
+        if not have[name]
+        for missing in (weights if name == FINISHED[1] else [name])
+    ]
+
+
+def _unsaved_shards(index: Path) -> list[str] | None:
+    """Which weight shards the sharded model's ``index`` (model.safetensors.index.json)
+    names that are not saved beside it (``[]``: all are), or None where there is no
+    index. An index beside which a shard is not there (removed, a copy stopped
+    part-way, a save of another transformers writing the index first) passed for the
+    weights: the folder counted finished, never converted again, failing to load on
+    every run after. An index that cannot be read names no shard: it lacks them all."""
+    if not index.is_file():
+        return None
+    unread = [f"weights ({index.name} readable, and the shards it names)"]
+    try:
+        found = json.loads(index.read_text(encoding="utf-8")).get("weight_map")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return unread
+    if not isinstance(found, dict) or not found:
+        return unread
+    names = sorted({str(v) for v in found.values()})
+    lacking = [n for n in names if not _saved(index.parent, n)]
+    if len(lacking) > 2:  # a model of many shards: the first and a count
+        return [f"{lacking[0]} and {len(lacking) - 1} more shards {index.name} names"]
+    return [f"{n} (a shard {index.name} names)" for n in lacking]
+
+
+def _saved(folder: Path, name: str) -> bool:
+    """Whether ``name`` (as an index names it) is a file in ``folder``; False for a
+    name no file can have (a NUL in it, too long), which looking for ended in a
+    traceback."""
+    try:
+        return (folder / name).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _holds_model(out: Path) -> bool:
@@ -239,8 +282,10 @@ def _holds_model(out: Path) -> bool:
 
 def _note_unfinished(out: Path) -> None:
     """A note where the folder ``out`` holds files but no finished conversion: it is
-    converted again and replaced (:func:`_put_in_place`)."""
-    if not out.is_dir() or out.is_symlink() or not any(out.iterdir()):
+    converted again and replaced (:func:`_put_in_place`). A folder that cannot be
+    listed (write but no read permission) is said too: listing it ended in a
+    traceback."""
+    if not out.is_dir() or out.is_symlink() or not _holds_files(out):
         return
     warnings.warn(
         ReaderNote(
@@ -250,6 +295,14 @@ def _note_unfinished(out: Path) -> None:
         ),
         stacklevel=2,
     )
+
+
+def _holds_files(folder: Path) -> bool:
+    """Whether ``folder`` holds anything; True where it cannot be listed."""
+    try:
+        return any(folder.iterdir())
+    except OSError:
+        return True
 
 
 def _check_model_place(out: Path) -> None:
@@ -396,7 +449,8 @@ def clear_leftovers(out: Path) -> list[Path]:
     from its folder's making, :func:`_conversion_folder`) or gone (the conversion put
     its model in place; it then removes that folder itself) is removed, while the cache
     folder is locked so that no conversion starts meanwhile. Nothing is removed where a
-    lock cannot be taken or tested (not POSIX, no read permission, no locks there)."""
+    lock cannot be taken or tested (not POSIX, no read permission, no locks there); one
+    that cannot be removed (a read-only cache) stays, unsaid, and is not returned."""
     parent = out.parent
     if not parent.is_dir():
         return []
@@ -409,7 +463,8 @@ def clear_leftovers(out: Path) -> list[Path]:
             if owner is None or (owner.exists() and not _unlocked(owner)):
                 continue
             shutil.rmtree(entry, ignore_errors=True)
-            removed.append(entry)
+            if not os.path.lexists(entry):  # one that cannot be (a read-only cache) stays
+                removed.append(entry)
     return removed
 
 

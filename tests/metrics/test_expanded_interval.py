@@ -196,7 +196,7 @@ def test_a_block_tied_on_the_null_swept_past_an_expanded_end(clusters: int, leve
     # the expanded interval and its p-value, 60 replicates tied on 0 swept past the
     # lower end: the interval excludes 0 exactly when p < 1 − level, touching included
     # (2 prompts at 90%: T_1, the ends the extreme replicates; 0.5: quartiles)
-    flagged = held = 0
+    flagged = held = past = 0
     for below in range(0, 1000, 3):
         reps = np.concatenate(
             [np.full(below, -1.0), np.zeros(60), np.linspace(0.01, 1.0, 2000 - below - 60)]
@@ -206,9 +206,13 @@ def test_a_block_tied_on_the_null_swept_past_an_expanded_end(clusters: int, leve
         p = p_value(est, 0.0, expanded=True)
         assert (p < 1 - level) == (not lo <= 0.0 <= hi), (below, lo, p)
         flagged, held = flagged + (p < 1 - level), held + (lo == 0.0)
-    # both sides of the end are reached, but from 2 or 3 prompts the lower end is the
-    # smallest replicate's (level 2e-06 at 95% from 3): a tied block never passes it
-    assert held and (flagged > 0) == (clusters > 3)
+        past += lo < reps[0]
+    # from 12 prompts both sides of the end are reached. From 2 or 3 the lower end asks
+    # a tail the resamples do not reach (level 2e-06 at 95% from 3): it was the smallest
+    # replicate, now it is extrapolated past it (tail_end), so the null 0 stays inside
+    # and no tied block puts an end on it
+    assert (held > 0) == (flagged > 0) == (clusters > 3)
+    assert (past > 0) == (clusters <= 3)
 
 
 def test_an_expanded_p_value_from_two_prompts_is_students_with_one_df() -> None:

@@ -289,7 +289,13 @@ def test_a_99_percent_interval_from_5_prompts_holds_a_planted_accuracy() -> None
         covered += res.ci_low <= 0.7 <= res.ci_high
         assert 0.0 <= res.ci_low <= res.estimate <= res.ci_high <= 1.0
         assert any("beyond the 2,000 resamples" in w for w in res.warnings)
+        assert "Hesterberg" in res.method and "extrapolated along a normal tail" in res.method
     assert covered / 300 >= 0.94
+    # at 90% from 40 prompts the ends are the resamples' own, and neither the method nor
+    # the warnings say otherwise
+    res = accuracy(_few_prompt_accuracy(40, rng), boot=Resampling(level=0.9), min_n=1)
+    assert "extrapolated" not in res.method
+    assert not any("beyond the" in w for w in res.warnings)
 
 
 def test_the_leaderboards_columns_say_its_ends_are_extrapolated() -> None:

@@ -1111,9 +1111,10 @@ def expanded_interval(est: GroupEstimate, level: float) -> tuple[float, float]:
 
 def expanded_beyond(est: GroupEstimate, level: float) -> float:
     """Where :func:`expanded_interval` extrapolated an end of ``est`` (its resamples do
-    not reach it), the normal tail ``Φ(−|z'|)`` its expanded quantile ``z'`` asks of the
-    resamples (the smaller of the two ends'); NaN where neither end is extrapolated. A
-    result's warning says it (:func:`beyond_warning`).
+    not reach it), the tail it asked of them: the replicate level of its BCa end,
+    ``Φ(w)`` or ``1 − Φ(w)`` (the smaller of the two ends'; 0 past the acceleration's
+    range); NaN where neither end is extrapolated. A result's warning says it
+    (:func:`beyond_warning`).
 
     >>> e = GroupEstimate(0.5, 0.4, 0.6, 15, 5, 2000, 0, np.zeros(1),
     ...                   replicates=np.linspace(0.3, 0.7, 2000))
@@ -1125,7 +1126,8 @@ def expanded_beyond(est: GroupEstimate, level: float) -> float:
         zq = expanded_quantile(q, est.n_clusters)
         kw = {"center": est.estimate, "z0": est.z0, "accel": est.accel}
         if est.replicates.size and tail_end(est.replicates, zq, **kw)[1]:
-            tails.append(float(ndtr(-abs(zq))))
+            w = _bca_z_at(zq, est.z0, est.accel)
+            tails.append(float(ndtr(-abs(w))))
     return min(tails, default=math.nan)
 
 
@@ -1138,10 +1140,11 @@ def beyond_warning(tail: float, *, resamples: int, clusters: int, level: float) 
     """
     return (
         f"the {percent(level)} interval's ends lie beyond the {resamples:,} resamples "
-        f"(Student's t for {clusters:,} prompts asks for a tail of {tail:.1e}; they read "
+        f"(Student's t for {clusters:,} prompts, bias-corrected, asks them for a tail of "
+        f"{tail:.1e}; they read "
         f"{resolved_tail(resamples):.3g} and no deeper): they are extrapolated along a normal "
-        "tail through the resamples' median and deepest quantile (the smallest or largest "
-        "resample read as the end was narrower) — add prompts"
+        "tail from the estimate through the resamples' deepest quantile (the smallest or "
+        "largest resample read as the end was narrower) — add prompts"
     )
 
 

@@ -243,8 +243,8 @@ class BTFit:
 
 #: what an interval's words add where some end was extrapolated past the resamples
 BEYOND = (
-    "; ends past the resamples' reach extrapolated along a normal tail through their "
-    "median and deepest quantile — add prompts"
+    "; ends past the resamples' reach extrapolated along a normal tail from the estimate "
+    "through their deepest quantile — add prompts"
 )
 
 

@@ -269,6 +269,11 @@ EXPANDED_WORDS = (
 )
 
 
+#: what the method adds where an expanded end lay past the resamples' reach
+#: (:func:`~recuse.metrics.bootstrap.tail_end`; the result's warning says how far)
+EXTRAPOLATED_WORDS = "its ends past the resamples' reach extrapolated along a normal tail"
+
+
 def expanded_method(*, boot: Resampling) -> str:
     """The words of :func:`~recuse.metrics.bootstrap.expanded_interval` for a result's
     ``method``: the BCa interval expanded for few prompts.
@@ -589,6 +594,8 @@ def to_results(
                 words = moved_method(boot=boot, interval=kind)
             else:
                 words = expanded_method(boot=boot) if expand else interval_method(boot, kind)
+                if far:  # the method names the interval it is: part extrapolated
+                    words += f"; {EXTRAPOLATED_WORDS}"
             if cancel:
                 # the bootstrap's ends on the estimate (flat) and no t step (effective 1):
                 # moved_span's exact bound on the moving prompts stands at both ends

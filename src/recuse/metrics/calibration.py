@@ -46,7 +46,7 @@ time. The outcome is the human label as 0/1 (``y = 1`` when ``human > 0.5``, 0 w
   them carry most of it (median ``ν`` 8, not 29; ``z`` covered 0.84 there, ``t_29``
   0.86, ``t_ν`` 0.875). Coverage of the 90% interval measured by simulation
   (``tests/metrics/test_calibration.py``, ``benchmarks/metric_coverage.py`` section
-  ``calibration``, docs/benchmarks.md): 0.88–0.95 at planted miscalibrations from 20
+  ``calibration``, docs/benchmarks.md): 0.86–0.92 at planted miscalibrations from 20
   prompts of 3 pairs to 400 pairs; a calibrated judge's 0 it holds in 0.99–1.0 of
   tables (at that boundary only the lower end can miss), and a judge near it (a true
   error of 0.027, 100–350 pairs) 0.94–0.985. Its ``std_error`` is the calibration

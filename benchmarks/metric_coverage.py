@@ -58,6 +58,14 @@ true value is that interval's coverage.
   600,000-pair table's rungs. At 300 replications (13 s): split rungs 0.943, the other
   rates 0.923, DP 0.873, EO 0.888, harmful excess 0.927 (docs/benchmarks.md quoted these
   with no section to rerun them).
+* Calibration (section ``calibration``: the debiased ECE,
+  :func:`recuse.metrics.calibration.expected_calibration_error`, and
+  :func:`~recuse.metrics.calibration.brier_score`): prob verdicts
+  on :data:`CALIBRATION_DESIGNS`: 350 one-pair prompts of the ``BIAS`` judge (true
+  error 0.027) and 30 / 40 prompts of 3 pairs of the CLUSTERED judge, its biases varying
+  by prompt (0.19). Truths: each score on a 600,000-pair table. The ECE's interval
+  held 0.868 / 0.840 / 0.887 (400 tables) before its standard error got the floor
+  ``¾ v_Q`` and Student's quantile at the effective prompts, every miss above it.
 
 Target (exit status 1 when missed): every coverage within [0.86, 0.94], read against the
 exact binomial floor / ceiling that an interval at 0.86 / 0.94 stays within at every
@@ -67,7 +75,8 @@ replications, 0.775 / 0.985 at 200).
 Run: python benchmarks/metric_coverage.py [--reps 200] [--n-boot 500] [--prompts 100]
 [--skip SECTION...] (leaderboard, curve and probes: 18 s at 200 replications at load 3)
 (34 s wall at the defaults on a 2-core machine at load 3 without the few-prompts
-section, ``--skip few-prompts``; that section alone 20 s at load 3, 132 s at load 5)
+section, ``--skip few-prompts``; that section alone 20 s at load 3, 132 s at load 5;
+section ``calibration`` 53 s at 300 replications)
 """
 
 from __future__ import annotations
@@ -84,6 +93,7 @@ from _targets import Targets, coverage_floor
 from recuse.metrics.agreement import accuracy, cohen_kappa
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.bradley_terry import leaderboard
+from recuse.metrics.calibration import brier_score, expected_calibration_error
 from recuse.metrics.ladder import self_preference_ladder
 from recuse.metrics.position import first_position_rate, flip_rate, position_consistency
 from recuse.metrics.probes import probe_effects
@@ -471,6 +481,43 @@ def ladder_coverage(*, reps: int, n_boot: int, seed: int) -> dict[str, np.ndarra
     return {m: np.asarray(v, dtype=float) for m, v in rows.items()}
 
 
+#: the calibration section's designs (prob verdicts): 350 one-pair prompts of the BIAS
+#: judge (an ECE of 0.027, near a calibrated judge) and the CLUSTERED judge on 30 and 40
+#: prompts of 3 pairs (0.19), where the ECE's interval held 0.868 / 0.840 / 0.887
+CALIBRATION_DESIGNS = {
+    "350 x 1": Design(BIAS, 350, 1, 0.15, "prob"),
+    "30 x 3": Design(CLUSTERED, 30, 3, 0.15, "prob", bias_effect=0.1),
+    "40 x 3": Design(CLUSTERED, 40, 3, 0.15, "prob", bias_effect=0.1),
+}
+CALIBRATION: dict[str, Callable[..., MetricResult]] = {
+    "calibration ECE": expected_calibration_error,
+    "calibration Brier": brier_score,
+}
+
+
+def calibration_coverage(*, reps: int, n_boot: int, seed: int) -> dict[str, np.ndarray]:
+    """The debiased ECE's and the Brier score's intervals on :data:`CALIBRATION_DESIGNS`
+    (one judge's probabilities against the human label). Truths: each score on a
+    600,000-pair table of the design."""
+    rows: dict[str, list[tuple[float, ...]]] = {}
+    for label, design in CALIBRATION_DESIGNS.items():
+        big = design.draw(10**6, n_prompts=600_000 // design.per_prompt).pairs
+        truth = {
+            name: fn(big, judge=JUDGE, boot=Resampling(n_boot=10)).estimate
+            for name, fn in CALIBRATION.items()
+        }
+        for r in range(reps):
+            pairs = design.draw(seed * 100_000 + r).pairs
+            boot = Resampling(n_boot=n_boot, seed=r)
+            for name, fn in CALIBRATION.items():
+                res = fn(pairs, judge=JUDGE, boot=boot)
+                t, lo, hi = truth[name], res.ci_low, res.ci_high
+                rows.setdefault(f"{name} ({label})", []).append(
+                    (lo <= t <= hi, hi - lo, t < lo, t > hi, res.estimate - t)
+                )
+    return {m: np.asarray(v, dtype=float) for m, v in rows.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=200)
@@ -504,6 +551,7 @@ def main() -> None:
             "curve",
             "probes",
             "ladder",
+            "calibration",
         ),
     )
     args = ap.parse_args()
@@ -561,6 +609,10 @@ def main() -> None:
     if "ladder" not in args.skip:
         results |= ladder_coverage(reps=args.reps, n_boot=args.n_boot, seed=args.seed)
         print(f"ladder: {time.perf_counter() - t1:.0f} s")
+    t1 = time.perf_counter()
+    if "calibration" not in args.skip:
+        results |= calibration_coverage(reps=args.reps, n_boot=args.n_boot, seed=args.seed)
+        print(f"calibration: {time.perf_counter() - t1:.0f} s")
     targets = Targets()
     checks = len(results)
     print(

@@ -6,9 +6,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import norm, t
 
+from recuse.metrics.agreement import accuracy
 from recuse.metrics.bootstrap import (
     GroupedStatistic,
     GroupEstimate,
@@ -19,8 +21,10 @@ from recuse.metrics.bootstrap import (
     p_value,
     ratio,
 )
+from recuse.metrics.bradley_terry import leaderboard
 from recuse.metrics.estimate import MetricSpec, expanded_error, to_results
 from recuse.metrics.summary import pairwise_bias
+from recuse.simulate.bradley_terry import simulate_bt
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
 
 
@@ -196,7 +200,7 @@ def test_a_block_tied_on_the_null_swept_past_an_expanded_end(clusters: int, leve
     # the expanded interval and its p-value, 60 replicates tied on 0 swept past the
     # lower end: the interval excludes 0 exactly when p < 1 − level, touching included
     # (2 prompts at 90%: T_1, the ends the extreme replicates; 0.5: quartiles)
-    flagged = held = 0
+    flagged = held = past = 0
     for below in range(0, 1000, 3):
         reps = np.concatenate(
             [np.full(below, -1.0), np.zeros(60), np.linspace(0.01, 1.0, 2000 - below - 60)]
@@ -206,9 +210,13 @@ def test_a_block_tied_on_the_null_swept_past_an_expanded_end(clusters: int, leve
         p = p_value(est, 0.0, expanded=True)
         assert (p < 1 - level) == (not lo <= 0.0 <= hi), (below, lo, p)
         flagged, held = flagged + (p < 1 - level), held + (lo == 0.0)
-    # both sides of the end are reached, but from 2 or 3 prompts the lower end is the
-    # smallest replicate's (level 2e-06 at 95% from 3): a tied block never passes it
-    assert held and (flagged > 0) == (clusters > 3)
+        past += lo < reps[0]
+    # from 12 prompts both sides of the end are reached. From 2 or 3 the lower end asks
+    # a tail the resamples do not reach (level 2e-06 at 95% from 3): it was the smallest
+    # replicate, now it is extrapolated past it (tail_end), so the null 0 stays inside
+    # and no tied block puts an end on it
+    assert (held > 0) == (flagged > 0) == (clusters > 3)
+    assert (past > 0) == (clusters <= 3)
 
 
 def test_an_expanded_p_value_from_two_prompts_is_students_with_one_df() -> None:
@@ -226,3 +234,76 @@ def test_an_expanded_p_value_from_two_prompts_is_students_with_one_df() -> None:
     assert want == pytest.approx(0.107, abs=1e-3)
     lo, hi = expanded_interval(est, 0.9)
     assert lo <= null <= hi
+
+
+def test_an_end_past_the_resamples_reach_is_extrapolated_by_hand() -> None:
+    # 5 prompts at 99%: z' = √(5/4) · t_4(0.995) = 5.1474, a normal tail of 1.3e-7: the
+    # resamples' quantile there was their smallest / largest. By hand (scipy): with
+    # z0 = 0.1, a = 0.05 the deepest level 4,000 resamples read is 5/4000 each side
+    # (w_r = ∓3.0233), the nominal quantile the BCa map sends there
+    # z_r = (w_r − z0) / (1 + a (w_r − z0)) − z0, and the end
+    # θ̂ + (x_r − θ̂) · z' / z_r with x_r the resamples' quantile at Φ(w_r)
+    reps = np.random.default_rng(3).gamma(4.0, size=4000)
+    est = _estimate(reps, clusters=5, z0=0.1, accel=0.05)
+    z = math.sqrt(5 / 4) * t.ppf(0.995, 4)
+    assert z == pytest.approx(5.1475, abs=1e-4)
+    ends = []
+    for s in (-1, 1):
+        w_r = s * norm.isf(5 / 4000)
+        z_r = (w_r - 0.1) / (1 + 0.05 * (w_r - 0.1)) - 0.1
+        x_r = np.quantile(reps, norm.cdf(w_r))
+        ends.append(est.estimate + (x_r - est.estimate) * s * z / z_r)
+    lo, hi = expanded_interval(est, 0.99)
+    assert (lo, hi) == pytest.approx(tuple(ends), rel=1e-12)
+    # past the resamples on both sides (they read the smallest and largest before)
+    assert lo < reps.min() and hi > reps.max()
+    # the p-value of a null on either end is 1 − level: interval and p-value agree
+    for end in (lo, hi):
+        assert p_value(est, end, expanded=True) == pytest.approx(0.01, rel=1e-6)
+    assert p_value(est, lo - 0.01, expanded=True) < 0.01 < p_value(est, lo + 0.01, expanded=True)
+
+
+def _few_prompt_accuracy(n_prompts: int, rng: np.random.Generator) -> pd.DataFrame:
+    """A pick judge on ``n_prompts`` prompts of 4 pairs, each prompt agreeing with the
+    human at its own rate, Uniform(0.5, 0.9): the planted accuracy is 0.7."""
+    rate = np.repeat(rng.uniform(0.5, 0.9, n_prompts), 4)
+    human = rng.integers(0, 2, rate.size).astype(float)
+    agree = rng.random(rate.size) < rate
+    return pd.DataFrame({
+        "item_id": [f"i{i}" for i in range(rate.size)],
+        "prompt_id": [f"q{i // 4}" for i in range(rate.size)],
+        "judge": "j", "human": human, "p_a": np.where(agree, human, 1.0 - human),
+    })  # fmt: skip
+
+
+def test_a_99_percent_interval_from_5_prompts_holds_a_planted_accuracy() -> None:
+    """Agreement accuracy (an expanded metric) at 99% from 5 prompts: its ends were the
+    smallest and largest of 2,000 resamples, and held the planted 0.7 in 0.887 of 300
+    tables, every miss an interval above it; extrapolated past them, 0.96 (0.977 and
+    0.987 from 8 and 10 prompts, before and after), every end within 0 to 1
+    (``MetricSpec.extent``) and a warning saying so."""
+    rng = np.random.default_rng(5)
+    covered = 0
+    for r in range(300):
+        res = accuracy(_few_prompt_accuracy(5, rng), boot=Resampling(level=0.99, seed=r), min_n=1)
+        covered += res.ci_low <= 0.7 <= res.ci_high
+        assert 0.0 <= res.ci_low <= res.estimate <= res.ci_high <= 1.0
+        assert any("beyond the 2,000 resamples" in w for w in res.warnings)
+        assert "Hesterberg" in res.method and "extrapolated along a normal tail" in res.method
+    assert covered / 300 >= 0.94
+    # at 90% from 40 prompts the ends are the resamples' own, and neither the method nor
+    # the warnings say otherwise
+    res = accuracy(_few_prompt_accuracy(40, rng), boot=Resampling(level=0.9), min_n=1)
+    assert "extrapolated" not in res.method
+    assert not any("beyond the" in w for w in res.warnings)
+
+
+def test_the_leaderboards_columns_say_its_ends_are_extrapolated() -> None:
+    pairs, truth = simulate_bt(n_prompts=5, pairs_per_prompt=10, seed=3)
+    fams = {m: m for m in truth.strengths}
+    few = leaderboard(pairs, families=fams, boot=Resampling(level=0.99, n_boot=2000))
+    assert few.adjusted.extrapolated
+    assert "extrapolated" in few.columns()["adjusted strength_low"]
+    many = leaderboard(pairs, families=fams, boot=Resampling(level=0.9, n_boot=2000))
+    assert not many.adjusted.extrapolated
+    assert "extrapolated" not in many.columns()["adjusted strength_low"]

@@ -127,7 +127,9 @@ def accuracy_spec(
         "accuracy against the human label: per pair the judge's verdict is the sign of "
         "the sum of its per-order picks (a flip or a tie earns half); human ties left out"
     )
-    return MetricSpec("agreement_accuracy", stat, method, null=0.5, expanded=True)  # chance
+    return MetricSpec(
+        "agreement_accuracy", stat, method, null=0.5, expanded=True, extent=(0.0, 1.0)
+    )  # chance: 0.5
 
 
 def _kappa(weights: KappaWeights) -> FloatArray:

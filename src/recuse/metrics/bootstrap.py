@@ -73,6 +73,7 @@ from recuse.bootstrap_rules import (
 )
 from recuse.borrowed import Borrowed
 from recuse.errors import ConfigError
+from recuse.numbers import percent
 
 __all__ = [
     "FLAGS",
@@ -86,6 +87,7 @@ __all__ = [
     "Interval",
     "Resampling",
     "SettingError",
+    "beyond_warning",
     "check_level",
     "check_min_n",
     "check_n_boot",
@@ -94,6 +96,7 @@ __all__ = [
     "cluster_bootstrap",
     "counted",
     "difference_of_ratios",
+    "expanded_beyond",
     "expanded_interval",
     "expanded_level",
     "expanded_quantile",
@@ -102,9 +105,11 @@ __all__ = [
     "pooled_ratio",
     "ratio",
     "resample_counts",
+    "resolved_tail",
     "share_interval",
     "signed_share",
     "sparse_counts",
+    "tail_end",
 ]
 
 
@@ -997,16 +1002,150 @@ def expanded_probability(z: float, clusters: int) -> float:
     return float(t.cdf(z / math.sqrt(clusters / (clusters - 1)), clusters - 1))
 
 
+#: the fewest resamples that must lie beyond a tail's end for the resamples' own quantile
+#: to read it; a deeper end is extrapolated (:func:`tail_end`)
+TAIL_RESAMPLES = 5
+
+
+def resolved_tail(resamples: int) -> float:
+    """The deepest tail probability ``resamples`` resamples read an end at:
+    :data:`TAIL_RESAMPLES` of them beyond it, ``TAIL_RESAMPLES / resamples`` (0.0025 of
+    2,000: a 99.5% interval's plain ends, and no deeper); a deeper end is extrapolated
+    (:func:`tail_end`).
+
+    >>> resolved_tail(2000), resolved_tail(500)
+    (0.0025, 0.01)
+    """
+    return min(TAIL_RESAMPLES / max(resamples, 1), 0.5)
+
+
+def tail_end(
+    sorted_col: FloatArray, zq: float, *, center: float, z0: float = 0.0, accel: float = 0.0
+) -> tuple[float, bool]:
+    """The end of a BCa interval (percentile: ``z0 = accel = 0``) at nominal normal
+    quantile ``zq``, and whether it had to be extrapolated. Its replicate level is
+    ``Φ(w)``, ``w = z0 + (z0 + zq) / (1 − a (z0 + zq))``; where that level (or one less
+    it) is at least :func:`resolved_tail` the end is the sorted resamples' quantile there
+    (numpy's default). Deeper it is no resample: with ``x_r`` their quantile at the
+    deepest level they read on that side, ``Φ(w_r)``, and ``z_r`` the nominal quantile
+    the BCa map sends there (``z_r = (w_r − z0) / (1 + a (w_r − z0)) − z0``)::
+
+        end = center + (x_r − center) · zq / z_r
+
+    (never nearer ``center`` than the resamples' own quantile at ``Φ(w)``, nor used where
+    the map does not reach back to ``w_r`` from the side of ``zq``: a bias correction
+    ``z0`` of −3 sends every nominal lower end past the resamples' smallest; the end
+    is then that quantile, as before): the interval's distance from the estimate
+    ``center`` stretched as the nominal
+    quantile grows, as Student's interval ``θ̂ ± t se`` stretches with ``t`` (a normal
+    tail; the BCa map is not followed past the resamples, where its acceleration makes
+    ``w`` run away). Read off the resamples it was their smallest or largest (a level
+    under ``1/B``): 99% ends expanded for 5 prompts ask for ``zq = √(5/4) · t_4(0.995)
+    = −5.15``, and 2,000 resamples' smallest is about their ``−3.5`` point, so the
+    interval was some ``3.5 / 5.15`` of its width.
+
+    >>> reps = ndtri((np.arange(2000) + 0.5) / 2000)  # 2,000 evenly spread normal points
+    >>> end, far = tail_end(reps, -5.147, center=0.0)
+    >>> far, round(end, 2), round(float(reps[0]), 2)  # N(0, 1)'s −5.15 point; the smallest
+    (True, -5.09, -3.48)
+    >>> end, far = tail_end(reps, -1.6449, center=0.0)  # within reach: the 5% quantile
+    >>> far, round(end, 4) == round(float(np.quantile(reps, ndtr(-1.6449))), 4)
+    (False, True)
+    """
+    b = sorted_col.size
+    if not b or not math.isfinite(zq):
+        return _extreme(sorted_col, zq), False
+    r = resolved_tail(b)
+    w = _bca_z_at(zq, z0, accel)
+    if math.isfinite(w) and r <= float(ndtr(w)) <= 1.0 - r:
+        return float(np.quantile(sorted_col, float(ndtr(w)))), False
+    # the resamples' own end, as before: their quantile at Φ(w), the extreme past the
+    # acceleration's range; the extrapolated end is never nearer the centre than it
+    own = (
+        _extreme(sorted_col, zq)
+        if not math.isfinite(w)
+        else float(np.quantile(sorted_col, float(ndtr(w))))
+    )
+    w_r = abs(float(ndtri(r))) * (1.0 if zq > 0 else -1.0)
+    den = 1.0 + accel * (w_r - z0)
+    z_r = (w_r - z0) / den - z0 if den > 0 else math.nan
+    if not (z_r * zq > 0 and abs(z_r) < abs(zq)):  # the map does not reach back
+        return own, False
+    x_r = float(np.quantile(sorted_col, float(ndtr(w_r))))
+    end = center + (x_r - center) * zq / z_r
+    return (min(end, own) if zq < 0 else max(end, own)), True
+
+
+def _extreme(sorted_col: FloatArray, zq: float) -> float:
+    if not sorted_col.size:
+        return math.nan
+    return float(sorted_col[0] if zq < 0 else sorted_col[-1])
+
+
+def _bca_z_at(zq: float, z0: float, a: float) -> float:
+    """The normal quantile of :func:`_bca_level_at`'s level, ``z0 + (z0 + zq) / (1 − a (z0
+    + zq))`` (±inf past the acceleration's range)."""
+    z = z0 + zq
+    den = 1.0 - a * z
+    if den <= 0:
+        return math.inf if zq > 0 else -math.inf
+    return z0 + z / den
+
+
 def expanded_interval(est: GroupEstimate, level: float) -> tuple[float, float]:
     """The BCa interval of ``est`` at ``level`` with each tail's nominal level expanded
     for its ``n_clusters`` prompts (:func:`expanded_level`): the replicate quantiles at
     ``Φ(z0 + (z0 + z') / (1 − a (z0 + z')))`` with ``z' = √(G / (G − 1)) · t_{G−1}(q)``
-    (:func:`expanded_quantile`, not read back from its level, which rounds to 1).
-    NaN ends where ``est`` has no replicates."""
-    zs = [expanded_quantile(q, est.n_clusters) for q in _tails(level)]
-    qs = [_bca_level_at(z, est.z0, est.accel) for z in zs]
-    low, high = _quantiles(est.replicates, qs)
+    (:func:`expanded_quantile`, not read back from its level, which rounds to 1), each
+    read by :func:`tail_end`: beyond what the resamples resolve (99% from 10 prompts or
+    fewer at 2,000 resamples, 90% from 3 or fewer) extrapolated from the deepest
+    quantile they read, where it was their smallest or largest (:func:`expanded_beyond`
+    says whether). NaN ends where ``est`` has no replicates."""
+    low, high = (
+        tail_end(est.replicates, expanded_quantile(q, est.n_clusters), center=est.estimate,
+                 z0=est.z0, accel=est.accel)[0]
+        for q in _tails(level)
+    )  # fmt: skip
     return low, high
+
+
+def expanded_beyond(est: GroupEstimate, level: float) -> float:
+    """Where :func:`expanded_interval` extrapolated an end of ``est`` (its resamples do
+    not reach it), the tail it asked of them: the replicate level of its BCa end,
+    ``Φ(w)`` or ``1 − Φ(w)`` (the smaller of the two ends'; 0 past the acceleration's
+    range); NaN where neither end is extrapolated. A result's warning says it
+    (:func:`beyond_warning`).
+
+    >>> e = GroupEstimate(0.5, 0.4, 0.6, 15, 5, 2000, 0, np.zeros(1),
+    ...                   replicates=np.linspace(0.3, 0.7, 2000))
+    >>> f"{expanded_beyond(e, 0.99):.1e}", expanded_beyond(e, 0.9)
+    ('1.3e-07', nan)
+    """
+    tails = []
+    for q in _tails(level):
+        zq = expanded_quantile(q, est.n_clusters)
+        kw = {"center": est.estimate, "z0": est.z0, "accel": est.accel}
+        if est.replicates.size and tail_end(est.replicates, zq, **kw)[1]:
+            w = _bca_z_at(zq, est.z0, est.accel)
+            tails.append(float(ndtr(-abs(w))))
+    return min(tails, default=math.nan)
+
+
+def beyond_warning(tail: float, *, resamples: int, clusters: int, level: float) -> str:
+    """The words of an interval whose ends :func:`expanded_interval` extrapolated: the
+    tail probability ``tail`` it asked of ``resamples`` resamples from ``clusters`` prompts.
+
+    >>> beyond_warning(1.3e-7, resamples=2000, clusters=5, level=0.99)[:81]
+    "the 99% interval's ends lie beyond the 2,000 resamples (Student's t for 5 prompts"
+    """
+    return (
+        f"the {percent(level)} interval's ends lie beyond the {resamples:,} resamples "
+        f"(Student's t for {clusters:,} prompts, bias-corrected, asks them for a tail of "
+        f"{tail:.1e}; they read "
+        f"{resolved_tail(resamples):.3g} and no deeper): they are extrapolated along a normal "
+        "tail from the estimate through the resamples' deepest quantile (the smallest or "
+        "largest resample read as the end was narrower) — add prompts"
+    )
 
 
 def p_value(est: GroupEstimate, null: float, *, expanded: bool = False) -> float:
@@ -1060,17 +1199,53 @@ def p_value(est: GroupEstimate, null: float, *, expanded: bool = False) -> float
     tol = 1e-12 * max(1.0, abs(null))
     below = int(np.searchsorted(col, null - tol, side="left"))
     tied = int(np.searchsorted(col, null + tol, side="right")) - below
+    # an expanded end extrapolated past the resamples (tail_end) meets a null beyond
+    # them at a finite level: the null is outside the interval only while it is outside
+    # both the extrapolated end and the resamples' own, so |z| is the lesser of the two
+    far = _extrapolated_z(est, null) if expanded else math.nan
     if not tied and below in (0, b):  # no replicate on the null's side: the floor
-        return 2.0 / (b + 1)
+        if math.isnan(far):
+            return 2.0 / (b + 1)
+        return float(
+            min(1.0, max(2.0 / (b + 1), 2.0 * expanded_probability(-abs(far), est.n_clusters)))
+        )
     if tied:  # an end on null from level m / (B − 1) to (m + k − 1) / (B − 1)
         low_share, high_share = (below + tied - 1) / max(b - 1, 1), below / max(b - 1, 1)
     else:
         low_share = high_share = below / b
     z_low = _nominal_z(low_share, b, est.z0, est.accel)
     z_high = _nominal_z(high_share, b, est.z0, est.accel)
+    if far < 0:
+        z_low = max(z_low, far)
+    elif far > 0:
+        z_high = min(z_high, far)
     g = est.n_clusters if expanded else 1
     tails = expanded_probability(z_low, g), expanded_probability(-z_high, g)
     return float(min(1.0, max(2.0 / (b + 1), 2.0 * min(tails))))
+
+
+def _extrapolated_z(est: GroupEstimate, null: float) -> float:
+    """The nominal quantile at which :func:`tail_end`'s extrapolated end of ``est`` lies
+    on ``null``, where ``null`` is past the deepest quantile the resamples read on its
+    side of the estimate: ``z_r · (null − θ̂) / (x_r − θ̂)``; NaN where it is not (or
+    that side's end is never extrapolated)."""
+    col = est.replicates
+    b = col.size
+    r = resolved_tail(b)
+    if not b or r >= 0.5 or null == est.estimate:
+        return math.nan
+    sign = 1.0 if null > est.estimate else -1.0
+    w_r = abs(float(ndtri(r))) * sign
+    x_r = float(np.quantile(col, float(ndtr(w_r))))
+    if not (null - x_r) * sign > 0 or not (x_r - est.estimate) * sign > 0:
+        return math.nan
+    den = 1.0 + est.accel * (w_r - est.z0)
+    if den <= 0:
+        return math.nan
+    z_r = (w_r - est.z0) / den - est.z0
+    if not z_r * sign > 0:
+        return math.nan
+    return z_r * (null - est.estimate) / (x_r - est.estimate)
 
 
 def _nominal_z(share: float, b: int, z0: float, a: float) -> float:

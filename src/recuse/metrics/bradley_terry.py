@@ -59,7 +59,13 @@ from scipy.sparse.csgraph import connected_components
 
 from recuse.choices import COVARIATES as COVARIATES
 from recuse.errors import EstimationError, fit_warnings_hidden
-from recuse.metrics.bootstrap import Resampling, expanded_level, resample_counts
+from recuse.metrics.bootstrap import (
+    Resampling,
+    expanded_level,
+    expanded_quantile,
+    resample_counts,
+    tail_end,
+)
 from recuse.metrics.estimate import clusters_of, items_of
 from recuse.metrics.verdicts import require_pairs
 from recuse.roster import self_keys
@@ -162,6 +168,10 @@ class BTFit:
     n_boot: int
     dropped: Mapping[str, str] = field(default_factory=dict)  # covariate -> why left out
     left_out: Mapping[str, int] = field(default_factory=dict)  # why -> pairs not fitted
+    #: some end of a strength or coefficient lies past the resamples' reach (99% from 10
+    #: prompts or fewer at 2,000 resamples) and is extrapolated along a normal tail
+    #: (:func:`~recuse.metrics.bootstrap.tail_end`); the column words say so
+    extrapolated: bool = False
 
     def left_out_words(self) -> str:
         """The pairs given that were left out of the fit, with why, in words ('' when none
@@ -224,10 +234,18 @@ class BTFit:
             "the covariate as its definition codes it, the systems' strengths held equal; 0 = "
             "no bias",
             "ci_low": f"the low end of its {self.level:.0%} percentile interval (cluster "
-            "bootstrap over prompts, its ends expanded for the prompts: Student's t)",
+            "bootstrap over prompts, its ends expanded for the prompts: Student's t"
+            f"{BEYOND * self.extrapolated})",
             "ci_high": "the high end",
             "level": "the interval's confidence level as a share (0.9: a 90% interval)",
         }
+
+
+#: what an interval's words add where some end was extrapolated past the resamples
+BEYOND = (
+    "; ends past the resamples' reach extrapolated along a normal tail from the estimate "
+    "through their deepest quantile — add prompts"
+)
 
 
 def _ranks(strengths: FloatArray) -> NDArray[np.int64]:
@@ -356,19 +374,29 @@ def bradley_terry(
     # Hesterberg's expanded percentile ends for the prompts resampled (see the module
     # docstring): the plain percentile is the CR0 sandwich's normal interval, narrow
     # with few prompts
+    # (ends past the resamples' reach extrapolated along a normal tail, tail_end: at 99%
+    # from 5 prompts they were the extreme resamples, 0.92 coverage; ranks, bounded,
+    # keep the resamples' quantile)
     tails = [expanded_level(q, len(uniques)) for q in (alpha, 1 - alpha)]
+    zs = [expanded_quantile(q, len(uniques)) for q in (alpha, 1 - alpha)]
     s_hat = strengths_of(theta)
     s_rep = strengths_of(reps)
     r_rep = _ranks(s_rep)
     c_rep = reps[:, k_sys:]
+    far = False
 
-    def q(v: NDArray[Any]) -> tuple[FloatArray, FloatArray]:
-        lo, hi = np.quantile(v, tails, axis=0)
-        return np.asarray(lo, float), np.asarray(hi, float)
+    def q(v: NDArray[Any], centre: FloatArray) -> tuple[FloatArray, FloatArray]:
+        nonlocal far
+        ends = np.zeros((2, v.shape[1]))
+        for j, col in enumerate(np.sort(v, axis=0).T):
+            for i, z in enumerate(zs):
+                ends[i, j], beyond = tail_end(col, z, center=float(centre[j]))
+                far = far or beyond
+        return ends[0], ends[1]
 
-    s_lo, s_hi = q(s_rep)
-    r_lo, r_hi = q(r_rep)
-    c_lo, c_hi = q(c_rep) if c_rep.shape[1] else (np.zeros(0), np.zeros(0))
+    s_lo, s_hi = q(s_rep, s_hat)
+    r_lo, r_hi = (np.asarray(e, float) for e in np.quantile(r_rep, tails, axis=0))
+    c_lo, c_hi = q(c_rep, theta[k_sys:]) if c_rep.shape[1] else (np.zeros(0), np.zeros(0))
     return BTFit(
         systems=systems,
         strengths=s_hat,
@@ -387,6 +415,7 @@ def bradley_terry(
         level=boot.level,
         n_boot=boot.n_boot,
         dropped=dropped,
+        extrapolated=far,
     )
 
 
@@ -421,13 +450,14 @@ class Leaderboard:
         for fit, whose in fits.items():
             if fit == "human" and self.human is None:
                 continue
+            far = getattr(self, fit).extrapolated
             out |= {
                 f"{fit} strength": f"Bradley–Terry strength fitted to {whose}: log-odds, "
                 "centred (mean 0 over the systems); the difference of two systems' is the "
                 "log-odds that the first wins",
                 f"{fit} strength_low": f"the low end of its {pct} percentile interval "
                 "(cluster bootstrap over prompts, its ends expanded for the prompts: "
-                "Student's t)",
+                f"Student's t{BEYOND * far})",
                 f"{fit} strength_high": "the high end",
                 f"{fit} rank": "its rank by that strength, 1 = strongest",
                 f"{fit} rank_low": "the best rank it takes between the interval's ends",

@@ -25,18 +25,33 @@ time. The outcome is the human label as 0/1 (``y = 1`` when ``human > 0.5``, 0 w
   ``S_b² - Σ_c X_cb² = Σ_{c ≠ d} X_cb X_db`` keeps only products of different
   prompts, so ``E[U] = Σ_b (n_b / n) d_b²`` exactly when the gap ``d_b = p - P(y = 1)``
   is constant in a bin: the squared calibration error of the probabilities, with no
-  chance part (0 for a calibrated judge, whatever n). Its interval is normal on the
-  squared scale, ``U ± z se``, then square-rooted (ends below 0 read 0, above 1 read
-  1: a calibration error is at most 1): ``se²`` is
-  the jackknife variance over prompts less half the jackknife's known excess at a
-  degenerate U-statistic, ``v_Q = 2 Σ_b a_b² ((Σ_c X_cb²)² - Σ_c X_cb⁴)`` (the plain
-  jackknife counts the degenerate part twice; removing all of it under-covers, as
-  the squared scale is skewed). Coverage of the 90% interval measured by simulation
-  (``tests/metrics/test_calibration.py``): 0.85–0.89 at planted miscalibrations, n =
-  100 to 400; a calibrated judge's 0 it holds in 0.99–1.0 of tables (at that boundary
-  only the lower end can miss). Its ``std_error`` is the calibration error's, on the
-  estimate's scale (:meth:`DebiasedECE.root_se`: the standard deviation of the square
-  root of that normal, about ``se / (2 √U)`` away from 0), which `recuse gate`'s
+  chance part (0 for a calibrated judge, whatever n). Its interval is Student's on the
+  squared scale, ``U ± t_ν se``, then square-rooted (ends below 0 read 0, above 1 read
+  1: a calibration error is at most 1). ``se²`` is the jackknife variance over prompts
+  ``v_J`` less half the jackknife's known excess at a degenerate U-statistic,
+  ``v_Q = 2 Σ_b a_b² ((Σ_c X_cb²)² - Σ_c X_cb⁴)`` (the plain jackknife counts the
+  degenerate part twice; removing all of it under-covers, as the squared scale is
+  skewed), and at least ``¾ v_Q``::
+
+      se² = max(v_J - v_Q / 2, v_J / 4, ¾ v_Q)
+      ν   = (Σ_c δ_c²)² / Σ_c δ_c⁴ - 1,   δ_c = U_(-c) - mean_c U_(-c)   (at least 1)
+
+  ``v_Q`` is the variance ``U`` has with no miscalibration (its degenerate part, which
+  does not depend on the gaps' sum ``S_b``); ``v_J`` does, and where the gaps of a bin
+  cancel (``S_b`` near 0, ``U`` below its mean) it shrinks: near a calibrated judge the
+  truth then lay above the interval (350 one-pair prompts: 0.868 covered, every miss
+  above). A floor of all of ``v_Q`` covered 0.98 there (``U``'s left tail is short),
+  ``¾ v_Q`` 0.945. ``ν`` is Satterthwaite's effective number of prompts less one: the
+  jackknife's variance is a sum over prompts, and at 30 prompts of 3 pairs a few of
+  them carry most of it (median ``ν`` 8, not 29; ``z`` covered 0.84 there, ``t_29``
+  0.86, ``t_ν`` 0.875). Coverage of the 90% interval measured by simulation
+  (``tests/metrics/test_calibration.py``, ``benchmarks/metric_coverage.py`` section
+  ``calibration``, docs/benchmarks.md): 0.86–0.92 at planted miscalibrations from 20
+  prompts of 3 pairs to 400 pairs; a calibrated judge's 0 it holds in 0.99–1.0 of
+  tables (at that boundary only the lower end can miss), and a judge near it (a true
+  error of 0.027, 100–350 pairs) 0.94–0.985. Its ``std_error`` is the calibration
+  error's, on the estimate's scale (:meth:`DebiasedECE.root_se`: the standard deviation
+  of the square root of that normal, about ``se / (2 √U)`` away from 0), which `recuse gate`'s
   projections and the report's detectable bias read; the squared error and its ``se``
   are ``squared_error`` and ``squared_error_se`` in ``components``. Beside it: the
   plug-in ECE, and ``chance_ece``, the plug-in ECE a perfectly calibrated judge scores at
@@ -96,6 +111,7 @@ __all__ = [
     "brier_spec",
     "debiased_ece",
     "ece_results",
+    "effective_df",
     "expected_calibration_error",
     "gives_probabilities",
     "outcomes",
@@ -187,7 +203,9 @@ class DebiasedECE:
     and ``se`` its standard error; ``plugin`` and ``chance`` the plug-in ECE and the
     plug-in ECE of a perfectly calibrated judge at these probabilities. ``lone``: the
     rows in bins whose rows all come from one prompt, where ``U`` has no product of two
-    prompts: their bins add nothing to ``U``, read as calibrated whatever their gap."""
+    prompts: their bins add nothing to ``U``, read as calibrated whatever their gap.
+    ``df``: the degrees of freedom ``ν`` of the interval's Student quantile (module
+    docstring; infinite: the normal's)."""
 
     u: float
     se: float
@@ -196,13 +214,23 @@ class DebiasedECE:
     n: int
     n_clusters: int
     lone: int = 0
+    df: float = math.inf
 
     def interval(self, level: float) -> tuple[float, float]:
-        """``sqrt`` of the normal interval ``U ± z se``, within the values a calibration
-        error takes, ``[0, 1]`` (ends below 0 read 0, above 1 read 1: a gap between a
-        probability and a 0/1 outcome is at most 1, and at 4-12 pairs far apart ``U +
-        z se`` reached 1.3)."""
-        z = float(ndtri(0.5 + level / 2))
+        """``sqrt`` of Student's interval ``U ± t_ν se`` (``ν = df``; the normal's ``z``
+        where it is infinite), within the values a calibration error takes, ``[0, 1]``
+        (ends below 0 read 0, above 1 read 1: a gap between a probability and a 0/1
+        outcome is at most 1, and at 4-12 pairs far apart ``U + z se`` reached 1.3).
+
+        >>> e = DebiasedECE(u=0.04, se=0.01, plugin=0.2, chance=0.1, n=90, n_clusters=30)
+        >>> [round(x, 4) for x in e.interval(0.9)]  # sqrt(0.04 ± 1.6449 · 0.01)
+        [0.1535, 0.2376]
+        >>> e4 = DebiasedECE(u=0.04, se=0.01, plugin=0.2, chance=0.1, n=90, n_clusters=30, df=4)
+        >>> [round(x, 4) for x in e4.interval(0.9)]  # t_4(0.95) = 2.1318
+        [0.1367, 0.2476]
+        """
+        q = 0.5 + level / 2
+        z = float(ndtri(q)) if math.isinf(self.df) else float(scipy.stats.t.ppf(q, self.df))
         lo, hi = self.u - z * self.se, self.u + z * self.se
         return math.sqrt(min(max(lo, 0.0), 1.0)), math.sqrt(min(max(hi, 0.0), 1.0))
 
@@ -279,10 +307,11 @@ def debiased_ece(
     n = float(nb.sum())
     u, a = _u_stat(s, d, nb, m2, np.asarray(n))
     u_j, _ = _u_stat(s - x, d - x**2, nb - m, m2 - m**2, n - m.sum(1))
-    v_j = (n_c - 1) / n_c * float(((u_j - u_j.mean()) ** 2).sum()) if n_c > 1 else math.nan
+    delta = u_j - u_j.mean()
+    v_j = (n_c - 1) / n_c * float((delta**2).sum()) if n_c > 1 else math.nan
     x2 = x**2
     v_q = 2.0 * float((a**2 * (x2.sum(0) ** 2 - (x2**2).sum(0))).sum())
-    var = max(v_j - v_q / 2, v_j / 4)
+    var = max(v_j - v_q / 2, v_j / 4, 0.75 * v_q)
     rng = np.random.default_rng(seed)
     chance = 0.0
     if len(p):
@@ -296,7 +325,26 @@ def debiased_ece(
         chance = float(np.abs((ps - draws) @ onehot).sum(axis=1).mean() / n)
     plugin = float(np.abs(s).sum() / n) if n else math.nan
     lone = int(nb[(nb > 0) & (nb**2 - m2 <= 0)].sum())
-    return DebiasedECE(float(u), math.sqrt(var), plugin, chance, int(n), n_c, lone)
+    df = effective_df(delta) if n_c > 1 else math.inf
+    return DebiasedECE(float(u), math.sqrt(var), plugin, chance, int(n), n_c, lone, df)
+
+
+def effective_df(delta: FloatArray) -> float:
+    """Satterthwaite's degrees of freedom of a jackknife variance ``Σ_c δ_c²``: the
+    effective number of prompts less one, ``(Σ δ²)² / Σ δ⁴ - 1``, at least 1
+    (``G - 1`` where every prompt's ``δ²`` is alike; the number of prompts less one
+    where none varies).
+
+    >>> effective_df(np.array([1.0, -1.0, 1.0, -1.0]))  # 4² / 4 - 1
+    3.0
+    >>> round(effective_df(np.array([2.0, 2.0, -2.0, -1.0, -1.0])), 4)  # 14² / 50 - 1
+    2.92
+    """
+    d2 = np.asarray(delta, dtype=float) ** 2
+    total = float(d2.sum())
+    if not total > 0:
+        return float(max(d2.size - 1, 1))
+    return max(total**2 / float((d2**2).sum()) - 1.0, 1.0)
 
 
 def ece_results(
@@ -323,7 +371,8 @@ def ece_results(
         f"debiased calibration error of {column}: {bins} equal-width bins, sqrt of the "
         "U-statistic over prompts of the squared gap between stated probability and "
         "outcome (Kumar et al. 2019), y = human label as 0/1 (ties left out); "
-        f"{percent(boot.level)} normal interval on the squared scale, jackknife over prompts"
+        f"{percent(boot.level)} Student interval on the squared scale, jackknife over "
+        "prompts (its effective prompts' degrees of freedom)"
     )
     for g, label in enumerate(labels):
         mine = codes == g

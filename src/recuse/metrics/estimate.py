@@ -61,8 +61,10 @@ from recuse.metrics.bootstrap import (
     GroupEstimate,
     Interval,
     Resampling,
+    beyond_warning,
     cluster_bootstrap,
     counted,
+    expanded_beyond,
     expanded_interval,
     expanded_quantile,
     p_value,
@@ -162,6 +164,11 @@ class MetricSpec:
     #: what the prompts that could move an :attr:`unseen` rate hold, in words after "the
     #: share of prompts" (:func:`unseen_method`)
     movers: str = "whose verdict changes with the order"
+    #: the values the metric can take: an end of the expanded interval extrapolated past
+    #: the resamples (:func:`~recuse.metrics.bootstrap.tail_end`, 99% from 10 prompts or
+    #: fewer) stays within it. Every expanded metric is a share (0 to 1: set so) or a
+    #: difference of two shares or a chance-corrected agreement (−1 to +1, the default)
+    extent: tuple[float, float] = (-1.0, 1.0)
     #: an :attr:`unseen` rate's ends are widened where few prompts move it
     #: (:func:`moved_span`); False: only a zero width is replaced (by the exact bound:
     #: :func:`unseen_span` where nothing moved, :func:`moved_span` where the moves
@@ -260,6 +267,11 @@ EXPANDED_WORDS = (
     "expanded for the prompts' number G (Hesterberg's expanded interval: each tail's "
     "normal quantile replaced by √(G/(G−1))·t_{G−1})"
 )
+
+
+#: what the method adds where an expanded end lay past the resamples' reach
+#: (:func:`~recuse.metrics.bootstrap.tail_end`; the result's warning says how far)
+EXTRAPOLATED_WORDS = "its ends past the resamples' reach extrapolated along a normal tail"
 
 
 def expanded_method(*, boot: Resampling) -> str:
@@ -541,8 +553,15 @@ def to_results(
             # moved_span and unseen_span intervals carry their own small-sample rule)
             expand = spec.expanded and kind == "bca" and not (widen or unseen or cancel)
             low, high = est.ci_low, est.ci_high
+            far: tuple[str, ...] = ()
             if expand:
                 low, high = expanded_interval(est, boot.level)
+                # ends past the resamples' reach (99% from 10 prompts or fewer): extrapolated
+                tail = expanded_beyond(est, boot.level)
+                if math.isfinite(tail):
+                    far = (beyond_warning(tail, resamples=est.n_boot, clusters=est.n_clusters,
+                                          level=boot.level),)  # fmt: skip
+                    low, high = max(low, spec.extent[0]), min(high, spec.extent[1])
             # a null that is the metric's floor or ceiling is no hypothesis: no p-value
             p = math.nan if spec.bound else p_value(est, spec.null, expanded=expand)
             few = est.n_clusters < FEW_CLUSTERS  # as unreliable an interval as a flat one
@@ -575,6 +594,8 @@ def to_results(
                 words = moved_method(boot=boot, interval=kind)
             else:
                 words = expanded_method(boot=boot) if expand else interval_method(boot, kind)
+                if far:  # the method names the interval it is: part extrapolated
+                    words += f"; {EXTRAPOLATED_WORDS}"
             if cancel:
                 # the bootstrap's ends on the estimate (flat) and no t step (effective 1):
                 # moved_span's exact bound on the moving prompts stands at both ends
@@ -642,6 +663,7 @@ def to_results(
                         exact=unseen or cancel,
                         moving=moving_pairs(spec, est) if widen else None,
                     )
+                    + far
                     + (spec.warnings(est.totals) if spec.warnings else ()),
                     n_boot_unfit=est.n_unfit,
                     refit=spec.refit,

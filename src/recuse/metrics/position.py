@@ -139,7 +139,7 @@ def consistency_spec(
     # 1, no position effect, is the most a share can be: its ceiling (no p-value)
     return MetricSpec(
         "position_consistency", stat, method, components, null=1.0, constant=order_blind,
-        unseen=True, bound="ceiling", expanded=True,
+        unseen=True, bound="ceiling", expanded=True, extent=(0.0, 1.0),
     )  # fmt: skip
 
 
@@ -153,7 +153,7 @@ def flip_spec(pairs: pd.DataFrame, codes: NDArray[np.intp], labels: tuple[str, .
     )
     return MetricSpec(
         "flip_rate", stat, method, constant=order_blind, unseen=True, bound="floor",
-        expanded=True,
+        expanded=True, extent=(0.0, 1.0),
     )  # fmt: skip
 
 
@@ -177,7 +177,7 @@ def first_position_spec(
     )
     return MetricSpec(
         "first_position_rate", stat, method, null=0.5, constant=order_blind, unseen=True,
-        expanded=True,
+        expanded=True, extent=(0.0, 1.0),
     )  # fmt: skip
 
 

@@ -195,6 +195,7 @@ def probe_effects(
                 span=2.0,
                 movers=MOVERS,
                 widens=False,
+                padded=True,
             )
         )
 

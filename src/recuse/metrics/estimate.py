@@ -18,7 +18,8 @@ and warnings a reader needs to trust the interval (:func:`interval_warnings`):
   one the prompts bound (:func:`unseen_span`, ``MetricSpec.unseen``) or, for a value
   fixed by construction, the zero width is real (``MetricResult.fixed``); where the
   interval has width, such a metric's is widened for the few prompts that move it
-  (:func:`moved_span`), and its low-n warning counts the pairs that do;
+  (:func:`moved_span`; a probe's effect: :func:`padded_span`), and its low-n warning
+  counts the pairs that do;
 * an interval that does not hold its estimate: the resamples lie far to one side of
   it, as for a strongly biased statistic (the calibration error of a near-calibrated
   judge, pushed above 0 by sampling noise, whose BCa interval collapses below it);
@@ -500,7 +501,9 @@ def to_results(
     bound (:func:`unseen_span`) where ``MetricSpec.unseen``, else is ``fixed``; a zero
     width at the no-bias value of an unseen rate not widened (a probe's effect) whose pairs
     move but cancel on each prompt is the exact bound on the share of prompts that move
-    (:func:`moved_span`'s exact bound, rule "widened"); one
+    (:func:`moved_span`'s exact bound, rule "widened"); where such a rate's interval has
+    width and at most half the prompts move it (``MetricSpec.padded``), it is the BCa
+    interval expanded and padded (:func:`padded_span`, rule "widened"); one
     that is neither and excludes the no-bias value gets at
     least the sign test's p-value
     (:func:`sign_test_p`): the bootstrap's floor ``2/(B+1)`` would call two prompts on one
@@ -990,13 +993,14 @@ def padded_span(
     fades as ``1/G`` where many prompts move, faster than ``se``. Planted truths
     (``benchmarks/metric_coverage.py``, section ``probes-twoway``: pairs moved both ways
     on a quarter to half of 10, 20 and 40 prompts, 300 tables each): the plain BCa held
-    them 0.81–0.91 (0.86 pooled), the expanded BCa alone 0.84–0.94, padded 0.85–0.94
-    (0.89 pooled), 1.05–1.2 times the plain width; the section ``probes`` (pairs moved
-    one way only) 0.897 / 0.867 → 0.927 / 0.893, 1.12 / 1.10 times as wide. Measured
-    against it: a pseudo-prompt a quarter of the span away (0.88–0.94, but 0.98 in
-    ``probes`` at 1.27 times the width), and Student's t on the prompts' effective
-    number (:func:`moved_span`'s step: 0.87–0.93 at 1.3–1.6 times the width, 0.98 in
-    ``probes``).
+    them 0.81–0.91 (0.861 pooled), padded 0.85–0.94 (0.894 pooled) at 1.05–1.22 times
+    the plain width (1.2 at 10 prompts, 1.1 at 20, 1.05 at 40); the section ``probes``
+    (pairs moved one way only) 0.897 / 0.867 → 0.927 / 0.893 at 1.12 / 1.10 times the
+    width. Measured against it: a pseudo-prompt a quarter of the span away (0.88–0.94,
+    but 0.983 in ``probes`` at 1.27 times the width) or a sixth (0.86–0.94, 0.980);
+    in a throwaway simulation, the expanded BCa alone (0.84–0.94) and Student's t on
+    the prompts' effective number (:func:`moved_span`'s step: 0.87–0.93 at 1.3–1.6
+    times the width, 0.98 in the ``probes`` design).
 
     >>> [round(x, 4) for x in padded_span(0.1, 0.06, 0.14, std_error=0.025, clusters=20,
     ...                                   span=2.0)]

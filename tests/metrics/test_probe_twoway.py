@@ -20,9 +20,11 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 
+from recuse.metrics import probes
 from recuse.metrics.bootstrap import Resampling
-from recuse.metrics.estimate import padded_factor, padded_span
+from recuse.metrics.estimate import MetricSpec, padded_factor, padded_span
 from recuse.metrics.probes import probe_effects
 from recuse.metrics.result import MetricResult
 
@@ -111,3 +113,36 @@ def test_the_padded_interval_says_so_and_one_all_prompts_move_is_not_padded() ->
     ]
     y = _effect(pd.DataFrame(dense), seed=0)
     assert y.interval_rule == "bca" and "eighth" not in y.method, y.method
+
+
+def test_the_padded_ends_and_error_are_the_expanded_ones_times_k(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Same table, same resamples, three ways: the plain BCa (its standard deviation
+    ``se``), the expanded BCa ``[el, eh]``, and the padded: its ends are ``est ∓ k (est −
+    el | eh − est)`` and its standard error the expanded one times ``k``, with ``k =
+    √(1 + (2 / (8 G se))²)`` computed here by hand — what the gate's projection (z · se)
+    and the "detectable" line read."""
+    table = _table(np.random.default_rng(5_003))
+    padded = _effect(table, seed=3)
+    assert padded.interval_rule == "widened", padded.method
+
+    def spec(**changes: object) -> MetricResult:
+        def make(*args: object, **kw: object) -> MetricSpec:
+            return MetricSpec(*args, **{**kw, **changes})  # type: ignore[arg-type]
+
+        monkeypatch.setattr(probes, "MetricSpec", make)
+        try:
+            return _effect(table, seed=3)
+        finally:
+            monkeypatch.undo()
+
+    plain = spec(padded=False)
+    expanded = spec(padded=False, expanded=True)
+    assert plain.interval_rule == "bca" and expanded.interval_rule == "expanded"
+    est, g = padded.estimate, padded.n_clusters
+    k = math.sqrt(1 + (2 / (8 * g * plain.std_error)) ** 2)
+    assert k > 1.05
+    assert math.isclose(padded.ci_low, est - k * (est - expanded.ci_low), rel_tol=1e-12)
+    assert math.isclose(padded.ci_high, est + k * (expanded.ci_high - est), rel_tol=1e-12)
+    assert math.isclose(padded.std_error, expanded.std_error * k, rel_tol=1e-12)

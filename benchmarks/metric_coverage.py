@@ -52,7 +52,16 @@ true value is that interval's coverage.
   pairs are checked against the floor only: they over-cover a little by design.
 * Probes (:func:`recuse.metrics.probes.probe_effects`): a pick judge on
   :data:`PROBE_PROMPTS` (20) prompts of 2 base pairs, effects 0.0475 and 0.1425 (plain
-  BCa: 0.79, zero width at 0 in 12% of tables, and 0.87).
+  BCa: 0.79, zero width at 0 in 12% of tables, and 0.87; with the exact bound 0.897 and
+  0.867, padded 0.927 and 0.893 at 1.12 and 1.10 times the width).
+* Probes moved both ways (section ``probes-twoway``): a pick judge's edit moves pairs
+  toward the treated answer and away on a quarter to half of :data:`PROBE_TWOWAY_PROMPTS`
+  (10, 20, 40) prompts (:data:`PROBE_TWOWAY`: truths 0, 0.06 and 0.1, exact: the
+  constant's comment). The plain BCa held them 0.81–0.91, 0.861 pooled over the 12
+  cells (300 tables each); the padded interval
+  (:func:`recuse.metrics.estimate.padded_span`) 0.85–0.94, 0.894 pooled. Target: the
+  cells pooled at least :data:`TWOWAY_TARGET` (0.88), beside each cell's floor and
+  ceiling.
 * Ladder (:func:`recuse.metrics.ladder.self_preference_ladder`, section ``ladder``): the
   few-prompts design (30 prompts of 3 pairs, biases varying by prompt); truths: a
   600,000-pair table's rungs. At 300 replications (13 s): split rungs 0.943, the other
@@ -73,7 +82,8 @@ check together with probability 0.99 (``_targets.coverage_floor``: 0.79 / 0.98 a
 replications, 0.775 / 0.985 at 200).
 
 Run: python benchmarks/metric_coverage.py [--reps 200] [--n-boot 500] [--prompts 100]
-[--skip SECTION...] (leaderboard, curve and probes: 18 s at 200 replications at load 3)
+[--skip SECTION...] (leaderboard, curve and probes: 18 s at 200 replications at load 3;
+probes-twoway: 100 s at 300 replications at load 3)
 (34 s wall at the defaults on a 2-core machine at load 3 without the few-prompts
 section, ``--skip few-prompts``; that section alone 20 s at load 3, 132 s at load 5;
 section ``calibration`` 53 s at 300 replications)
@@ -448,6 +458,93 @@ def probe_coverage(*, reps: int, n_boot: int, seed: int) -> dict[str, np.ndarray
     return {m: np.asarray(v, dtype=float) for m, v in rows.items()}
 
 
+#: probes moved both ways (section ``probes-twoway``): prompts, then per design its name,
+#: a draw of one prompt's (original, placebo, edit) shares of its pairs, and its exact
+#: truth. A pick judge, 2 base pairs a prompt (per pair) or 3 (per prompt); the original
+#: ``s ~ Bernoulli(½)``, the placebo ``s`` re-drawn from Bernoulli(½) for a tenth of the
+#: pairs (so it is Bernoulli(½) too, and ``E[s − placebo] = 0``); the edit moves pairs on
+#: the prompts that react to it (a share ``π`` of them):
+#:
+#: * per pair (π, a, b): a pair lost in the original is won with the edit with chance
+#:   ``a_q ~ U(0, 2a)``, one won is lost with chance ``b_q ~ U(0, 2b)`` (drawn per prompt):
+#:   ``E[edit − placebo] = E[edit − s] = π (½ a − ½ b)``;
+#: * per prompt (π, ρ, h): the prompt moves toward the treated answer with chance ρ, else
+#:   away, each of its pairs with chance h (set to 1, or 0):
+#:   ``E[edit − s] = π h (ρ − ½)``.
+PROBE_TWOWAY_PROMPTS = (10, 20, 40)
+#: the least coverage of the two-way probe cells pooled (the plain BCa: 0.861 over 3,600
+#: tables; padded 0.894)
+TWOWAY_TARGET = 0.88
+PROBE_TWOWAY = {
+    "pair 0.3/0.4/0.4": ("pair", 0.3, 0.4, 0.4),  # truth 0
+    "pair 0.5/0.6/0.2": ("pair", 0.5, 0.6, 0.2),  # truth 0.1
+    "prompt 0.25/0.5/0.8": ("prompt", 0.25, 0.5, 0.8),  # truth 0
+    "prompt 0.25/0.8/0.8": ("prompt", 0.25, 0.8, 0.8),  # truth 0.06
+}
+
+
+def twoway_truth(kind: str, pi: float, x: float, y: float) -> float:
+    """The exact effect of a :data:`PROBE_TWOWAY` design (its comment).
+
+    >>> twoway_truth("pair", 0.5, 0.6, 0.2), round(twoway_truth("prompt", 0.25, 0.8, 0.8), 4)
+    (0.1, 0.06)
+    """
+    return pi * (0.5 * x - 0.5 * y) if kind == "pair" else pi * y * (x - 0.5)
+
+
+def twoway_table_draw(
+    kind: str, pi: float, x: float, y: float, n_prompts: int, rng: np.random.Generator
+) -> pd.DataFrame:
+    """A probe table of a :data:`PROBE_TWOWAY` design on ``n_prompts`` prompts."""
+    rows = []
+    for q in range(n_prompts):
+        reacts = rng.random() < pi
+        up_q, down_q = rng.uniform(0, 2 * x), rng.uniform(0, 2 * y)
+        toward = rng.random() < x
+        for k in range(2 if kind == "pair" else 3):
+            s = float(rng.random() < 0.5)
+            placebo = s if rng.random() > 0.1 else float(rng.random() < 0.5)
+            edit, u = s, rng.random()
+            if reacts and kind == "pair":
+                edit = 1.0 if s == 0 and u < up_q else 0.0 if s == 1 and u < down_q else s
+            elif reacts and u < y:
+                edit = 1.0 if toward else 0.0
+            treated = "a" if rng.random() < 0.5 else "b"
+            for probe, share in (("original", s), ("placebo", placebo), ("authority", edit)):
+                rows.append(
+                    {
+                        "judge": JUDGE, "prompt_id": f"q{q}", "base_item": f"q{q}-{k}",
+                        "item_id": f"q{q}-{k}:{probe}", "probe": probe, "treated": treated,
+                        "model_a": "x", "model_b": "y",
+                        "p_a": share if treated == "a" else 1.0 - share,
+                    }
+                )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def twoway_coverage(*, reps: int, n_boot: int, seed: int) -> dict[str, np.ndarray]:
+    """The probe's effect where the edit moves pairs both ways on few prompts
+    (:data:`PROBE_TWOWAY` at each of :data:`PROBE_TWOWAY_PROMPTS`): the plain BCa held the
+    exact truth 0.81–0.91 of the time (300 tables each), the padded interval
+    (:func:`recuse.metrics.estimate.padded_span`) 0.85–0.94."""
+    rows: dict[str, list[tuple[float, ...]]] = {}
+    for n_prompts in PROBE_TWOWAY_PROMPTS:
+        for name, design in PROBE_TWOWAY.items():
+            truth = twoway_truth(*design)
+            key = f"probe 2-way {name} ({n_prompts})"
+            rows[key] = []
+            for r in range(reps):
+                rng = np.random.default_rng(seed * 100_000 + r)
+                table = twoway_table_draw(*design, n_prompts, rng)
+                res, _ = probe_effects(table, boot=Resampling(n_boot=n_boot, seed=r))
+                (x,) = [x for x in res if x.metric == "probe_authority"]
+                lo, hi = x.ci_low, x.ci_high
+                rows[key].append(
+                    (lo <= truth <= hi, hi - lo, truth < lo, truth > hi, x.estimate - truth)
+                )
+    return {m: np.asarray(v, dtype=float) for m, v in rows.items()}
+
+
 def ladder_coverage(*, reps: int, n_boot: int, seed: int) -> dict[str, np.ndarray]:
     """The self-preference ladder's rungs (:mod:`recuse.metrics.ladder`: the rates'
     Wilson interval at the effective pairs, the differences' BCa, DP's expanded) on the
@@ -550,6 +647,7 @@ def main() -> None:
             "leaderboard",
             "curve",
             "probes",
+            "probes-twoway",
             "ladder",
             "calibration",
         ),
@@ -606,6 +704,10 @@ def main() -> None:
         results |= probe_coverage(reps=args.reps, n_boot=args.n_boot, seed=args.seed)
         print(f"probes: {time.perf_counter() - t1:.0f} s")
     t1 = time.perf_counter()
+    if "probes-twoway" not in args.skip:
+        results |= twoway_coverage(reps=args.reps, n_boot=args.n_boot, seed=args.seed)
+        print(f"probes moved both ways: {time.perf_counter() - t1:.0f} s")
+    t1 = time.perf_counter()
     if "ladder" not in args.skip:
         results |= ladder_coverage(reps=args.reps, n_boot=args.n_boot, seed=args.seed)
         print(f"ladder: {time.perf_counter() - t1:.0f} s")
@@ -650,6 +752,11 @@ def main() -> None:
         pooled = np.concatenate(few_first)[:, 0].mean()
         print(f"few flips first, pooled: {pooled:.3f} over {sum(len(a) for a in few_first)}")
         targets.at_least("few flips first-position coverage, pooled", pooled, FEW_FLIPS_TARGET)
+    twoway = [a for name, a in results.items() if name.startswith("probe 2-way")]
+    if twoway:
+        pooled = np.concatenate(twoway)[:, 0].mean()
+        print(f"probes moved both ways, pooled: {pooled:.3f} over {sum(map(len, twoway))}")
+        targets.at_least("probes moved both ways coverage, pooled", pooled, TWOWAY_TARGET)
     targets.finish()
 
 

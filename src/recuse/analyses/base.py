@@ -95,7 +95,8 @@ SLUG_MAX = 100  # bytes of a table/figure name derived from input names
 #: coefficients (:mod:`recuse.analyses.leaderboard`, its ends expanded); the position
 #: rates' intervals (:func:`~recuse.metrics.estimate.moved_span`,
 #: :func:`~recuse.metrics.estimate.unseen_span`, which a probe's effect no pair moved has
-#: too); the Wilson interval of the verbosity curves' bins and the ladder's rates
+#: too); a probe's effect few prompts move (:func:`~recuse.metrics.estimate.padded_span`);
+#: the Wilson interval of the verbosity curves' bins and the ladder's rates
 #: (:func:`~recuse.metrics.bootstrap.share_interval`)
 BOOTSTRAP_WORDS = (
     f"cluster bootstrap over prompts, {INTERVAL_NAMES['bca']} unless a result's method "
@@ -107,6 +108,8 @@ BOOTSTRAP_WORDS = (
     "the position rates' BCa interval widened where few pairs "
     "change with the order (Student's t, within an exact Clopper–Pearson bound), or an "
     "exact bound (not a bootstrap) where none does (a probe's effect: where no pair moves); "
+    "a probe's effect that at most half the prompts move: the BCa interval expanded for "
+    "the prompts' number and padded by one more prompt's variance; "
     "the verbosity curves' bins and the self-preference ladder's rates: a Wilson score "
     "interval at the effective pairs of the bootstrap, p(1 − p)/se²"
 )

@@ -1,0 +1,148 @@
+"""A probe effect whose edit moves pairs both ways on few prompts: the padded interval
+(:func:`recuse.metrics.estimate.padded_span`) against a planted truth, by hand.
+
+A pick judge on 10 prompts of 3 base pairs. Each pair's original pick for the treated
+answer is a fair coin ``s``; the placebo keeps it but on a tenth of pairs, re-drawn (a
+fair coin again, so the placebo is a fair coin too and E[s − s_placebo] = 0). A quarter
+of the prompts react to the edit: such a prompt moves toward the treated answer with
+probability ρ = 0.8, else away, and each of its pairs moves with probability h = 0.8 (its
+pick set to 1, or to 0). The true effect, by hand:
+
+    E[s_edit − s_placebo] = E[s_edit − s] = π · h · (ρ · ½ − (1 − ρ) · ½)
+                          = 0.25 · 0.8 · 0.3 = 0.06
+
+(a pair moved toward the treated answer gains ½ on average: it was lost half the time).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recuse.metrics import probes
+from recuse.metrics.bootstrap import Resampling
+from recuse.metrics.estimate import MetricSpec, padded_factor, padded_span
+from recuse.metrics.probes import probe_effects
+from recuse.metrics.result import MetricResult
+
+PI, RHO, H = 0.25, 0.8, 0.8
+TRUTH = PI * H * (RHO - 0.5)
+
+
+def _row(q: int, k: int, probe: str, treated: str, share: float) -> dict[str, object]:
+    return {
+        "judge": "j", "prompt_id": f"q{q}", "base_item": f"q{q}-{k}",
+        "item_id": f"q{q}-{k}:{probe}", "probe": probe, "treated": treated,
+        "model_a": "x", "model_b": "y", "p_a": share if treated == "a" else 1.0 - share,
+    }  # fmt: skip
+
+
+def _table(rng: np.random.Generator, prompts: int = 10, per_prompt: int = 3) -> pd.DataFrame:
+    rows = []
+    for q in range(prompts):
+        reacts, toward = rng.random() < PI, rng.random() < RHO
+        for k in range(per_prompt):
+            s = float(rng.random() < 0.5)
+            placebo = s if rng.random() > 0.1 else float(rng.random() < 0.5)
+            edit = (1.0 if toward else 0.0) if reacts and rng.random() < H else s
+            treated = "a" if rng.random() < 0.5 else "b"
+            for probe, share in (("original", s), ("placebo", placebo), ("authority", edit)):
+                rows.append(_row(q, k, probe, treated, share))
+    return pd.DataFrame(rows)
+
+
+def _effect(table: pd.DataFrame, seed: int) -> MetricResult:
+    res, _ = probe_effects(table, boot=Resampling(n_boot=300, seed=seed))
+    (x,) = [x for x in res if x.metric == "probe_authority"]
+    return x
+
+
+def test_the_padding_is_one_more_prompts_variance_by_hand() -> None:
+    """k = √(1 + (s / (8 G se))²): span 2, 20 prompts, se 0.025 → √(1 + 0.5²) = 1.1180;
+    [0.06, 0.14] about 0.1 → 0.1 ∓ 0.04 · 1.1180 = [0.05528, 0.14472]."""
+    assert math.isclose(padded_factor(0.025, clusters=20, span=2.0), math.sqrt(1.25))
+    low, high = padded_span(0.1, 0.06, 0.14, std_error=0.025, clusters=20, span=2.0)
+    assert math.isclose(low, 0.1 - 0.04 * math.sqrt(1.25))
+    assert math.isclose(high, 0.1 + 0.04 * math.sqrt(1.25))
+    # it fades as 1/G against se: 80 prompts, se 0.0125 → √(1 + 0.25²)
+    assert math.isclose(padded_factor(0.0125, clusters=80, span=2.0), math.sqrt(1.0625))
+
+
+def test_an_effect_few_prompts_move_both_ways_is_held_about_nine_times_in_ten() -> None:
+    """200 tables of 10 prompts: the padded interval holds 0.06 at least 0.85 of the
+    time (0.87 here; the plain BCa interval 0.795 on the same tables; the benchmark's
+    ``probes-twoway`` section, this design at 300 tables: 0.807 and 0.873). Its p-value
+    inverts it: the interval excludes 0 exactly where p < 0.1."""
+    held, rules = [], set()
+    for r in range(200):
+        x = _effect(_table(np.random.default_rng(5_000 + r)), seed=r)
+        held.append(x.ci_low <= TRUTH <= x.ci_high)
+        rules.add(x.interval_rule)
+        if x.interval_rule == "widened" and "eighth of the span" in x.method:
+            excludes = not x.ci_low <= 0.0 <= x.ci_high
+            assert excludes == (x.p_value < 0.1) or math.isclose(x.p_value, 0.1, abs_tol=0.01)
+    assert "widened" in rules
+    assert np.mean(held) >= 0.85, np.mean(held)
+
+
+def test_the_padded_interval_says_so_and_one_all_prompts_move_is_not_padded() -> None:
+    """The rule and method words name the padding where few prompts move (3 of 10 here);
+    where more than half do (every pair's pick moves on 20 prompts) the interval is the
+    BCa one, unpadded."""
+    rows = []
+    for q in range(10):
+        for k in range(3):
+            # prompts 0 and 1: a pair won with the edit; prompt 2: a pair lost with it
+            s, edit = (1.0, 0.0) if (q, k) == (2, 0) else (0.0, float(q < 2 and k == 0))
+            for probe, share in (("original", s), ("placebo", s), ("authority", edit)):
+                rows.append(_row(q, k, probe, "a", share))
+    x = _effect(pd.DataFrame(rows), seed=0)
+    assert x.interval_rule == "widened", x.method
+    assert "(3 of 10)" in x.method and "eighth of the span" in x.method
+    rng = np.random.default_rng(3)
+    dense = [
+        _row(q, k, probe, "a", float(share))
+        for q in range(20)
+        for k in range(2)
+        for probe, share in zip(
+            ("original", "placebo", "authority"), (0, 0, rng.random() < 0.6), strict=True
+        )
+    ]
+    y = _effect(pd.DataFrame(dense), seed=0)
+    assert y.interval_rule == "bca" and "eighth" not in y.method, y.method
+
+
+def test_the_padded_ends_and_error_are_the_expanded_ones_times_k(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Same table, same resamples, three ways: the plain BCa (its standard deviation
+    ``se``), the expanded BCa ``[el, eh]``, and the padded: its ends are ``est ∓ k (est −
+    el | eh − est)`` and its standard error the expanded one times ``k``, with ``k =
+    √(1 + (2 / (8 G se))²)`` computed here by hand — what the gate's projection (z · se)
+    and the "detectable" line read."""
+    table = _table(np.random.default_rng(5_003))
+    padded = _effect(table, seed=3)
+    assert padded.interval_rule == "widened", padded.method
+
+    def spec(**changes: object) -> MetricResult:
+        def make(*args: object, **kw: object) -> MetricSpec:
+            return MetricSpec(*args, **{**kw, **changes})  # type: ignore[arg-type]
+
+        monkeypatch.setattr(probes, "MetricSpec", make)
+        try:
+            return _effect(table, seed=3)
+        finally:
+            monkeypatch.undo()
+
+    plain = spec(padded=False)
+    expanded = spec(padded=False, expanded=True)
+    assert plain.interval_rule == "bca" and expanded.interval_rule == "expanded"
+    est, g = padded.estimate, padded.n_clusters
+    k = math.sqrt(1 + (2 / (8 * g * plain.std_error)) ** 2)
+    assert k > 1.05
+    assert math.isclose(padded.ci_low, est - k * (est - expanded.ci_low), rel_tol=1e-12)
+    assert math.isclose(padded.ci_high, est + k * (expanded.ci_high - est), rel_tol=1e-12)
+    assert math.isclose(padded.std_error, expanded.std_error * k, rel_tol=1e-12)

@@ -146,3 +146,28 @@ def test_the_padded_ends_and_error_are_the_expanded_ones_times_k(
     assert math.isclose(padded.ci_low, est - k * (est - expanded.ci_low), rel_tol=1e-12)
     assert math.isclose(padded.ci_high, est + k * (expanded.ci_high - est), rel_tol=1e-12)
     assert math.isclose(padded.std_error, expanded.std_error * k, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("toward", [1.0, 0.0])
+@pytest.mark.parametrize(("prompts", "level"), [(6, 0.9), (10, 0.99), (4, 0.9)])
+def test_the_padded_ends_stay_within_minus_one_to_one(
+    toward: float, prompts: int, level: float
+) -> None:
+    """Half the prompts move both their pairs the whole way (+1 each, or −1): the effect
+    is ±0.5 and each pair's term lies in −1..+1, so no interval end may pass ±1. Padded
+    unclamped they read 1.01 (6 prompts), 1.006 (10 prompts, 99%) and 1.015 (4 prompts);
+    the end past the resamples is the metric's extent, the other the padded one, and the
+    p-value still inverts the interval (0 inside it, p at least 1 − level)."""
+    rows = []
+    for q in range(prompts):
+        for k in range(2):
+            s, edit = (1.0 - toward, toward) if q < prompts // 2 else (0.0, 0.0)
+            for probe, share in (("original", s), ("placebo", s), ("authority", edit)):
+                rows.append(_row(q, k, probe, "a", share))
+    res, _ = probe_effects(pd.DataFrame(rows), boot=Resampling(n_boot=2000, seed=1, level=level))
+    (x,) = res
+    assert x.interval_rule == "widened", x.method
+    assert x.estimate == pytest.approx(0.5 if toward else -0.5)
+    assert -1.0 <= x.ci_low <= x.ci_high <= 1.0, (x.ci_low, x.ci_high)
+    assert (x.ci_high if toward else -x.ci_low) == 1.0  # the far end on the extent
+    assert x.ci_low <= 0.0 <= x.ci_high and x.p_value >= 1 - level

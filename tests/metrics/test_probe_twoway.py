@@ -24,7 +24,7 @@ import pytest
 
 from recuse.metrics import probes
 from recuse.metrics.bootstrap import Resampling
-from recuse.metrics.estimate import MetricSpec, padded_factor, padded_span
+from recuse.metrics.estimate import EXTRAPOLATED_WORDS, MetricSpec, padded_factor, padded_span
 from recuse.metrics.probes import probe_effects
 from recuse.metrics.result import MetricResult
 
@@ -171,3 +171,16 @@ def test_the_padded_ends_stay_within_minus_one_to_one(
     assert -1.0 <= x.ci_low <= x.ci_high <= 1.0, (x.ci_low, x.ci_high)
     assert (x.ci_high if toward else -x.ci_low) == 1.0  # the far end on the extent
     assert x.ci_low <= 0.0 <= x.ci_high and x.p_value >= 1 - level
+
+
+def test_a_padded_interval_extrapolated_past_the_resamples_says_so_in_its_method() -> None:
+    """10 prompts at 90% ask the expanded BCa for a tail of 1.5e-3 here, past the 0.0025
+    that 2,000 resamples read: the ends are extrapolated (the warning says it), and the
+    method, which names the padding, names that too, as an expanded interval's does (it
+    named only the padding)."""
+    table = _table(np.random.default_rng(5_003))
+    res, _ = probe_effects(table, boot=Resampling(n_boot=2000, seed=0))
+    (x,) = res
+    assert x.interval_rule == "widened" and "eighth of the span" in x.method, x.method
+    assert any("lie beyond the 2,000 resamples" in w for w in x.warnings), x.warnings
+    assert x.method.endswith(f"; {EXTRAPOLATED_WORDS}"), x.method

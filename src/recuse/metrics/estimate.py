@@ -618,10 +618,10 @@ def to_results(
                 # pair of 30 changing) claimed a power the interval does not have
                 std_error = widened_error(std_error, low, high, level=boot.level)
                 words = moved_method(boot=boot, interval=kind)
-            elif pad:
-                words = padded_method(boot=boot, clusters=est.n_clusters, moving=est.moving)
             else:
                 words = expanded_method(boot=boot) if expand else interval_method(boot, kind)
+                if pad:  # the expanded ends, padded
+                    words = padded_method(boot=boot, clusters=est.n_clusters, moving=est.moving)
                 if far:  # the method names the interval it is: part extrapolated
                     words += f"; {EXTRAPOLATED_WORDS}"
             if cancel:

@@ -184,3 +184,22 @@ def test_a_padded_interval_extrapolated_past_the_resamples_says_so_in_its_method
     assert x.interval_rule == "widened" and "eighth of the span" in x.method, x.method
     assert any("lie beyond the 2,000 resamples" in w for w in x.warnings), x.warnings
     assert x.method.endswith(f"; {EXTRAPOLATED_WORDS}"), x.method
+
+
+def test_every_description_of_the_widened_rule_and_the_effects_columns_names_the_padding() -> None:
+    """A padded effect's report.json says ``interval_rule`` "widened": the schema's and
+    the gate page's list of rules described "widened" as a position rate's (Student's t)
+    or the cancelled moves' exact bound only, and the probe effects table's ``ci_low``
+    column as the bootstrap's or the exact bound — none named the padding."""
+    from pathlib import Path
+
+    from recuse.analyses.probes import TABLE_COLUMNS
+    from recuse.report.export import schema
+
+    rule = schema()["$defs"]
+    text = str(rule)
+    assert "at most half the prompts move: the expanded BCa interval" in text
+    assert "√(1 + (2 / (8 G se))²)" in text
+    page = Path(__file__).resolve().parents[2].joinpath("docs", "ci-gate.md").read_text("utf-8")
+    assert "most half the prompts move, the expanded BCa interval padded" in " ".join(page.split())
+    assert "padded by one more prompt's variance" in TABLE_COLUMNS["ci_low"]

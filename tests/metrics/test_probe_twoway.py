@@ -24,7 +24,7 @@ import pytest
 
 from recuse.metrics import probes
 from recuse.metrics.bootstrap import Resampling
-from recuse.metrics.estimate import MetricSpec, padded_factor, padded_span
+from recuse.metrics.estimate import EXTRAPOLATED_WORDS, MetricSpec, padded_factor, padded_span
 from recuse.metrics.probes import probe_effects
 from recuse.metrics.result import MetricResult
 
@@ -146,3 +146,60 @@ def test_the_padded_ends_and_error_are_the_expanded_ones_times_k(
     assert math.isclose(padded.ci_low, est - k * (est - expanded.ci_low), rel_tol=1e-12)
     assert math.isclose(padded.ci_high, est + k * (expanded.ci_high - est), rel_tol=1e-12)
     assert math.isclose(padded.std_error, expanded.std_error * k, rel_tol=1e-12)
+
+
+@pytest.mark.parametrize("toward", [1.0, 0.0])
+@pytest.mark.parametrize(("prompts", "level"), [(6, 0.9), (10, 0.99), (4, 0.9)])
+def test_the_padded_ends_stay_within_minus_one_to_one(
+    toward: float, prompts: int, level: float
+) -> None:
+    """Half the prompts move both their pairs the whole way (+1 each, or −1): the effect
+    is ±0.5 and each pair's term lies in −1..+1, so no interval end may pass ±1. Padded
+    unclamped they read 1.01 (6 prompts), 1.006 (10 prompts, 99%) and 1.015 (4 prompts);
+    the end past the resamples is the metric's extent, the other the padded one, and the
+    p-value still inverts the interval (0 inside it, p at least 1 − level)."""
+    rows = []
+    for q in range(prompts):
+        for k in range(2):
+            s, edit = (1.0 - toward, toward) if q < prompts // 2 else (0.0, 0.0)
+            for probe, share in (("original", s), ("placebo", s), ("authority", edit)):
+                rows.append(_row(q, k, probe, "a", share))
+    res, _ = probe_effects(pd.DataFrame(rows), boot=Resampling(n_boot=2000, seed=1, level=level))
+    (x,) = res
+    assert x.interval_rule == "widened", x.method
+    assert x.estimate == pytest.approx(0.5 if toward else -0.5)
+    assert -1.0 <= x.ci_low <= x.ci_high <= 1.0, (x.ci_low, x.ci_high)
+    assert (x.ci_high if toward else -x.ci_low) == 1.0  # the far end on the extent
+    assert x.ci_low <= 0.0 <= x.ci_high and x.p_value >= 1 - level
+
+
+def test_a_padded_interval_extrapolated_past_the_resamples_says_so_in_its_method() -> None:
+    """10 prompts at 90% ask the expanded BCa for a tail of 1.5e-3 here, past the 0.0025
+    that 2,000 resamples read: the ends are extrapolated (the warning says it), and the
+    method, which names the padding, names that too, as an expanded interval's does (it
+    named only the padding)."""
+    table = _table(np.random.default_rng(5_003))
+    res, _ = probe_effects(table, boot=Resampling(n_boot=2000, seed=0))
+    (x,) = res
+    assert x.interval_rule == "widened" and "eighth of the span" in x.method, x.method
+    assert any("lie beyond the 2,000 resamples" in w for w in x.warnings), x.warnings
+    assert x.method.endswith(f"; {EXTRAPOLATED_WORDS}"), x.method
+
+
+def test_every_description_of_the_widened_rule_and_the_effects_columns_names_the_padding() -> None:
+    """A padded effect's report.json says ``interval_rule`` "widened": the schema's and
+    the gate page's list of rules described "widened" as a position rate's (Student's t)
+    or the cancelled moves' exact bound only, and the probe effects table's ``ci_low``
+    column as the bootstrap's or the exact bound — none named the padding."""
+    from pathlib import Path
+
+    from recuse.analyses.probes import TABLE_COLUMNS
+    from recuse.report.export import schema
+
+    rule = schema()["$defs"]
+    text = str(rule)
+    assert "at most half the prompts move: the expanded BCa interval" in text
+    assert "√(1 + (2 / (8 G se))²)" in text
+    page = Path(__file__).resolve().parents[2].joinpath("docs", "ci-gate.md").read_text("utf-8")
+    assert "most half the prompts move, the expanded BCa interval padded" in " ".join(page.split())
+    assert "padded by one more prompt's variance" in TABLE_COLUMNS["ci_low"]

@@ -35,8 +35,10 @@ TABLE_COLUMNS = {
     "edit, minus the change the placebo makes; 0 = no effect (verbosity: verbose minus "
     "concise rewrite)",
     "ci_low": "the low end of its interval at level (cluster bootstrap over prompts, both "
-    "versions of a pair resampled together; where no pair moved, the exact bound the "
-    "prompts allow)",
+    "versions of a pair resampled together, BCa; where at most half the prompts hold a "
+    "moved pair, expanded for the prompts and padded by one more prompt's variance; where "
+    "the moves cancel on each prompt, the exact bound on the prompts that move; where no "
+    "pair moved, the exact bound the prompts allow: the report's method says which)",
     "ci_high": "the high end",
     "level": "the interval's confidence level as a share (0.95: a 95% interval)",
     "n": "base pairs judged in every version the effect reads",

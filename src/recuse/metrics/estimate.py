@@ -167,8 +167,9 @@ class MetricSpec:
     movers: str = "whose verdict changes with the order"
     #: the values the metric can take: an end of the expanded interval extrapolated past
     #: the resamples (:func:`~recuse.metrics.bootstrap.tail_end`, 99% from 10 prompts or
-    #: fewer) stays within it. Every expanded metric is a share (0 to 1: set so) or a
-    #: difference of two shares or a chance-corrected agreement (−1 to +1, the default)
+    #: fewer) stays within it, as does a padded end (:func:`padded_span`). Every expanded
+    #: metric is a share (0 to 1: set so) or a difference of two shares or a
+    #: chance-corrected agreement (−1 to +1, the default)
     extent: tuple[float, float] = (-1.0, 1.0)
     #: an :attr:`unseen` rate's ends are widened where few prompts move it
     #: (:func:`moved_span`); False: only a zero width is replaced (by the exact bound:
@@ -599,6 +600,9 @@ def to_results(
                     value, low, high, std_error=est.std_error, clusters=est.n_clusters,
                     span=spec.span,
                 )  # fmt: skip
+                # the padding stretches the ends past the resamples: within the values the
+                # metric can take (an effect moved +1 on 3 of 6 prompts read [−0.01, 1.01])
+                low, high = max(low, spec.extent[0]), min(high, spec.extent[1])
                 std_error = std_error * k  # the expanded error, padded: z · se is the half-width
             if widen:
                 # few pairs change with the order: the bootstrap's ends widened by t, up to
@@ -614,10 +618,10 @@ def to_results(
                 # pair of 30 changing) claimed a power the interval does not have
                 std_error = widened_error(std_error, low, high, level=boot.level)
                 words = moved_method(boot=boot, interval=kind)
-            elif pad:
-                words = padded_method(boot=boot, clusters=est.n_clusters, moving=est.moving)
             else:
                 words = expanded_method(boot=boot) if expand else interval_method(boot, kind)
+                if pad:  # the expanded ends, padded
+                    words = padded_method(boot=boot, clusters=est.n_clusters, moving=est.moving)
                 if far:  # the method names the interval it is: part extrapolated
                     words += f"; {EXTRAPOLATED_WORDS}"
             if cancel:

@@ -87,6 +87,7 @@ __all__ = [
     "Interval",
     "Resampling",
     "SettingError",
+    "beyond_fix",
     "beyond_warning",
     "check_level",
     "check_min_n",
@@ -1032,7 +1033,8 @@ def tail_end(
 
         end = center + (x_r − center) · zq / z_r
 
-    (never nearer ``center`` than the resamples' own quantile at ``Φ(w)``, nor used where
+    (never nearer ``center`` than the resamples' own quantile at ``Φ(w)``, which stands,
+    not called extrapolated, where it is as far or further; nor used where
     the map does not reach back to ``w_r`` from the side of ``zq``: a bias correction
     ``z0`` of −3 sends every nominal lower end past the resamples' smallest; the end
     is then that quantile, as before): the interval's distance from the estimate
@@ -1073,7 +1075,12 @@ def tail_end(
         return own, False
     x_r = float(np.quantile(sorted_col, float(ndtr(w_r))))
     end = center + (x_r - center) * zq / z_r
-    return (min(end, own) if zq < 0 else max(end, own)), True
+    # extrapolated only where that lies past the resamples' own end: resamples all
+    # alike (x_r on the estimate) or reaching further on their own keep their end, and
+    # no word says it was extrapolated
+    if end < own if zq < 0 else end > own:
+        return end, True
+    return own, False
 
 
 def _extreme(sorted_col: FloatArray, zq: float) -> float:
@@ -1138,13 +1145,42 @@ def beyond_warning(tail: float, *, resamples: int, clusters: int, level: float) 
     >>> beyond_warning(1.3e-7, resamples=2000, clusters=5, level=0.99)[:81]
     "the 99% interval's ends lie beyond the 2,000 resamples (Student's t for 5 prompts"
     """
+    fix = beyond_fix(level, resamples=resamples, tail=tail)
     return (
         f"the {percent(level)} interval's ends lie beyond the {resamples:,} resamples "
         f"(Student's t for {clusters:,} prompts, bias-corrected, asks them for a tail of "
         f"{tail:.1e}; they read "
         f"{resolved_tail(resamples):.3g} and no deeper): they are extrapolated along a normal "
         "tail from the estimate through the resamples' deepest quantile (the smallest or "
-        "largest resample read as the end was narrower) — add prompts"
+        f"largest resample read as the end was narrower) — {fix}"
+    )
+
+
+def beyond_fix(level: float, *, resamples: int, tail: float) -> str:
+    """What brings an end extrapolated at tail probability ``tail`` within reach of the
+    resamples. More prompts shrink Student's quantile toward the normal's, whose tail
+    ``(1 − level) / 2`` ``resamples`` read where it is at least :func:`resolved_tail`:
+    then "add prompts". Past that (99.9% from 2,000 resamples, 99% from 500) no number
+    of prompts does, and the words name the resamples that read ``tail``,
+    ``⌈TAIL_RESAMPLES / tail⌉`` (where that is at most :data:`MAX_N_BOOT`).
+
+    >>> beyond_fix(0.99, resamples=2000, tail=1.3e-7)
+    'add prompts'
+    >>> beyond_fix(0.999, resamples=2000, tail=3.2e-4).split(": ")[-1]
+    '15,625 resamples (--n-boot) would read it'
+    """
+    normal = (1.0 - level) / 2
+    if normal >= resolved_tail(resamples):
+        return "add prompts"
+    need = math.ceil(TAIL_RESAMPLES / tail) if tail > 0 else math.inf
+    says = (
+        f"{need:,} resamples (--n-boot) would read it"
+        if need <= MAX_N_BOOT
+        else f"more than the {MAX_N_BOOT:,} resamples allowed would read it"
+    )
+    return (
+        f"more prompts will not bring it within reach ({percent(level)}'s normal tail, "
+        f"{normal:.1e}, lies past it): {says}"
     )
 
 

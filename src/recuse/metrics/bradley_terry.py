@@ -61,6 +61,7 @@ from recuse.choices import COVARIATES as COVARIATES
 from recuse.errors import EstimationError, fit_warnings_hidden
 from recuse.metrics.bootstrap import (
     Resampling,
+    beyond_fix,
     expanded_level,
     expanded_quantile,
     resample_counts,
@@ -74,6 +75,7 @@ __all__ = [
     "COVARIATES",
     "BTFit",
     "Leaderboard",
+    "beyond_words",
     "bradley_terry",
     "leaderboard",
     "markdown_counts",
@@ -235,17 +237,25 @@ class BTFit:
             "no bias",
             "ci_low": f"the low end of its {self.level:.0%} percentile interval (cluster "
             "bootstrap over prompts, its ends expanded for the prompts: Student's t"
-            f"{BEYOND * self.extrapolated})",
+            f"{beyond_words(self.level, self.n_boot) if self.extrapolated else ''})",
             "ci_high": "the high end",
             "level": "the interval's confidence level as a share (0.9: a 90% interval)",
         }
 
 
-#: what an interval's words add where some end was extrapolated past the resamples
-BEYOND = (
-    "; ends past the resamples' reach extrapolated along a normal tail from the estimate "
-    "through their deepest quantile — add prompts"
-)
+def beyond_words(level: float, n_boot: int) -> str:
+    """What an interval's words add where some end was extrapolated past the resamples,
+    with what brings it within reach (:func:`~recuse.metrics.bootstrap.beyond_fix`: more
+    prompts, or past the normal tail's reach more resamples).
+
+    >>> beyond_words(0.99, 2000)[-13:]
+    '— add prompts'
+    """
+    fix = beyond_fix(level, resamples=n_boot, tail=(1.0 - level) / 2)
+    return (
+        "; ends past the resamples' reach extrapolated along a normal tail from the "
+        f"estimate through their deepest quantile — {fix}"
+    )
 
 
 def _ranks(strengths: FloatArray) -> NDArray[np.int64]:
@@ -450,14 +460,15 @@ class Leaderboard:
         for fit, whose in fits.items():
             if fit == "human" and self.human is None:
                 continue
-            far = getattr(self, fit).extrapolated
+            bt = getattr(self, fit)
+            far = beyond_words(bt.level, bt.n_boot) if bt.extrapolated else ""
             out |= {
                 f"{fit} strength": f"Bradley–Terry strength fitted to {whose}: log-odds, "
                 "centred (mean 0 over the systems); the difference of two systems' is the "
                 "log-odds that the first wins",
                 f"{fit} strength_low": f"the low end of its {pct} percentile interval "
                 "(cluster bootstrap over prompts, its ends expanded for the prompts: "
-                f"Student's t{BEYOND * far})",
+                f"Student's t{far})",
                 f"{fit} strength_high": "the high end",
                 f"{fit} rank": "its rank by that strength, 1 = strongest",
                 f"{fit} rank_low": "the best rank it takes between the interval's ends",

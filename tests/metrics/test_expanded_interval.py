@@ -361,7 +361,11 @@ def test_an_end_past_the_resamples_at_many_prompts_asks_for_resamples_not_prompt
     assert beyond_fix(0.99, resamples=500, tail=0.004).endswith(
         "1,250 resamples (--n-boot) would read it"
     )
-    assert beyond_fix(0.99, resamples=2000, tail=1.3e-7) == "add prompts"
+    assert beyond_fix(0.99, resamples=2000, tail=1.3e-7) == "add prompts"  # 38 million
+    # a bias-corrected end from many prompts: both help, and the resamples are named
+    assert beyond_fix(0.99, resamples=2000, tail=1.1e-3).endswith(
+        ", or resamples: 4,546 (--n-boot) would read it"
+    )
     pairs, truth = simulate_bt(n_prompts=40, pairs_per_prompt=10, seed=3)
     fams = {m: m for m in truth.strengths}
     deep = leaderboard(pairs, families=fams, boot=Resampling(level=0.999, n_boot=2000))

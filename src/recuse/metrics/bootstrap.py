@@ -1158,21 +1158,25 @@ def beyond_warning(tail: float, *, resamples: int, clusters: int, level: float) 
 
 def beyond_fix(level: float, *, resamples: int, tail: float) -> str:
     """What brings an end extrapolated at tail probability ``tail`` within reach of the
-    resamples. More prompts shrink Student's quantile toward the normal's, whose tail
-    ``(1 − level) / 2`` ``resamples`` read where it is at least :func:`resolved_tail`:
-    then "add prompts". Past that (99.9% from 2,000 resamples, 99% from 500) no number
-    of prompts does, and the words name the resamples that read ``tail``,
-    ``⌈TAIL_RESAMPLES / tail⌉`` (where that is at most :data:`MAX_N_BOOT`).
+    resamples: ``⌈TAIL_RESAMPLES / tail⌉`` resamples read it (named where that is at most
+    :data:`MAX_N_BOOT`: a bias-corrected 99% end from 75 prompts asks 1e-3, 5,000
+    resamples). More prompts shrink Student's quantile toward the normal's, whose tail
+    ``(1 − level) / 2`` ``resamples`` read where it is at least :func:`resolved_tail`;
+    past that (99.9% from 2,000 resamples, 99% from 500) no number of prompts does.
 
     >>> beyond_fix(0.99, resamples=2000, tail=1.3e-7)
     'add prompts'
+    >>> beyond_fix(0.99, resamples=2000, tail=1e-3)
+    'add prompts, or resamples: 5,000 (--n-boot) would read it'
     >>> beyond_fix(0.999, resamples=2000, tail=3.2e-4).split(": ")[-1]
     '15,625 resamples (--n-boot) would read it'
     """
     normal = (1.0 - level) / 2
-    if normal >= resolved_tail(resamples):
-        return "add prompts"
     need = math.ceil(TAIL_RESAMPLES / tail) if tail > 0 else math.inf
+    if normal >= resolved_tail(resamples):
+        if need <= MAX_N_BOOT:
+            return f"add prompts, or resamples: {need:,} (--n-boot) would read it"
+        return "add prompts"
     says = (
         f"{need:,} resamples (--n-boot) would read it"
         if need <= MAX_N_BOOT

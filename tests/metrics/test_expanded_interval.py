@@ -371,4 +371,8 @@ def test_an_end_past_the_resamples_at_many_prompts_asks_for_resamples_not_prompt
     deep = leaderboard(pairs, families=fams, boot=Resampling(level=0.999, n_boot=2000))
     assert deep.adjusted.extrapolated
     words = deep.columns()["adjusted strength_low"]
-    assert "add prompts" not in words and "10,000 resamples (--n-boot)" in words
+    assert "add prompts" not in words and "resamples (--n-boot) would read it" in words
+    # Student's tail for 40 prompts, not the normal's (10,000 would not read it); the
+    # level 99.9%, not "100%" ({:.0%})
+    need = math.ceil(5 / norm.sf(math.sqrt(40 / 39) * t.ppf(0.9995, 39)))
+    assert f"{need:,} resamples" in words and "99.9% percentile" in words

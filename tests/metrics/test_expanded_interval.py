@@ -16,6 +16,8 @@ from recuse.metrics.bootstrap import (
     GroupEstimate,
     Resampling,
     beyond_fix,
+    beyond_side,
+    beyond_warning,
     cluster_bootstrap,
     expanded_beyond,
     expanded_interval,
@@ -376,3 +378,24 @@ def test_an_end_past_the_resamples_at_many_prompts_asks_for_resamples_not_prompt
     # level 99.9%, not "100%" ({:.0%})
     need = math.ceil(5 / norm.sf(math.sqrt(40 / 39) * t.ppf(0.9995, 39)))
     assert f"{need:,} resamples" in words and "99.9% percentile" in words
+
+
+def test_a_warning_names_the_one_end_extrapolated() -> None:
+    # 99% from 75 prompts, a bias correction z0 = −0.4: the low end asks the resamples'
+    # Φ(−0.4 + (−0.4 − 2.66)) = 2.7e-4 (past their 0.0025), the high end Φ(−0.4 + 2.26),
+    # within reach. The warning said "the 99% interval's ends lie beyond the 2,000
+    # resamples ... they are extrapolated" (llmbar-mtbench at 99%: each of the report's 29
+    # such warnings is of one end, 18 low, 11 high)
+    reps = norm.ppf((np.arange(2000) + 0.5) / 2000)
+    est = _estimate(reps, clusters=75, z0=-0.4, accel=0.0)
+    lo, hi = expanded_interval(est, 0.99)
+    assert lo < reps[0] and hi < reps[-1]
+    assert beyond_side(est, 0.99) == "low end"
+    tail = expanded_beyond(est, 0.99)
+    z = math.sqrt(75 / 74) * t.ppf(0.995, 74)
+    assert tail == pytest.approx(norm.cdf(-0.4 + (-0.4 - z)), rel=1e-9)
+    words = beyond_warning(tail, resamples=2000, clusters=75, level=0.99, side="low end")
+    assert words.startswith("the 99% interval's low end lies beyond the 2,000 resamples")
+    assert "): it is extrapolated along a normal tail" in words
+    assert beyond_side(_estimate(reps, clusters=5, z0=0.0, accel=0.0), 0.99) == "ends"
+    assert beyond_side(est, 0.9) == ""

@@ -88,6 +88,7 @@ __all__ = [
     "Resampling",
     "SettingError",
     "beyond_fix",
+    "beyond_side",
     "beyond_warning",
     "check_level",
     "check_min_n",
@@ -1138,19 +1139,46 @@ def expanded_beyond(est: GroupEstimate, level: float) -> float:
     return min(tails, default=math.nan)
 
 
-def beyond_warning(tail: float, *, resamples: int, clusters: int, level: float) -> str:
-    """The words of an interval whose ends :func:`expanded_interval` extrapolated: the
-    tail probability ``tail`` it asked of ``resamples`` resamples from ``clusters`` prompts.
+def beyond_side(est: GroupEstimate, level: float) -> str:
+    """Which ends of ``est``'s expanded interval :func:`expanded_interval` extrapolated:
+    ``"ends"`` (both), ``"low end"``, ``"high end"`` or ``""``, for
+    :func:`beyond_warning` (a bias correction sends one end past the resamples' reach
+    at 99% from 75 prompts, the other not).
+
+    >>> e = GroupEstimate(0.5, 0.4, 0.6, 15, 5, 2000, 0, np.zeros(1),
+    ...                   replicates=np.linspace(0.3, 0.7, 2000))
+    >>> beyond_side(e, 0.99), beyond_side(e, 0.9)
+    ('ends', '')
+    """
+    kw = {"center": est.estimate, "z0": est.z0, "accel": est.accel}
+    low, high = (
+        bool(est.replicates.size)
+        and tail_end(est.replicates, expanded_quantile(q, est.n_clusters), **kw)[1]
+        for q in _tails(level)
+    )
+    return "ends" if low and high else "low end" if low else "high end" if high else ""
+
+
+def beyond_warning(
+    tail: float, *, resamples: int, clusters: int, level: float, side: str = "ends"
+) -> str:
+    """The words of an interval whose ``side`` (:func:`beyond_side`)
+    :func:`expanded_interval` extrapolated: the tail probability ``tail`` it asked of
+    ``resamples`` resamples from ``clusters`` prompts.
 
     >>> beyond_warning(1.3e-7, resamples=2000, clusters=5, level=0.99)[:81]
     "the 99% interval's ends lie beyond the 2,000 resamples (Student's t for 5 prompts"
+    >>> beyond_warning(1e-3, resamples=2000, clusters=75, level=0.99, side="low end")[:44]
+    "the 99% interval's low end lies beyond the 2"
     """
     fix = beyond_fix(level, resamples=resamples, tail=tail)
+    lies = "lie" if side == "ends" else "lies"
+    it = "they are" if side == "ends" else "it is"
     return (
-        f"the {percent(level)} interval's ends lie beyond the {resamples:,} resamples "
+        f"the {percent(level)} interval's {side} {lies} beyond the {resamples:,} resamples "
         f"(Student's t for {clusters:,} prompts, bias-corrected, asks them for a tail of "
         f"{tail:.1e}; they read "
-        f"{resolved_tail(resamples):.3g} and no deeper): they are extrapolated along a normal "
+        f"{resolved_tail(resamples):.3g} and no deeper): {it} extrapolated along a normal "
         "tail from the estimate through the resamples' deepest quantile (the smallest or "
         f"largest resample read as the end was narrower) — {fix}"
     )

@@ -74,7 +74,8 @@ true value is that interval's coverage.
   error 0.027) and 30 / 40 prompts of 3 pairs of the CLUSTERED judge, its biases varying
   by prompt (0.19). Truths: each score on a 600,000-pair table. The ECE's interval
   held 0.868 / 0.840 / 0.887 (400 tables) before its standard error got the floor
-  ``¾ v_Q`` and Student's quantile at the effective prompts, every miss above it.
+  ``¾ v_Q`` and Student's quantile at Satterthwaite's degrees of freedom, every miss
+  above it.
 
 Target (exit status 1 when missed): every coverage within [0.86, 0.94], read against the
 exact binomial floor / ceiling that an interval at 0.86 / 0.94 stays within at every

@@ -14,6 +14,7 @@ from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.calibration import (
     brier_score,
     debiased_ece,
+    effective_df,
     expected_calibration_error,
     gives_probabilities,
     isotonic_fit,
@@ -297,8 +298,9 @@ def test_the_calibration_error_and_its_interval_by_hand_on_prompts_with_several_
     standard error the jackknife over prompts of that same statistic less half of
     v_Q = 2 Σ_b a_b² ((Σ_c X_cb²)² − Σ_c X_cb⁴), a_b = n_b / (n (n_b² − Σ_c m_cb²)),
     and at least ¾ v_Q: the ECE is its root and the 90% interval the roots of
-    U ± t_ν(0.95) se, ν = (Σ δ²)² / Σ δ⁴ − 1 over the leave-one-prompt-out δ (it read
-    U ± 1.645 se). (JudgeBench's
+    U ± t_ν(0.95) se, ν = 3 (Σ δ²)² / Σ δ⁴ − 2 within [1, G − 1] over the
+    leave-one-prompt-out δ (it read U ± 1.645 se, then ν = (Σ δ²)² / Σ δ⁴ − 1).
+    (JudgeBench's
     reward models, p = σ(r_a − r_b), agree with the same hand computation.)"""
     rng = np.random.default_rng(11)
     n, prompts = 200, 40
@@ -328,10 +330,11 @@ def test_the_calibration_error_and_its_interval_by_hand_on_prompts_with_several_
         v_q += 2 * a**2 * (np.sum(x**2) ** 2 - np.sum(x**4))
     se = np.sqrt(max(v_jack - v_q / 2, v_jack / 4, 0.75 * v_q))
     assert r.components["squared_error_se"] == pytest.approx(se, rel=1e-8)
-    # Student's quantile at Satterthwaite's effective prompts less one
+    # Student's quantile at Satterthwaite's degrees of freedom of the jackknife variance
     delta2 = (held - held.mean()) ** 2
-    nu = delta2.sum() ** 2 / np.sum(delta2**2) - 1
-    assert 1 < nu < g - 1
+    nu = 3 * delta2.sum() ** 2 / np.sum(delta2**2) - 2
+    assert nu == pytest.approx(39.88, abs=0.01)  # the plug-in (Σ δ²)² / Σ δ⁴ − 1 read 13.0
+    nu = min(nu, g - 1)  # at most G − 1 = 39
     t_q = scipy.stats.t.ppf(0.95, nu)
     assert r.ci_low == pytest.approx(np.sqrt(max(u - t_q * se, 0.0)), rel=1e-8)
     assert r.ci_high == pytest.approx(np.sqrt(min(u + t_q * se, 1.0)), rel=1e-8)
@@ -474,3 +477,21 @@ def test_the_interval_holds_the_truth_at_few_prompts_and_near_a_calibrated_judge
         above += truth > e.ci_high
     assert 0.875 <= covered / 200 <= 0.97
     assert above / 200 <= 0.105
+
+
+def test_the_intervals_degrees_of_freedom_are_satterthwaites_not_a_third_of_them() -> None:
+    """Planted truth: Σ_c δ_c² over G independent N(0, λ_c) terms has Satterthwaite's
+    (Σ λ)² / Σ λ² degrees of freedom: G for λ alike (read against the sample variance's
+    G − 1, the most effective_df gives), k where k terms carry it. effective_df read
+    each prompt's share off its own δ_c²: (Σ δ²)² / Σ δ⁴ − 1 = G / κ − 1, about 3 at
+    12 prompts and 9 at 30 (κ = 3), an interval at t_9 where t_29 is due (12 prompts of
+    5 pairs, a judge 0.05 off: 0.978 of 1,000 tables covered). Now the median over
+    2,000 draws lies within a fifth of G − 1, and near k = 1 or 3 where they carry it."""
+    rng = np.random.default_rng(8)
+    for g in (12, 30):
+        nus = [effective_df(rng.normal(size=g)) for _ in range(2000)]
+        assert 0.8 * (g - 1) <= np.median(nus) <= g - 1
+    for k in (1, 3):
+        lam = np.r_[np.ones(k), np.full(30 - k, 1e-4)]
+        nus = [effective_df(rng.normal(size=30) * np.sqrt(lam)) for _ in range(2000)]
+        assert k - 0.5 <= np.median(nus) <= 1.5 * k, (k, np.median(nus))

@@ -15,11 +15,16 @@ from recuse.metrics.bootstrap import (
     GroupedStatistic,
     GroupEstimate,
     Resampling,
+    beyond_fix,
+    beyond_side,
+    beyond_warning,
     cluster_bootstrap,
+    expanded_beyond,
     expanded_interval,
     expanded_level,
     p_value,
     ratio,
+    tail_end,
 )
 from recuse.metrics.bradley_terry import leaderboard
 from recuse.metrics.estimate import MetricSpec, expanded_error, to_results
@@ -288,8 +293,13 @@ def test_a_99_percent_interval_from_5_prompts_holds_a_planted_accuracy() -> None
         res = accuracy(_few_prompt_accuracy(5, rng), boot=Resampling(level=0.99, seed=r), min_n=1)
         covered += res.ci_low <= 0.7 <= res.ci_high
         assert 0.0 <= res.ci_low <= res.estimate <= res.ci_high <= 1.0
-        assert any("beyond the 2,000 resamples" in w for w in res.warnings)
-        assert "Hesterberg" in res.method and "extrapolated along a normal tail" in res.method
+        # every table whose resamples vary says so; 2 of the 300 hold 3 of 4 pairs on
+        # every prompt: their resamples are all 0.75, nothing is extrapolated, and no
+        # word says it was (they did: tail_end flagged an end on the estimate)
+        varies = res.ci_low < res.ci_high
+        assert any("beyond the 2,000 resamples" in w for w in res.warnings) == varies
+        assert ("extrapolated along a normal tail" in res.method) == varies
+        assert "Hesterberg" in res.method
     assert covered / 300 >= 0.94
     # at 90% from 40 prompts the ends are the resamples' own, and neither the method nor
     # the warnings say otherwise
@@ -307,3 +317,85 @@ def test_the_leaderboards_columns_say_its_ends_are_extrapolated() -> None:
     many = leaderboard(pairs, families=fams, boot=Resampling(level=0.9, n_boot=2000))
     assert not many.adjusted.extrapolated
     assert "extrapolated" not in many.columns()["adjusted strength_low"]
+
+
+def test_resamples_all_alike_are_not_called_extrapolated() -> None:
+    # 2,000 resamples of 0.7 from 5 prompts at 99%: the tail asked (1.3e-7) lies past
+    # them, but the line from the estimate through their 0.25% point is the estimate
+    # itself: the end is theirs, and tail_end said it had extrapolated it (the result's
+    # warning and method then said the ends "lie beyond the 2,000 resamples" of a
+    # [0.75, 0.75] interval)
+    est = _estimate(np.full(2000, 0.7), clusters=5, z0=0.0, accel=0.0)
+    z = -math.sqrt(5 / 4) * t.ppf(0.995, 4)
+    assert tail_end(est.replicates, z, center=0.7) == (0.7, False)
+    assert math.isnan(expanded_beyond(est, 0.99))
+    assert expanded_interval(est, 0.99) == (0.7, 0.7)
+    # the same from a table: 3 of 4 pairs agree on each of 5 prompts
+    rows = 20
+    human = np.tile([1.0, 0.0], rows // 2)
+    agree = np.tile([True, True, True, False], rows // 4)
+    pairs = pd.DataFrame({
+        "item_id": [f"i{i}" for i in range(rows)],
+        "prompt_id": [f"q{i // 4}" for i in range(rows)],
+        "judge": "j", "human": human, "p_a": np.where(agree, human, 1.0 - human),
+    })  # fmt: skip
+    res = accuracy(pairs, boot=Resampling(level=0.99), min_n=1)
+    assert (res.estimate, res.ci_low, res.ci_high) == (0.75, 0.75, 0.75)
+    assert "extrapolated" not in res.method
+    assert not any("beyond the" in w for w in res.warnings)
+
+
+def test_an_end_past_the_resamples_at_many_prompts_asks_for_resamples_not_prompts() -> None:
+    # 99.9% from 200 prompts: Student's t is nearly the normal's 3.29, a tail of 5e-4
+    # that 2,000 resamples (0.0025 and no deeper) cannot read at any number of prompts;
+    # the warning said "add prompts". Now it names the resamples that read the tail
+    # asked, ⌈5 / tail⌉. From 5 prompts at 99% the normal's tail (0.005) is within
+    # reach: prompts are the fix
+    rng = np.random.default_rng(4)
+    res = accuracy(_few_prompt_accuracy(200, rng), boot=Resampling(level=0.999), min_n=1)
+    (far,) = [w for w in res.warnings if "beyond the 2,000 resamples" in w]
+    tail = float(far.split("a tail of ")[1].split(";")[0])
+    assert 2e-4 < tail < 5e-4
+    assert "add prompts" not in far
+    assert far.endswith(" resamples (--n-boot) would read it")
+    need = int(far.split(": ")[-1].split(" ")[0].replace(",", ""))
+    assert need == pytest.approx(5 / tail, rel=0.02)  # the tail is printed to 2 digits
+    assert beyond_fix(0.99, resamples=500, tail=0.004).endswith(
+        "1,250 resamples (--n-boot) would read it"
+    )
+    assert beyond_fix(0.99, resamples=2000, tail=1.3e-7) == "add prompts"  # 38 million
+    # a bias-corrected end from many prompts: both help, and the resamples are named
+    assert beyond_fix(0.99, resamples=2000, tail=1.1e-3).endswith(
+        ", or resamples: 4,546 (--n-boot) would read it"
+    )
+    pairs, truth = simulate_bt(n_prompts=40, pairs_per_prompt=10, seed=3)
+    fams = {m: m for m in truth.strengths}
+    deep = leaderboard(pairs, families=fams, boot=Resampling(level=0.999, n_boot=2000))
+    assert deep.adjusted.extrapolated
+    words = deep.columns()["adjusted strength_low"]
+    assert "add prompts" not in words and "resamples (--n-boot) would read it" in words
+    # Student's tail for 40 prompts, not the normal's (10,000 would not read it); the
+    # level 99.9%, not "100%" ({:.0%})
+    need = math.ceil(5 / norm.sf(math.sqrt(40 / 39) * t.ppf(0.9995, 39)))
+    assert f"{need:,} resamples" in words and "99.9% percentile" in words
+
+
+def test_a_warning_names_the_one_end_extrapolated() -> None:
+    # 99% from 75 prompts, a bias correction z0 = −0.4: the low end asks the resamples'
+    # Φ(−0.4 + (−0.4 − 2.66)) = 2.7e-4 (past their 0.0025), the high end Φ(−0.4 + 2.26),
+    # within reach. The warning said "the 99% interval's ends lie beyond the 2,000
+    # resamples ... they are extrapolated" (llmbar-mtbench at 99%: each of the report's 29
+    # such warnings is of one end, 18 low, 11 high)
+    reps = norm.ppf((np.arange(2000) + 0.5) / 2000)
+    est = _estimate(reps, clusters=75, z0=-0.4, accel=0.0)
+    lo, hi = expanded_interval(est, 0.99)
+    assert lo < reps[0] and hi < reps[-1]
+    assert beyond_side(est, 0.99) == "low end"
+    tail = expanded_beyond(est, 0.99)
+    z = math.sqrt(75 / 74) * t.ppf(0.995, 74)
+    assert tail == pytest.approx(norm.cdf(-0.4 + (-0.4 - z)), rel=1e-9)
+    words = beyond_warning(tail, resamples=2000, clusters=75, level=0.99, side="low end")
+    assert words.startswith("the 99% interval's low end lies beyond the 2,000 resamples")
+    assert "): it is extrapolated along a normal tail" in words
+    assert beyond_side(_estimate(reps, clusters=5, z0=0.0, accel=0.0), 0.99) == "ends"
+    assert beyond_side(est, 0.9) == ""

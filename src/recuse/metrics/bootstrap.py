@@ -87,6 +87,8 @@ __all__ = [
     "Interval",
     "Resampling",
     "SettingError",
+    "beyond_fix",
+    "beyond_side",
     "beyond_warning",
     "check_level",
     "check_min_n",
@@ -1032,7 +1034,8 @@ def tail_end(
 
         end = center + (x_r − center) · zq / z_r
 
-    (never nearer ``center`` than the resamples' own quantile at ``Φ(w)``, nor used where
+    (never nearer ``center`` than the resamples' own quantile at ``Φ(w)``, which stands,
+    not called extrapolated, where it is as far or further; nor used where
     the map does not reach back to ``w_r`` from the side of ``zq``: a bias correction
     ``z0`` of −3 sends every nominal lower end past the resamples' smallest; the end
     is then that quantile, as before): the interval's distance from the estimate
@@ -1073,7 +1076,12 @@ def tail_end(
         return own, False
     x_r = float(np.quantile(sorted_col, float(ndtr(w_r))))
     end = center + (x_r - center) * zq / z_r
-    return (min(end, own) if zq < 0 else max(end, own)), True
+    # extrapolated only where that lies past the resamples' own end: resamples all
+    # alike (x_r on the estimate) or reaching further on their own keep their end, and
+    # no word says it was extrapolated
+    if end < own if zq < 0 else end > own:
+        return end, True
+    return own, False
 
 
 def _extreme(sorted_col: FloatArray, zq: float) -> float:
@@ -1131,20 +1139,80 @@ def expanded_beyond(est: GroupEstimate, level: float) -> float:
     return min(tails, default=math.nan)
 
 
-def beyond_warning(tail: float, *, resamples: int, clusters: int, level: float) -> str:
-    """The words of an interval whose ends :func:`expanded_interval` extrapolated: the
-    tail probability ``tail`` it asked of ``resamples`` resamples from ``clusters`` prompts.
+def beyond_side(est: GroupEstimate, level: float) -> str:
+    """Which ends of ``est``'s expanded interval :func:`expanded_interval` extrapolated:
+    ``"ends"`` (both), ``"low end"``, ``"high end"`` or ``""``, for
+    :func:`beyond_warning` (a bias correction sends one end past the resamples' reach
+    at 99% from 75 prompts, the other not).
+
+    >>> e = GroupEstimate(0.5, 0.4, 0.6, 15, 5, 2000, 0, np.zeros(1),
+    ...                   replicates=np.linspace(0.3, 0.7, 2000))
+    >>> beyond_side(e, 0.99), beyond_side(e, 0.9)
+    ('ends', '')
+    """
+    kw = {"center": est.estimate, "z0": est.z0, "accel": est.accel}
+    low, high = (
+        bool(est.replicates.size)
+        and tail_end(est.replicates, expanded_quantile(q, est.n_clusters), **kw)[1]
+        for q in _tails(level)
+    )
+    return "ends" if low and high else "low end" if low else "high end" if high else ""
+
+
+def beyond_warning(
+    tail: float, *, resamples: int, clusters: int, level: float, side: str = "ends"
+) -> str:
+    """The words of an interval whose ``side`` (:func:`beyond_side`)
+    :func:`expanded_interval` extrapolated: the tail probability ``tail`` it asked of
+    ``resamples`` resamples from ``clusters`` prompts.
 
     >>> beyond_warning(1.3e-7, resamples=2000, clusters=5, level=0.99)[:81]
     "the 99% interval's ends lie beyond the 2,000 resamples (Student's t for 5 prompts"
+    >>> beyond_warning(1e-3, resamples=2000, clusters=75, level=0.99, side="low end")[:44]
+    "the 99% interval's low end lies beyond the 2"
     """
+    fix = beyond_fix(level, resamples=resamples, tail=tail)
+    lies = "lie" if side == "ends" else "lies"
+    it = "they are" if side == "ends" else "it is"
     return (
-        f"the {percent(level)} interval's ends lie beyond the {resamples:,} resamples "
+        f"the {percent(level)} interval's {side} {lies} beyond the {resamples:,} resamples "
         f"(Student's t for {clusters:,} prompts, bias-corrected, asks them for a tail of "
         f"{tail:.1e}; they read "
-        f"{resolved_tail(resamples):.3g} and no deeper): they are extrapolated along a normal "
+        f"{resolved_tail(resamples):.3g} and no deeper): {it} extrapolated along a normal "
         "tail from the estimate through the resamples' deepest quantile (the smallest or "
-        "largest resample read as the end was narrower) — add prompts"
+        f"largest resample read as the end was narrower) — {fix}"
+    )
+
+
+def beyond_fix(level: float, *, resamples: int, tail: float) -> str:
+    """What brings an end extrapolated at tail probability ``tail`` within reach of the
+    resamples: ``⌈TAIL_RESAMPLES / tail⌉`` resamples read it (named where that is at most
+    :data:`MAX_N_BOOT`: a bias-corrected 99% end from 75 prompts asks 1e-3, 5,000
+    resamples). More prompts shrink Student's quantile toward the normal's, whose tail
+    ``(1 − level) / 2`` ``resamples`` read where it is at least :func:`resolved_tail`;
+    past that (99.9% from 2,000 resamples, 99% from 500) no number of prompts does.
+
+    >>> beyond_fix(0.99, resamples=2000, tail=1.3e-7)
+    'add prompts'
+    >>> beyond_fix(0.99, resamples=2000, tail=1e-3)
+    'add prompts, or resamples: 5,000 (--n-boot) would read it'
+    >>> beyond_fix(0.999, resamples=2000, tail=3.2e-4).split(": ")[-1]
+    '15,625 resamples (--n-boot) would read it'
+    """
+    normal = (1.0 - level) / 2
+    need = math.ceil(TAIL_RESAMPLES / tail) if tail > 0 else math.inf
+    if normal >= resolved_tail(resamples):
+        if need <= MAX_N_BOOT:
+            return f"add prompts, or resamples: {need:,} (--n-boot) would read it"
+        return "add prompts"
+    says = (
+        f"{need:,} resamples (--n-boot) would read it"
+        if need <= MAX_N_BOOT
+        else f"more than the {MAX_N_BOOT:,} resamples allowed would read it"
+    )
+    return (
+        f"more prompts will not bring it within reach ({percent(level)}'s normal tail, "
+        f"{normal:.1e}, lies past it): {says}"
     )
 
 

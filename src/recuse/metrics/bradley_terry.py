@@ -44,6 +44,7 @@ expanded ones 0.884 and 0.881 (``benchmarks/metric_coverage.py``, ``leaderboard`
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -56,11 +57,13 @@ from numpy.typing import NDArray
 from scipy import stats
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+from scipy.special import ndtr
 
 from recuse.choices import COVARIATES as COVARIATES
 from recuse.errors import EstimationError, fit_warnings_hidden
 from recuse.metrics.bootstrap import (
     Resampling,
+    beyond_fix,
     expanded_level,
     expanded_quantile,
     resample_counts,
@@ -68,12 +71,14 @@ from recuse.metrics.bootstrap import (
 )
 from recuse.metrics.estimate import clusters_of, items_of
 from recuse.metrics.verdicts import require_pairs
+from recuse.numbers import percent
 from recuse.roster import self_keys
 
 __all__ = [
     "COVARIATES",
     "BTFit",
     "Leaderboard",
+    "beyond_words",
     "bradley_terry",
     "leaderboard",
     "markdown_counts",
@@ -172,6 +177,9 @@ class BTFit:
     #: prompts or fewer at 2,000 resamples) and is extrapolated along a normal tail
     #: (:func:`~recuse.metrics.bootstrap.tail_end`); the column words say so
     extrapolated: bool = False
+    #: the tail probability the expanded ends ask of the resamples, ``Φ(−|z'|)`` with
+    #: ``z'`` Student's for the prompts (:func:`beyond_words` names what reads it)
+    tail: float = math.nan
 
     def left_out_words(self) -> str:
         """The pairs given that were left out of the fit, with why, in words ('' when none
@@ -233,19 +241,28 @@ class BTFit:
             "coefficient (log-odds)": "the change in the log-odds that a wins for one unit more of "
             "the covariate as its definition codes it, the systems' strengths held equal; 0 = "
             "no bias",
-            "ci_low": f"the low end of its {self.level:.0%} percentile interval (cluster "
+            "ci_low": f"the low end of its {percent(self.level)} percentile interval (cluster "
             "bootstrap over prompts, its ends expanded for the prompts: Student's t"
-            f"{BEYOND * self.extrapolated})",
+            f"{beyond_words(self.level, self.n_boot, self.tail) if self.extrapolated else ''})",
             "ci_high": "the high end",
             "level": "the interval's confidence level as a share (0.9: a 90% interval)",
         }
 
 
-#: what an interval's words add where some end was extrapolated past the resamples
-BEYOND = (
-    "; ends past the resamples' reach extrapolated along a normal tail from the estimate "
-    "through their deepest quantile — add prompts"
-)
+def beyond_words(level: float, n_boot: int, tail: float) -> str:
+    """What an interval's words add where some end was extrapolated past the resamples,
+    the ends asking them for tail probability ``tail``, with what brings it within reach
+    (:func:`~recuse.metrics.bootstrap.beyond_fix`: more prompts, or past the normal
+    tail's reach more resamples).
+
+    >>> beyond_words(0.99, 2000, 1.3e-7)[-13:]  # 5 prompts
+    '— add prompts'
+    """
+    fix = beyond_fix(level, resamples=n_boot, tail=tail)
+    return (
+        "; ends past the resamples' reach extrapolated along a normal tail from the "
+        f"estimate through their deepest quantile — {fix}"
+    )
 
 
 def _ranks(strengths: FloatArray) -> NDArray[np.int64]:
@@ -416,6 +433,7 @@ def bradley_terry(
         n_boot=boot.n_boot,
         dropped=dropped,
         extrapolated=far,
+        tail=float(ndtr(-abs(zs[0]))),
     )
 
 
@@ -439,7 +457,7 @@ class Leaderboard:
         the CSV's ``raw strength_low`` or ``human rank_high`` said neither their level nor
         whose verdicts a strength is fitted to, and a human strength (1.63 for gpt-4 on
         llmbar-mtbench) reads as the same scale as the judges' (1.18) without it."""
-        pct = f"{self.raw.level:.0%}"
+        pct = percent(self.raw.level)
         fits = {
             "raw": "the judges' verdicts as they are",
             "adjusted": "the judges' verdicts, the covariates (length, markdown, position, "
@@ -450,14 +468,15 @@ class Leaderboard:
         for fit, whose in fits.items():
             if fit == "human" and self.human is None:
                 continue
-            far = getattr(self, fit).extrapolated
+            bt = getattr(self, fit)
+            far = beyond_words(bt.level, bt.n_boot, bt.tail) if bt.extrapolated else ""
             out |= {
                 f"{fit} strength": f"Bradley–Terry strength fitted to {whose}: log-odds, "
                 "centred (mean 0 over the systems); the difference of two systems' is the "
                 "log-odds that the first wins",
                 f"{fit} strength_low": f"the low end of its {pct} percentile interval "
                 "(cluster bootstrap over prompts, its ends expanded for the prompts: "
-                f"Student's t{BEYOND * far})",
+                f"Student's t{far})",
                 f"{fit} strength_high": "the high end",
                 f"{fit} rank": "its rank by that strength, 1 = strongest",
                 f"{fit} rank_low": "the best rank it takes between the interval's ends",

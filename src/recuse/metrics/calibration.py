@@ -34,22 +34,27 @@ time. The outcome is the human label as 0/1 (``y = 1`` when ``human > 0.5``, 0 w
   skewed), and at least ``¾ v_Q``::
 
       se² = max(v_J - v_Q / 2, v_J / 4, ¾ v_Q)
-      ν   = (Σ_c δ_c²)² / Σ_c δ_c⁴ - 1,   δ_c = U_(-c) - mean_c U_(-c)   (at least 1)
+      ν   = 3 (Σ_c δ_c²)² / Σ_c δ_c⁴ - 2,   δ_c = U_(-c) - mean_c U_(-c)   (1 to G - 1)
 
   ``v_Q`` is the variance ``U`` has with no miscalibration (its degenerate part, which
   does not depend on the gaps' sum ``S_b``); ``v_J`` does, and where the gaps of a bin
   cancel (``S_b`` near 0, ``U`` below its mean) it shrinks: near a calibrated judge the
   truth then lay above the interval (350 one-pair prompts: 0.868 covered, every miss
   above). A floor of all of ``v_Q`` covered 0.98 there (``U``'s left tail is short),
-  ``¾ v_Q`` 0.945. ``ν`` is Satterthwaite's effective number of prompts less one: the
-  jackknife's variance is a sum over prompts, and at 30 prompts of 3 pairs a few of
-  them carry most of it (median ``ν`` 8, not 29; ``z`` covered 0.84 there, ``t_29``
-  0.86, ``t_ν`` 0.875). Coverage of the 90% interval measured by simulation
+  ``¾ v_Q`` 0.945. ``ν`` is Satterthwaite's degrees of freedom of the jackknife's
+  variance, a sum over prompts of ``δ_c²`` (:func:`effective_df`: ``E δ⁴ = 3 λ²`` for
+  a normal ``δ`` of variance ``λ``): about ``G - 1`` where the prompts carry it alike,
+  ``k`` where ``k`` of them carry it (``z`` covered 0.84 at 30 prompts of 3 pairs).
+  It was ``(Σ δ²)² / Σ δ⁴ - 1``, a third of that for normal ``δ`` (median 8 at 30
+  prompts), and the interval too wide at few prompts: 0.976 at 60 one-pair prompts of
+  the simulator's judge, 0.978 at 12 prompts of 5 pairs (now 0.962, 0.961; review,
+  1,000 tables a design). Coverage of the 90% interval measured by simulation
   (``tests/metrics/test_calibration.py``, ``benchmarks/metric_coverage.py`` section
-  ``calibration``, docs/benchmarks.md): 0.86–0.92 at planted miscalibrations from 20
-  prompts of 3 pairs to 400 pairs; a calibrated judge's 0 it holds in 0.99–1.0 of
-  tables (at that boundary only the lower end can miss), and a judge near it (a true
-  error of 0.027, 100–350 pairs) 0.94–0.985. Its ``std_error`` is the calibration
+  ``calibration``, docs/benchmarks.md): 0.87–0.96 at planted miscalibrations from 12
+  prompts of 3 or 5 pairs to 400 pairs, skewed and U-shaped probabilities, label
+  noise; a calibrated judge's 0 it holds in 0.99–1.0 of tables (at that boundary only
+  the lower end can miss), and a judge near it (a true error of 0.027, 60–350 pairs)
+  0.94–0.96. Its ``std_error`` is the calibration
   error's, on the estimate's scale (:meth:`DebiasedECE.root_se`: the standard deviation
   of the square root of that normal, about ``se / (2 √U)`` away from 0), which `recuse gate`'s
   projections and the report's detectable bias read; the squared error and its ``se``
@@ -330,21 +335,31 @@ def debiased_ece(
 
 
 def effective_df(delta: FloatArray) -> float:
-    """Satterthwaite's degrees of freedom of a jackknife variance ``Σ_c δ_c²``: the
-    effective number of prompts less one, ``(Σ δ²)² / Σ δ⁴ - 1``, at least 1
-    (``G - 1`` where every prompt's ``δ²`` is alike; the number of prompts less one
-    where none varies).
+    """Satterthwaite's degrees of freedom of a jackknife variance ``Σ_c δ_c²`` over ``G``
+    prompts, ``(Σ λ_c)² / Σ λ_c²`` for ``δ_c ~ N(0, λ_c)``, read off the ``δ`` with
+    ``E δ⁴ = 3 λ²``: ``Σ λ² ≈ Σ δ⁴ / 3`` and ``(Σ λ)² ≈ (Σ δ²)² − 2 Σ λ²``, so ::
 
-    >>> effective_df(np.array([1.0, -1.0, 1.0, -1.0]))  # 4² / 4 - 1
-    3.0
-    >>> round(effective_df(np.array([2.0, 2.0, -2.0, -1.0, -1.0])), 4)  # 14² / 50 - 1
-    2.92
+        ν = 3 (Σ_c δ_c²)² / Σ_c δ_c⁴ − 2      within [1, G − 1]
+
+    About ``G − 1`` for normal ``δ`` alike (the sample variance's), about ``k`` where
+    ``k`` prompts carry the variance (1 where one does). The plug-in ``(Σ δ²)² / Σ δ⁴ −
+    1``, each prompt's share read off its own ``δ_c²``, is a third of that for normal
+    ``δ`` (``G / 3 − 1``): 12 prompts of 5 pairs, a judge 0.05 off, held 0.978 (this:
+    0.961).
+
+    >>> effective_df(np.array([2.0, 2.0, -2.0, -1.0, -1.0]))  # 3 · 14² / 50 − 2 = 9.76
+    4.0
+    >>> round(effective_df(np.array([4.0, 1.0, -1.0, 0.5, -0.5])), 4)  # 3 · 18.5² / 258.125 − 2
+    1.9777
+    >>> effective_df(np.array([5.0, 0.0, 0.0, 0.0]))  # one prompt carries it all
+    1.0
     """
     d2 = np.asarray(delta, dtype=float) ** 2
+    top = float(max(d2.size - 1, 1))
     total = float(d2.sum())
     if not total > 0:
-        return float(max(d2.size - 1, 1))
-    return max(total**2 / float((d2**2).sum()) - 1.0, 1.0)
+        return top
+    return min(max(3.0 * total**2 / float((d2**2).sum()) - 2.0, 1.0), top)
 
 
 def ece_results(
@@ -372,7 +387,7 @@ def ece_results(
         "U-statistic over prompts of the squared gap between stated probability and "
         "outcome (Kumar et al. 2019), y = human label as 0/1 (ties left out); "
         f"{percent(boot.level)} Student interval on the squared scale, jackknife over "
-        "prompts (its effective prompts' degrees of freedom)"
+        "prompts (Satterthwaite's degrees of freedom of its variance)"
     )
     for g, label in enumerate(labels):
         mine = codes == g

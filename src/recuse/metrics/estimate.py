@@ -62,6 +62,7 @@ from recuse.metrics.bootstrap import (
     GroupEstimate,
     Interval,
     Resampling,
+    beyond_side,
     beyond_warning,
     cluster_bootstrap,
     counted,
@@ -571,8 +572,9 @@ def to_results(
                 # ends past the resamples' reach (99% from 10 prompts or fewer): extrapolated
                 tail = expanded_beyond(est, boot.level)
                 if math.isfinite(tail):
+                    side = beyond_side(est, boot.level)  # "ends", or the one end
                     far = (beyond_warning(tail, resamples=est.n_boot, clusters=est.n_clusters,
-                                          level=boot.level),)  # fmt: skip
+                                          level=boot.level, side=side),)  # fmt: skip
                     low, high = max(low, spec.extent[0]), min(high, spec.extent[1])
             # a null that is the metric's floor or ceiling is no hypothesis: no p-value
             p = math.nan if spec.bound else p_value(est, spec.null, expanded=expand)

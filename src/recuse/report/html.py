@@ -26,6 +26,11 @@ from recuse.numbers import (
     share_percent,
     share_percent_beside,
 )
+from recuse.report.extrapolated import (
+    extrapolated_parts,
+    fold_extrapolated,
+    shorten_extrapolated,
+)
 from recuse.report.model import AuditReport
 from recuse.report.summary_table import nothing_in_table
 from recuse.terminal import shown
@@ -83,8 +88,11 @@ def _cell(
     :attr:`~recuse.report.model.Table.percent`) as :func:`recuse.numbers.share_percent`
     writes them (28.5%, 0.04%), and a number read against its row's threshold ``bound``
     (:attr:`~recuse.report.model.Table.beside`) on its own side of it (0.7996 beside a
-    target 0.8: ``0.7996``, not ``0.800``)."""
+    target 0.8: ``0.7996``, not ``0.800``); a warnings column with the ends beyond the
+    resamples in a line's words (:func:`~recuse.report.extrapolated.shorten_extrapolated`)."""
     name = str(column).lower()
+    if name == "warnings" and isinstance(value, str):  # the ends beyond the resamples: short
+        return shorten_extrapolated(value)
     if _finite(value) and _finite(bound):
         if percent:
             return share_percent_beside(value, bound)
@@ -111,6 +119,9 @@ def warning_tag(text: str) -> str:
     """A warning's head for a matrix cell: the words before its first ':' or ' — ' (at
     most 40 characters), e.g. "low n" or "only 4 prompts"; the full text is in the
     cell's tooltip, the verdict list, the terminal and the JSON."""
+    far = extrapolated_parts(text)
+    if far is not None:  # its head ran past 40 characters: "the 99% interval's low end…"
+        return f"{far.level} {far.side} extrapolated"
     head = text.split(":", 1)[0].split(" — ", 1)[0].strip()
     return head if len(head) <= 40 else head[:39].rstrip() + "…"
 
@@ -217,6 +228,22 @@ def verdict_words(report: AuditReport) -> str:
     return VERDICT_WORDS.get(orders, f"verdicts: {text}" if text else "")
 
 
+def section_warnings(report: AuditReport) -> dict[str, tuple[list[tuple[str, ...]], str]]:
+    """Per section id, each finding's warnings as its table shows them and the one note
+    under the table (:func:`~recuse.report.extrapolated.fold_extrapolated`: the ends
+    beyond the resamples of many intervals said once; report.json keeps each)."""
+    return {
+        s.id: fold_extrapolated(
+            [
+                (" · ".join(x for x in (f.judge, f.bias.label, f.detail) if x), f.warnings)
+                for f in s.findings
+            ],
+            level=report.level,
+        )
+        for s in report.sections
+    }
+
+
 def render_html(report: AuditReport) -> str:
     """The report as one HTML document (a string)."""
     template = _environment().get_template("report.html.j2")
@@ -229,6 +256,7 @@ def render_html(report: AuditReport) -> str:
             max_rows=MAX_ROWS,
             skip_groups=skip_groups(report),
             collapsed=nothing_estimated(report),
+            section_warnings=section_warnings(report),
             verdict_words=verdict_words(report),
             empty_summary=nothing_in_table(report, why="the skipped analyses below say why"),
         )

@@ -1,0 +1,112 @@
+"""The ends beyond the resamples are said once per table, not under every row.
+
+At 99% on LLMBar's MT-Bench set (75 prompts) the expanded agreement and κ intervals ask
+2,000 resamples for a tail of about 1.6e-3, deeper than their 0.0025: each result
+carries :func:`~recuse.metrics.bootstrap.beyond_warning` (report.json keeps every one:
+29 in the whole audit). The terminal's table, ``--verbose`` and the page's section
+table said the whole 400-character warning on each row; they now say it once, with
+the count, the rows and the most resamples any of those warnings names (the estimator's
+advice for the deepest end), and report.json is unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recuse.cli import main
+from recuse.metrics.bootstrap import beyond_warning
+from recuse.report.extrapolated import (
+    EXTRAPOLATED_TAG,
+    extrapolated_parts,
+    fold_extrapolated,
+    shorten_extrapolated,
+)
+from recuse.report.html import warning_tag
+
+BEYOND = re.compile(r"beyond the [\d,]+ resamples")
+NEED = re.compile(r"resamples: ([\d,]+) \(--n-boot\)")
+
+
+def _audit(
+    tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str]
+) -> tuple[dict[str, Any], str, str]:
+    out = tmp_path / "r"
+    args = ["audit", "llmbar-mtbench", "--only", "agreement", "--level", "0.99", "-v"]
+    assert main([*args, "--data-dir", str(data), "--out", str(out)]) == 0
+    terminal = capsys.readouterr().out
+    return (
+        json.loads((out / "report.json").read_text()),
+        (out / "report.html").read_text(),
+        terminal,
+    )
+
+
+def _need(warning: str) -> int:
+    m = NEED.search(warning)
+    assert m is not None, warning
+    return int(m[1].replace(",", ""))
+
+
+def _json_warnings(report: dict[str, Any]) -> list[str]:
+    return [w for s in report["sections"] for f in s["findings"] for w in f["warnings"]]
+
+
+def test_agreement_at_99_says_the_extrapolated_ends_once(
+    tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report, page, terminal = _audit(tmp_path, shared_data, capsys)
+    whole = [w for w in _json_warnings(report) if BEYOND.search(w)]
+    assert len(whole) == 6  # agreement and κ of the four judges: 2 + 4 past the 0.0025 tail
+    assert all(extrapolated_parts(w) is not None for w in whole)  # report.json keeps each
+    # the most resamples any one warning asks for reads every one of those ends
+    most = max(_need(w) for w in whole)
+    headline = [w for r in report["summary"] for f in r["findings"] for w in f["warnings"]]
+    most_headline = max(_need(w) for w in headline if BEYOND.search(w))
+    # the terminal: one numbered note on the table, one note after --verbose's list
+    notes = [ln for ln in terminal.splitlines() if BEYOND.search(ln)]
+    assert len(notes) == 2, notes
+    table_note, verbose_note = notes
+    assert table_note.startswith("[1] 2 intervals have an end beyond the 2,000 resamples")
+    assert verbose_note.startswith("note: 2 intervals have an end beyond the 2,000")
+    assert f"resamples: {most_headline:,} (--n-boot) would read them all" in table_note
+    assert terminal.count(f"warning: {EXTRAPOLATED_TAG}") == 2
+    # the page: the section's table says it once, each row its tag
+    section = page.split('<section id="agreement"', 1)[1].split("</section>", 1)[0]
+    findings_table = section.split("<h3>", 1)[0]
+    assert len(BEYOND.findall(findings_table)) == 1
+    assert findings_table.count(f"&#9888; {EXTRAPOLATED_TAG}") == 6
+    assert "6 intervals have an end beyond the 2,000 resamples" in findings_table
+    assert f"resamples: {most:,} (--n-boot) would read them all" in findings_table
+
+
+def test_one_warning_alone_is_kept_whole() -> None:
+    w = beyond_warning(1.6e-3, resamples=2000, clusters=75, level=0.99, side="low end")
+    shown, note = fold_extrapolated([("a", [w]), ("b", ["low n"])], level=0.99)
+    assert shown == [(w,), ("low n",)] and note == ""
+
+
+def test_the_note_names_the_deepest_ends_resamples_not_the_rounded_tails() -> None:
+    # 5 / 1.57e-3 = 3,184.7: the estimator's 3,185; the tail as printed (1.6e-03) reads 3,125
+    tails = (2.0e-3, 1.57e-3, 1.8e-3)
+    ws = [beyond_warning(t, resamples=2000, clusters=75, level=0.99, side="low end") for t in tails]
+    _, note = fold_extrapolated([(str(k), [w]) for k, w in enumerate(ws)], level=0.99)
+    assert "resamples: 3,185 (--n-boot) would read them all" in note
+    assert "tails as deep as 1.6e-03" in note
+    # too deep for any number of prompts or resamples: the estimator's words stand
+    ws.append(beyond_warning(1e-9, resamples=2000, clusters=5, level=0.99))
+    _, note = fold_extrapolated([(str(k), [w]) for k, w in enumerate(ws)], level=0.99)
+    assert note.split(" — ")[-1].startswith("add prompts; each interval's own tail")
+
+
+def test_a_matrix_cell_and_a_tidy_cell_read_the_end_and_the_advice() -> None:
+    w = beyond_warning(2.4e-3, resamples=2000, clusters=60, level=0.99, side="high end")
+    assert warning_tag(w) == "99% high end extrapolated"  # was "the 99% interval's high…"
+    assert shorten_extrapolated(f"{w}; low n: 4 pairs") == (
+        "99% high end extrapolated past the 2,000 resamples (tail 2.4e-03): add prompts, "
+        "or resamples: 2,084 (--n-boot) would read it; low n: 4 pairs"
+    )

@@ -110,3 +110,14 @@ def test_a_matrix_cell_and_a_tidy_cell_read_the_end_and_the_advice() -> None:
         "99% high end extrapolated past the 2,000 resamples (tail 2.4e-03): add prompts, "
         "or resamples: 2,084 (--n-boot) would read it; low n: 4 pairs"
     )
+
+
+def test_a_tail_just_inside_the_resamples_reach_is_not_written_on_it() -> None:
+    # an end extrapolated asks for a tail below 2,000 resamples' 0.0025; 2.496e-3 at one
+    # significant digit more read "2.5e-03 ... they read 0.0025", the tail on the reach
+    w = beyond_warning(2.496e-3, resamples=2000, clusters=90, level=0.99)
+    assert "asks them for a tail of 0.002496; they read 0.0025 and no deeper" in w
+    parts = extrapolated_parts(w)
+    assert parts is not None and parts.tail == 2.496e-3
+    # a tail well inside keeps its short form
+    assert "a tail of 1.6e-03;" in beyond_warning(1.6e-3, resamples=2000, clusters=75, level=0.99)

@@ -31,7 +31,7 @@ EXTRAPOLATED_TAG = "an end extrapolated past the resamples (note below)"
 _BEYOND = re.compile(
     r"^the (?P<level>[\d.]+%) interval's (?P<side>ends|low end|high end) lies? beyond the "
     r"(?P<resamples>[\d,]+) resamples \(Student's t for (?P<clusters>[\d,]+) prompts, "
-    r"bias-corrected, asks them for a tail of (?P<tail>[0-9.]+e[+-]\d+); they read "
+    r"bias-corrected, asks them for a tail of (?P<tail>[0-9.]+(?:e[+-]\d+)?); they read "
     r"(?P<reads>\S+) and no deeper\).* — (?P<fix>[^—]+)$"
 )
 _NEED = re.compile(r"([\d,]+)(?: resamples)? \(--n-boot\)")
@@ -140,7 +140,7 @@ def fold_extrapolated(
 _BEYOND_ANYWHERE = re.compile(
     r"the (?P<level>[\d.]+%) interval's (?P<side>ends|low end|high end) lies? beyond the "
     r"(?P<resamples>[\d,]+) resamples \(Student's t for [\d,]+ prompts, bias-corrected, "
-    r"asks them for a tail of (?P<tail>[0-9.]+e[+-]\d+);.*? — "
+    r"asks them for a tail of (?P<tail>[0-9.]+(?:e[+-]\d+)?);.*? — "
     r"(?P<fix>.*?(?:would read it|add prompts))(?=; |$)"
 )
 

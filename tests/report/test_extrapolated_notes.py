@@ -121,3 +121,25 @@ def test_a_tail_just_inside_the_resamples_reach_is_not_written_on_it() -> None:
     assert parts is not None and parts.tail == 2.496e-3
     # a tail well inside keeps its short form
     assert "a tail of 1.6e-03;" in beyond_warning(1.6e-3, resamples=2000, clusters=75, level=0.99)
+
+
+def test_the_gate_says_the_extrapolated_end_in_a_line_and_names_the_audits_n_boot(
+    tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `recuse gate` takes no --n-boot: its caveat said "resamples: 3,179 (--n-boot) would
+    # read it" in the whole 400 characters under each agreement line
+    report, _, _ = _audit(tmp_path, shared_data, capsys)
+    headline = [w for r in report["summary"] for f in r["findings"] for w in f["warnings"]]
+    needs = sorted(_need(w) for w in headline if BEYOND.search(w))
+    assert len(needs) == 2
+    assert (
+        main(["gate", str(tmp_path / "r" / "report.json"), "--min", "agreement_accuracy=0.5"]) == 0
+    )
+    caveats = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  ! ")]
+    assert len(caveats) == 2 and all(len(c) < 160 for c in caveats), caveats
+    said = sorted(_need(c.replace("recuse audit ", "")) for c in caveats)
+    assert said == needs  # the estimator's numbers, each on its own line
+    assert all("(recuse audit --n-boot) would read it" in c for c in caveats)
+    assert all(
+        c.startswith("  ! 99% low end extrapolated past the 2,000 resamples") for c in caveats
+    )

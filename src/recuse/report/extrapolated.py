@@ -22,6 +22,7 @@ __all__ = [
     "Extrapolated",
     "extrapolated_parts",
     "fold_extrapolated",
+    "gate_caveat",
     "shorten_extrapolated",
 ]
 
@@ -164,3 +165,20 @@ def shorten_extrapolated(text: str) -> str:
         ),
         text,
     )
+
+
+def gate_caveat(text: str) -> str:
+    """A finding's warning as ``recuse gate`` prints it under the finding's line: an
+    end beyond the resamples in a line's words (:func:`shorten_extrapolated`), its
+    advice naming the command that takes ``--n-boot`` (the gate reads a written
+    report; the audit draws the resamples).
+
+    >>> from recuse.metrics.bootstrap import beyond_warning
+    >>> w = beyond_warning(1.6e-3, resamples=2000, clusters=75, level=0.99, side="low end")
+    >>> gate_caveat(w).split(": ", 1)[1]
+    'add prompts, or resamples: 3,125 (recuse audit --n-boot) would read it'
+    """
+    short = shorten_extrapolated(text)
+    if short == text:
+        return text
+    return short.replace("(--n-boot)", "(recuse audit --n-boot)")

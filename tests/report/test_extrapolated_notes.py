@@ -143,3 +143,25 @@ def test_the_gate_says_the_extrapolated_end_in_a_line_and_names_the_audits_n_boo
     assert all(
         c.startswith("  ! 99% low end extrapolated past the 2,000 resamples") for c in caveats
     )
+
+
+def test_the_pages_verdict_list_says_a_flagged_findings_extrapolated_end_in_a_line(
+    sample_report: Any,
+) -> None:
+    from dataclasses import replace
+
+    from recuse.report.html import render_html
+
+    w = beyond_warning(1.6e-3, resamples=2000, clusters=75, level=0.9, side="high end")
+    sections = tuple(
+        replace(
+            s, findings=tuple(replace(f, warnings=(w,)) if f.flagged else f for f in s.findings)
+        )
+        for s in sample_report.sections
+    )
+    report = replace(sample_report, sections=sections)
+    assert report.flagged_verdicts()
+    page = render_html(report)
+    (verdicts,) = re.findall(r"<ul class=\"verdicts\".*?</ul>", page, flags=re.S)
+    assert "90% high end extrapolated past the 2,000 resamples (tail 1.6e-03)" in verdicts
+    assert "bias-corrected, asks them" not in verdicts  # the whole warning: the section's table

@@ -158,6 +158,7 @@ def _environment() -> Any:
     env.filters["percent"] = percent
     env.filters["cell"] = _cell
     env.filters["warning_tag"] = warning_tag
+    env.filters["short_warning"] = shorten_extrapolated  # the verdict list's, in a line
     return env
 
 

@@ -165,3 +165,21 @@ def test_the_pages_verdict_list_says_a_flagged_findings_extrapolated_end_in_a_li
     (verdicts,) = re.findall(r"<ul class=\"verdicts\".*?</ul>", page, flags=re.S)
     assert "90% high end extrapolated past the 2,000 resamples (tail 1.6e-03)" in verdicts
     assert "bias-corrected, asks them" not in verdicts  # the whole warning: the section's table
+
+
+def test_verbose_says_a_warning_many_judges_share_once(
+    tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # JudgeBench's five reward models score each answer alone: each one's position rate
+    # carries the same 400-character warning (same verdict in both orders on all 350
+    # pairs); --verbose said it whole five times, the table once
+    out = tmp_path / "r"
+    args = ["audit", "judgebench", "--only", "position", "--n-boot", "200", "-v"]
+    assert main([*args, "--data-dir", str(shared_data), "--out", str(out)]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "warning:" in ln]
+    report = json.loads((out / "report.json").read_text())
+    same = [w for s in report["sections"] for f in s["findings"] for w in f["warnings"]]
+    assert len(same) == 5 and len(set(same)) == 1  # report.json keeps each
+    assert lines[0] == f"      warning: {same[0]}"
+    first = next(r["judge"] for r in report["summary"] if any(f["warnings"] for f in r["findings"]))
+    assert lines[1:] == [f"      warning: as under {first}'s Position above"] * 4

@@ -342,13 +342,17 @@ def summary_sentences(report: AuditReport) -> list[str]:
         level=report.level,
     )
     warned = iter(shown)
+    first: dict[str, str] = {}  # a warning said whole once, then named by where it was
     for row in rows:
         out.append(judge_line(row))
         for f in row.findings:
             where = f" ({f.dataset})" if f.dataset else ""
             mark = "-" if f.flagged else "·"
             out.append(f"  {mark} {f.bias.title}{where} [{f.bias.header}]: {f.verdict}")
-            out.extend(f"      warning: {w}" for w in next(warned))
+            for w in next(warned):
+                said = first.get(w) if w != EXTRAPOLATED_TAG else None
+                out.append(f"      warning: {w}" if said is None else f"      warning: {said}")
+                first.setdefault(w, f"as under {row.judge}'s {f.bias.label} above")
         for m in row.not_estimated:
             where = f" ({m.dataset})" if m.dataset else ""
             out.append(f"  ○ {m.analysis}{where}: not estimated — {m.said}")

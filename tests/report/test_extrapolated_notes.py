@@ -183,3 +183,21 @@ def test_verbose_says_a_warning_many_judges_share_once(
     assert lines[0] == f"      warning: {same[0]}"
     first = next(r["judge"] for r in report["summary"] if any(f["warnings"] for f in r["findings"]))
     assert lines[1:] == [f"      warning: as under {first}'s Position above"] * 4
+
+
+def test_the_pages_section_table_says_a_shared_warning_once(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    out = tmp_path / "r"
+    args = ["audit", "judgebench", "--only", "position", "--n-boot", "200"]
+    assert main([*args, "--data-dir", str(shared_data), "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    (section,) = [s for s in report["sections"] if s["id"] == "position"]
+    warned = [f for f in section["findings"] if f["warnings"]]
+    assert len(warned) == 5 and len({f["warnings"][0] for f in warned}) == 1
+    page = (out / "report.html").read_text()
+    table = page.split('<section id="position"', 1)[1].split("</table>", 1)[0]
+    shown = re.findall(r"data-warning>&#9888; ([^<]*)", table)
+    first = f"{warned[0]['judge']} · Position"
+    assert shown[1:] == [f"as on {first} above"] * 4
+    assert shown[0].startswith("its verdict is the same in both orders on all 350 pairs")

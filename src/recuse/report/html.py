@@ -27,6 +27,7 @@ from recuse.numbers import (
     share_percent_beside,
 )
 from recuse.report.extrapolated import (
+    EXTRAPOLATED_TAG,
     extrapolated_parts,
     fold_extrapolated,
     shorten_extrapolated,
@@ -232,17 +233,33 @@ def verdict_words(report: AuditReport) -> str:
 def section_warnings(report: AuditReport) -> dict[str, tuple[list[tuple[str, ...]], str]]:
     """Per section id, each finding's warnings as its table shows them and the one note
     under the table (:func:`~recuse.report.extrapolated.fold_extrapolated`: the ends
-    beyond the resamples of many intervals said once; report.json keeps each)."""
-    return {
-        s.id: fold_extrapolated(
-            [
-                (" · ".join(x for x in (f.judge, f.bias.label, f.detail) if x), f.warnings)
-                for f in s.findings
-            ],
-            level=report.level,
-        )
-        for s in report.sections
-    }
+    beyond the resamples of many intervals said once); a warning the table already
+    showed whole on an earlier row reads "as on ROW above" (:func:`said_once`: the
+    five reward models' identical position warnings of JudgeBench). report.json keeps
+    each."""
+    out: dict[str, tuple[list[tuple[str, ...]], str]] = {}
+    for s in report.sections:
+        names = [" · ".join(x for x in (f.judge, f.bias.label, f.detail) if x) for f in s.findings]
+        rows = [(name, f.warnings) for name, f in zip(names, s.findings, strict=True)]
+        shown, note = fold_extrapolated(rows, level=report.level)
+        out[s.id] = said_once(list(zip(names, shown, strict=True)), keep=EXTRAPOLATED_TAG), note
+    return out
+
+
+def said_once(rows: list[tuple[str, tuple[str, ...]]], *, keep: str) -> list[tuple[str, ...]]:
+    """Each row's warnings, one already shown whole on an earlier row as ``"as on NAME
+    above"`` (``keep``: a text every row keeps as it is, a short tag).
+
+    >>> said_once([("a", ("x", "t")), ("b", ("x", "t", "y"))], keep="t")
+    [('x', 't'), ('as on a above', 't', 'y')]
+    """
+    first: dict[str, str] = {}
+    out = []
+    for name, warnings in rows:
+        out.append(tuple(first.get(w, w) if w != keep else w for w in warnings))
+        for w in warnings:
+            first.setdefault(w, f"as on {name} above")
+    return out
 
 
 def render_html(report: AuditReport) -> str:

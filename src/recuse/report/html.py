@@ -239,7 +239,7 @@ def section_warnings(report: AuditReport) -> dict[str, tuple[list[tuple[str, ...
     each."""
     out: dict[str, tuple[list[tuple[str, ...]], str]] = {}
     for s in report.sections:
-        names = [" · ".join(x for x in (f.judge, f.bias.label, f.detail) if x) for f in s.findings]
+        names = [" · ".join(x for x in (f.judge, f.bias.label) if x) for f in s.findings]
         rows = [(name, f.warnings) for name, f in zip(names, s.findings, strict=True)]
         shown, note = fold_extrapolated(rows, level=report.level)
         out[s.id] = said_once(list(zip(names, shown, strict=True)), keep=EXTRAPOLATED_TAG), note

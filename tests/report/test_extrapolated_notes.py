@@ -201,3 +201,11 @@ def test_the_pages_section_table_says_a_shared_warning_once(
     first = f"{warned[0]['judge']} · Position"
     assert shown[1:] == [f"as on {first} above"] * 4
     assert shown[0].startswith("its verdict is the same in both orders on all 350 pairs")
+
+
+def test_the_note_writes_the_deepest_tail_as_the_estimator_wrote_it() -> None:
+    # two ends just past 2,000 resamples' 0.0025: the note read "tails as deep as
+    # 2.5e-03, and the resamples read 0.0025", the tail on the reach
+    ws = [beyond_warning(t, resamples=2000, clusters=90, level=0.99) for t in (2.496e-3, 2.498e-3)]
+    _, note = fold_extrapolated([("a", [ws[0]]), ("b", [ws[1]])], level=0.99)
+    assert "tails as deep as 0.002496, and the resamples read 0.0025 and no deeper" in note

@@ -49,6 +49,7 @@ class Extrapolated:
     resamples: int
     clusters: int
     tail: float
+    asked: str  # the tail as written (0.002496 beside a reach of 0.0025, not 2.5e-03)
     reads: str
     fix: str
     need: int
@@ -63,8 +64,8 @@ def extrapolated_parts(text: str) -> Extrapolated | None:
     ...                                   level=0.99, side="low end"))
     ... # doctest: +NORMALIZE_WHITESPACE
     Extrapolated(level='99%', side='low end', resamples=2000, clusters=75, tail=0.0016,
-                 reads='0.0025', fix='add prompts, or resamples: 3,125 (--n-boot) would
-                 read it', need=3125)
+                 asked='1.6e-03', reads='0.0025', fix='add prompts, or resamples:
+                 3,125 (--n-boot) would read it', need=3125)
     >>> extrapolated_parts("low n: only 8 pairs") is None
     True
     """
@@ -77,6 +78,7 @@ def extrapolated_parts(text: str) -> Extrapolated | None:
         resamples=int(m["resamples"].replace(",", "")),
         clusters=int(m["clusters"].replace(",", "")),
         tail=float(m["tail"]),
+        asked=m["tail"],
         reads=m["reads"],
         fix=m["fix"],
         need=int(n[1].replace(",", "")) if (n := _NEED.search(m["fix"])) else 0,
@@ -131,7 +133,7 @@ def fold_extrapolated(
     return shown, (
         f"{len(hits):,} intervals have an end beyond the {deepest.resamples:,} resamples "
         f"({who}): Student's t for their prompts asks for tails as deep as "
-        f"{deepest.tail:.1e}, and the resamples read {deepest.reads} and no deeper, so "
+        f"{deepest.asked}, and the resamples read {deepest.reads} and no deeper, so "
         "those ends are extrapolated along a normal tail from the estimate through the "
         f"resamples' deepest quantile — {fix}; each interval's own tail: report.json's "
         "warnings"

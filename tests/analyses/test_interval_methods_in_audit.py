@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from recuse.cli import main
@@ -89,3 +90,30 @@ def test_every_finding_named_percentile_is_in_the_notes_list(tmp_path: Path) -> 
     }
     assert "familiarity" in percentile
     assert "familiarity slopes" in note
+
+
+def test_the_notes_name_the_ece_interval_which_is_no_bootstrap(tmp_path: Path) -> None:
+    """The ECE's interval is a Student interval from the jackknife over prompts
+    (:func:`~recuse.metrics.calibration.ece_results`); the notes' "pairwise metrics:
+    cluster bootstrap ... unless a result's method names another" listed every other
+    exception and not it, so a 99% report read as if the ECE were bootstrapped."""
+    from recuse.metrics.calibration import ECE_INTERVAL
+
+    rng = np.random.default_rng(1)
+    p = rng.uniform(0.05, 0.95, 60)
+    rows = pd.DataFrame({
+        "item_id": [f"i{k}" for k in range(60)], "prompt_id": [f"q{k // 3}" for k in range(60)],
+        "judge": "j", "model_a": "x", "model_b": "y",
+        "human": (rng.random(60) < 0.1 + 0.8 * p).astype(float), "p_a": p.round(3),
+    })  # fmt: skip
+    data = tmp_path / "calib.csv"
+    rows.to_csv(data, index=False)
+    out = tmp_path / "r"
+    args = ["audit", str(data), "--only", "calibration", "--n-boot", "200", "--level", "0.99"]
+    assert main([*args, "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    (section,) = [s for s in report["sections"] if s["id"] == "calibration"]
+    ece = [f for f in section["findings"] if f["bias"] == "calibration_ece"]
+    assert ece and all(f["method"].endswith(f"99% {ECE_INTERVAL}") for f in ece)
+    (note,) = [n for n in report["notes"] if n.startswith("Intervals:")]
+    assert f"the calibration error (ECE): a {ECE_INTERVAL} (not a bootstrap)" in note

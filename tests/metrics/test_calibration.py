@@ -495,3 +495,14 @@ def test_the_intervals_degrees_of_freedom_are_satterthwaites_not_a_third_of_them
         lam = np.r_[np.ones(k), np.full(30 - k, 1e-4)]
         nus = [effective_df(rng.normal(size=30) * np.sqrt(lam)) for _ in range(2000)]
         assert k - 0.5 <= np.median(nus) <= 1.5 * k, (k, np.median(nus))
+
+
+def test_one_pair_alone_in_its_bin_reads_lies() -> None:
+    # bin 9 holds three prompts' pairs (p 0.95, y 0), bin 0 one pair of its own prompt:
+    # the warning counts 1 of 4 pairs, and says "lies" ("1 of 4 pairs lie" before)
+    t = pd.DataFrame({"item_id": ["a", "b", "c", "d"], "judge": "j",
+                      "human": [0.0, 0.0, 0.0, 1.0], "prompt_id": ["q1", "q2", "q3", "q4"],
+                      "p_a": [0.95, 0.95, 0.95, 0.05]})  # fmt: skip
+    r = expected_calibration_error(t, **BOOT)
+    (said,) = [w for w in r.warnings if "bins whose pairs all come from one prompt" in w]
+    assert said.startswith("1 of 4 pairs lies in probability bins"), said

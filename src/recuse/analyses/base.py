@@ -40,6 +40,7 @@ from recuse.metrics.bootstrap import (
     check_seed,
     named_settings,
 )
+from recuse.metrics.calibration import ECE_INTERVAL
 from recuse.metrics.competence import CALIBRATED_INTERVAL
 from recuse.metrics.estimate import EXPANDED_WORDS, FEW_CLUSTERS
 from recuse.metrics.result import MetricResult
@@ -97,7 +98,8 @@ SLUG_MAX = 100  # bytes of a table/figure name derived from input names
 #: :func:`~recuse.metrics.estimate.unseen_span`, which a probe's effect no pair moved has
 #: too); a probe's effect few prompts move (:func:`~recuse.metrics.estimate.padded_span`);
 #: the Wilson interval of the verbosity curves' bins and the ladder's rates
-#: (:func:`~recuse.metrics.bootstrap.share_interval`)
+#: (:func:`~recuse.metrics.bootstrap.share_interval`); the ECE's jackknife Student
+#: interval (:data:`~recuse.metrics.calibration.ECE_INTERVAL`)
 BOOTSTRAP_WORDS = (
     f"cluster bootstrap over prompts, {INTERVAL_NAMES['bca']} unless a result's method "
     f"names another: a {INTERVAL_NAMES[CALIBRATED_INTERVAL]} for the competence-calibrated "
@@ -111,7 +113,8 @@ BOOTSTRAP_WORDS = (
     "a probe's effect that at most half the prompts move: the BCa interval expanded for "
     "the prompts' number and padded by one more prompt's variance; "
     "the verbosity curves' bins and the self-preference ladder's rates: a Wilson score "
-    "interval at the effective pairs of the bootstrap, p(1 − p)/se²"
+    "interval at the effective pairs of the bootstrap, p(1 − p)/se²; the calibration "
+    f"error (ECE): a {ECE_INTERVAL} (not a bootstrap)"
 )
 
 

@@ -262,10 +262,11 @@ def _print(result: Any) -> None:
         con.print(cell(f"note: {note}"))
     con.print(_judges_table(result))
     for j in result.judges:
+        tied = numbers.counted(j.n_ties_excluded, f"tied {LABEL_NAMES[kind]}")
         con.print(cell(f"{j.judge}: confidence = {j.confidence}"
-                       + (f"; {j.n_ties_excluded} tied {LABEL_NAMES[kind]}s left out"
-                          if j.n_ties_excluded else "")
-                       + (f"; {j.n_one_order} item(s) judged in one order only read 0.5 "
+                       + (f"; {tied} left out" if j.n_ties_excluded else "")
+                       + (f"; {numbers.counted(j.n_one_order, 'item')} judged in one "
+                          f"order only {'reads' if j.n_one_order == 1 else 'read'} 0.5 "
                           "(no order consistency seen)" if j.n_one_order else "")))  # fmt: skip
         con.print(cell(f"  {j.guarantee()}"))
         for s in j.strata:

@@ -11,6 +11,7 @@ import typer
 from recuse.cli.app import app
 from recuse.cli.console import echo, echo_lines, json_shown
 from recuse.errors import ConfigError
+from recuse.report.extrapolated import gate_caveat
 
 if TYPE_CHECKING:
     from recuse.report.certified_gate import Certified
@@ -75,7 +76,7 @@ def run_gate(
     for line in result.lines:  # each one line (echo): CI reads the output line by line
         echo(line.text)
         for caveat in line.warnings:  # what the audit said to read the number with
-            echo(f"  ! {caveat}")
+            echo(f"  ! {gate_caveat(caveat)}")
     echo(result.verdict())
     return result.exit_code
 

@@ -73,7 +73,7 @@ from recuse.bootstrap_rules import (
 )
 from recuse.borrowed import Borrowed
 from recuse.errors import ConfigError
-from recuse.numbers import percent
+from recuse.numbers import percent, significant_beside
 
 __all__ = [
     "FLAGS",
@@ -1170,14 +1170,20 @@ def beyond_warning(
     "the 99% interval's ends lie beyond the 2,000 resamples (Student's t for 5 prompts"
     >>> beyond_warning(1e-3, resamples=2000, clusters=75, level=0.99, side="low end")[:44]
     "the 99% interval's low end lies beyond the 2"
+    >>> beyond_warning(2.496e-3, resamples=2000, clusters=90, level=0.99).split("; ")[0][-22:]
+    'for a tail of 0.002496'
     """
     fix = beyond_fix(level, resamples=resamples, tail=tail)
+    # the tail is below the resamples' reach: 2.496e-3 beside 0.0025 reads 0.002496
+    asked = f"{tail:.1e}"
+    if float(asked) >= resolved_tail(resamples):
+        asked = significant_beside(tail, resolved_tail(resamples), 2)
     lies = "lie" if side == "ends" else "lies"
     it = "they are" if side == "ends" else "it is"
     return (
         f"the {percent(level)} interval's {side} {lies} beyond the {resamples:,} resamples "
         f"(Student's t for {clusters:,} prompts, bias-corrected, asks them for a tail of "
-        f"{tail:.1e}; they read "
+        f"{asked}; they read "
         f"{resolved_tail(resamples):.3g} and no deeper): {it} extrapolated along a normal "
         "tail from the estimate through the resamples' deepest quantile (the smallest or "
         f"largest resample read as the end was narrower) — {fix}"

@@ -110,6 +110,7 @@ from recuse.metrics.verdicts import TIE_TOL, judge_codes
 from recuse.numbers import percent
 
 __all__ = [
+    "ECE_INTERVAL",
     "DebiasedECE",
     "Recalibration",
     "brier_score",
@@ -362,6 +363,14 @@ def effective_df(delta: FloatArray) -> float:
     return min(max(3.0 * total**2 / float((d2**2).sum()) - 2.0, 1.0), top)
 
 
+#: the ECE's interval in words (its method, and the audit's note on its intervals): not
+#: a bootstrap
+ECE_INTERVAL = (
+    "Student interval on the squared scale, jackknife over prompts (Satterthwaite's "
+    "degrees of freedom of its variance)"
+)
+
+
 def ece_results(
     pairs: pd.DataFrame,
     codes: NDArray[np.intp],
@@ -386,8 +395,7 @@ def ece_results(
         f"debiased calibration error of {column}: {bins} equal-width bins, sqrt of the "
         "U-statistic over prompts of the squared gap between stated probability and "
         "outcome (Kumar et al. 2019), y = human label as 0/1 (ties left out); "
-        f"{percent(boot.level)} Student interval on the squared scale, jackknife over "
-        "prompts (Satterthwaite's degrees of freedom of its variance)"
+        f"{percent(boot.level)} {ECE_INTERVAL}"
     )
     for g, label in enumerate(labels):
         mine = codes == g
@@ -417,7 +425,8 @@ def ece_results(
         warnings = []
         if e.lone:
             warnings.append(
-                f"{e.lone:,} of {counted(e.n, 'pairs')} lie in probability bins whose pairs "
+                f"{e.lone:,} of {counted(e.n, 'pairs')} {'lies' if e.lone == 1 else 'lie'} in "
+                "probability bins whose pairs "
                 "all come from one prompt: the debiased error has no two prompts there to "
                 "compare and reads those bins as calibrated (their gap is in the plug-in "
                 "ECE, not in the estimate)"

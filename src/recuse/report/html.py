@@ -26,6 +26,12 @@ from recuse.numbers import (
     share_percent,
     share_percent_beside,
 )
+from recuse.report.extrapolated import (
+    EXTRAPOLATED_TAG,
+    extrapolated_parts,
+    fold_extrapolated,
+    shorten_extrapolated,
+)
 from recuse.report.model import AuditReport
 from recuse.report.summary_table import nothing_in_table
 from recuse.terminal import shown
@@ -83,8 +89,11 @@ def _cell(
     :attr:`~recuse.report.model.Table.percent`) as :func:`recuse.numbers.share_percent`
     writes them (28.5%, 0.04%), and a number read against its row's threshold ``bound``
     (:attr:`~recuse.report.model.Table.beside`) on its own side of it (0.7996 beside a
-    target 0.8: ``0.7996``, not ``0.800``)."""
+    target 0.8: ``0.7996``, not ``0.800``); a warnings column with the ends beyond the
+    resamples in a line's words (:func:`~recuse.report.extrapolated.shorten_extrapolated`)."""
     name = str(column).lower()
+    if name == "warnings" and isinstance(value, str):  # the ends beyond the resamples: short
+        return shorten_extrapolated(value)
     if _finite(value) and _finite(bound):
         if percent:
             return share_percent_beside(value, bound)
@@ -111,6 +120,9 @@ def warning_tag(text: str) -> str:
     """A warning's head for a matrix cell: the words before its first ':' or ' — ' (at
     most 40 characters), e.g. "low n" or "only 4 prompts"; the full text is in the
     cell's tooltip, the verdict list, the terminal and the JSON."""
+    far = extrapolated_parts(text)
+    if far is not None:  # its head ran past 40 characters: "the 99% interval's low end…"
+        return f"{far.level} {far.side} extrapolated"
     head = text.split(":", 1)[0].split(" — ", 1)[0].strip()
     return head if len(head) <= 40 else head[:39].rstrip() + "…"
 
@@ -147,6 +159,7 @@ def _environment() -> Any:
     env.filters["percent"] = percent
     env.filters["cell"] = _cell
     env.filters["warning_tag"] = warning_tag
+    env.filters["short_warning"] = shorten_extrapolated  # the verdict list's, in a line
     return env
 
 
@@ -217,6 +230,38 @@ def verdict_words(report: AuditReport) -> str:
     return VERDICT_WORDS.get(orders, f"verdicts: {text}" if text else "")
 
 
+def section_warnings(report: AuditReport) -> dict[str, tuple[list[tuple[str, ...]], str]]:
+    """Per section id, each finding's warnings as its table shows them and the one note
+    under the table (:func:`~recuse.report.extrapolated.fold_extrapolated`: the ends
+    beyond the resamples of many intervals said once); a warning the table already
+    showed whole on an earlier row reads "as on ROW above" (:func:`said_once`: the
+    five reward models' identical position warnings of JudgeBench). report.json keeps
+    each."""
+    out: dict[str, tuple[list[tuple[str, ...]], str]] = {}
+    for s in report.sections:
+        names = [" · ".join(x for x in (f.judge, f.bias.label) if x) for f in s.findings]
+        rows = [(name, f.warnings) for name, f in zip(names, s.findings, strict=True)]
+        shown, note = fold_extrapolated(rows, level=report.level)
+        out[s.id] = said_once(list(zip(names, shown, strict=True)), keep=EXTRAPOLATED_TAG), note
+    return out
+
+
+def said_once(rows: list[tuple[str, tuple[str, ...]]], *, keep: str) -> list[tuple[str, ...]]:
+    """Each row's warnings, one already shown whole on an earlier row as ``"as on NAME
+    above"`` (``keep``: a text every row keeps as it is, a short tag).
+
+    >>> said_once([("a", ("x", "t")), ("b", ("x", "t", "y"))], keep="t")
+    [('x', 't'), ('as on a above', 't', 'y')]
+    """
+    first: dict[str, str] = {}
+    out = []
+    for name, warnings in rows:
+        out.append(tuple(first.get(w, w) if w != keep else w for w in warnings))
+        for w in warnings:
+            first.setdefault(w, f"as on {name} above")
+    return out
+
+
 def render_html(report: AuditReport) -> str:
     """The report as one HTML document (a string)."""
     template = _environment().get_template("report.html.j2")
@@ -229,6 +274,7 @@ def render_html(report: AuditReport) -> str:
             max_rows=MAX_ROWS,
             skip_groups=skip_groups(report),
             collapsed=nothing_estimated(report),
+            section_warnings=section_warnings(report),
             verdict_words=verdict_words(report),
             empty_summary=nothing_in_table(report, why="the skipped analyses below say why"),
         )

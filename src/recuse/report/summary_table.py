@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from html import escape
 
 from recuse.numbers import percent
+from recuse.report.extrapolated import EXTRAPOLATED_TAG, fold_extrapolated
 from recuse.report.model import AuditReport, Baseline, Finding, NotEstimated, SummaryRow
 from recuse.terminal import one_line
 
@@ -188,6 +189,15 @@ def summary_text(report: AuditReport) -> str:
     # one note, its number on each of those rows
     # an unflagged interval outside no bias: its adjustment note first, then its warnings
     said = [(*([ln.note] if ln.note else []), *ln.warnings) for ln in lines]
+    # the extrapolated ends of many intervals: one note, its number on each of their rows
+    shown, note = fold_extrapolated(
+        [
+            (f"{ln.judge} · {ln.bias.split(' (')[0]}", ws)
+            for ln, ws in zip(lines, said, strict=True)
+        ],
+        level=report.level,
+    )
+    said = [tuple(note if w == EXTRAPOLATED_TAG else w for w in ws) for ws in shown]
     uses = Counter(w for ws in said for w in ws)
     numbered: dict[str, int] = {}
     for k, ln in enumerate(lines):
@@ -325,16 +335,29 @@ def summary_sentences(report: AuditReport) -> list[str]:
     reason: no judge's line holds them, so an input from which nothing could be
     estimated got no reason at all from ``--verbose``, whose legend promised it."""
     out: list[str] = []
-    for row in report.summary():
+    rows = report.summary()
+    # the extrapolated ends of many intervals: a short tag on each, one note after them
+    shown, note = fold_extrapolated(
+        [(f"{row.judge} · {f.bias.label}", f.warnings) for row in rows for f in row.findings],
+        level=report.level,
+    )
+    warned = iter(shown)
+    first: dict[str, str] = {}  # a warning said whole once, then named by where it was
+    for row in rows:
         out.append(judge_line(row))
         for f in row.findings:
             where = f" ({f.dataset})" if f.dataset else ""
             mark = "-" if f.flagged else "·"
             out.append(f"  {mark} {f.bias.title}{where} [{f.bias.header}]: {f.verdict}")
-            out.extend(f"      warning: {w}" for w in f.warnings)
+            for w in next(warned):
+                said = first.get(w) if w != EXTRAPOLATED_TAG else None
+                out.append(f"      warning: {w}" if said is None else f"      warning: {said}")
+                first.setdefault(w, f"as under {row.judge}'s {f.bias.label} above")
         for m in row.not_estimated:
             where = f" ({m.dataset})" if m.dataset else ""
             out.append(f"  ○ {m.analysis}{where}: not estimated — {m.said}")
+    if note:
+        out.append(f"note: {note}")
     about_data: dict[str, list[NotEstimated]] = {}
     for m in report.skipped:
         if not m.judge_label:

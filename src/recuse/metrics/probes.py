@@ -112,8 +112,15 @@ def _unmoved(t: NDArray[np.float64]) -> str | None:
     )
 
 
+def _both_ways(t: NDArray[np.float64]) -> bool:
+    """Whether a group's pairs moved both ways, from its totals (the third and second
+    last: the base pairs whose share rose with the edit, and those whose share fell): only
+    then is the effect's interval padded (:func:`~recuse.metrics.estimate.padded_span`)."""
+    return bool(t[-3] > 0 and t[-2] > 0)
+
+
 def _components(t: NDArray[np.float64]) -> dict[str, float]:
-    t = t[:-1]  # the last: the base pairs that move the effect (sparse rate)
+    t = t[:-3]  # the last three: the base pairs moved toward, away, either (sparse rate)
     n = t[1]
     names = ("flip_rate", "placebo_flip_rate", "words_verbose", "words_concise")
     return {k: float(t[i] / n) if n else float("nan") for i, k in enumerate(names[: len(t) - 2], 2)}
@@ -186,6 +193,8 @@ def probe_effects(
                 np.where(ok, _pick(treat_s) != _pick(control_s if name == VERBOSITY else s_o), 0.0),
                 np.where(ok, (_pick(s_0) != _pick(s_o)).astype(float), 0.0),
                 *[np.where(ok, np.nan_to_num(x), 0.0) for x in extra],
+                np.where(ok, treat_s - control_s > TIE_TOL, False).astype(float),
+                np.where(ok, treat_s - control_s < -TIE_TOL, False).astype(float),
                 np.where(ok, np.abs(treat_s - control_s) > TIE_TOL, False).astype(float),
             ]
         )
@@ -205,7 +214,7 @@ def probe_effects(
                 span=2.0,
                 movers=MOVERS,
                 widens=False,
-                padded=True,
+                padded=_both_ways,
             )
         )
 

@@ -139,8 +139,9 @@ def test_small_probability_moves_get_a_padding_their_size() -> None:
 
 
 def test_the_padded_interval_says_so_and_one_all_prompts_move_is_not_padded() -> None:
-    """The rule and method words name the padding where few prompts move (3 of 10 here);
-    where more than half do (every pair's pick moves on 20 prompts) the interval is the
+    """The rule and method words name the padding where few prompts move both ways (3 of
+    10 here); where they move one way only, the interval is the expanded BCa; where more
+    than half do (every pair's pick moves on 20 prompts) the interval is the
     BCa one, unpadded."""
     rows = []
     for q in range(10):
@@ -152,6 +153,13 @@ def test_the_padded_interval_says_so_and_one_all_prompts_move_is_not_padded() ->
     x = _effect(pd.DataFrame(rows), seed=0)
     assert x.interval_rule == "widened", x.method
     assert "(3 of 10)" in x.method and "two more prompts' variance" in x.method
+    # the same prompts moved one way only (prompt 2 wins its pair too): expanded, not padded
+    one_way = pd.DataFrame(rows)
+    lost = (one_way["base_item"] == "q2-0") & (one_way["probe"] == "authority")
+    one_way.loc[lost, "p_a"] = 1.0
+    one_way.loc[(one_way["base_item"] == "q2-0") & ~lost, "p_a"] = 0.0
+    z = _effect(one_way, seed=0)
+    assert z.interval_rule == "expanded" and "two more prompts" not in z.method, z.method
     rng = np.random.default_rng(3)
     dense = [
         _row(q, k, probe, "a", float(share))
@@ -260,8 +268,8 @@ def test_every_description_of_the_widened_rule_and_the_effects_columns_names_the
 
     rule = schema()["$defs"]
     text = str(rule)
-    assert "at most half the prompts move: the expanded BCa interval" in text
-    assert "√(1 + (2 / (8 G se))²)" in text
+    assert "both ways on at most half the prompts: the expanded BCa interval" in text
+    assert "√(1 + 2 / ν)" in text
     page = Path(__file__).resolve().parents[2].joinpath("docs", "ci-gate.md").read_text("utf-8")
     assert "most half the prompts move, the expanded BCa interval padded" in " ".join(page.split())
-    assert "padded by one more prompt's variance" in TABLE_COLUMNS["ci_low"]
+    assert "padded by two more effective prompts' variance" in TABLE_COLUMNS["ci_low"]

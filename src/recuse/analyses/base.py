@@ -108,8 +108,9 @@ BOOTSTRAP_WORDS = (
     "the position rates' BCa interval widened where few pairs "
     "change with the order (Student's t, within an exact Clopper–Pearson bound), or an "
     "exact bound (not a bootstrap) where none does (a probe's effect: where no pair moves); "
-    "a probe's effect that at most half the prompts move: the BCa interval expanded for "
-    "the prompts' number and padded by one more prompt's variance; "
+    "a probe's effect whose pairs moved both ways on at most half the prompts: the BCa "
+    "interval expanded for the prompts' number and padded by two more effective prompts' "
+    "variance; "
     "the verbosity curves' bins and the self-preference ladder's rates: a Wilson score "
     "interval at the effective pairs of the bootstrap, p(1 − p)/se²"
 )

@@ -179,8 +179,9 @@ class MetricSpec:
     widens: bool = True
     #: an :attr:`unseen` rate not widened (a probe's effect, whose pairs can move both
     #: ways): from a group's totals, whether its pairs moved both ways (toward the treated
-    #: answer and away); where they did and at most half the prompts move it, its BCa
-    #: interval is expanded and padded (:func:`padded_span`, rule "widened"). None: never
+    #: answer and away). Where at most half the prompts move it, its BCa interval is
+    #: expanded, and padded where they did (:func:`padded_span`, rule "widened"). None:
+    #: neither
     padded: Callable[[NDArray[np.float64]], bool] | None = None
 
 
@@ -517,7 +518,8 @@ def to_results(
     move but cancel on each prompt is the exact bound on the share of prompts that move
     (:func:`moved_span`'s exact bound, rule "widened"); where such a rate's interval has
     width and at most half the prompts move it (``MetricSpec.padded``), it is the BCa
-    interval expanded and padded (:func:`padded_span`, rule "widened"); one
+    interval expanded, and padded where its pairs moved both ways (:func:`padded_span`,
+    rule "widened"); one
     that is neither and excludes the no-bias value gets at
     least the sign test's p-value
     (:func:`sign_test_p`): the bootstrap's floor ``2/(B+1)`` would call two prompts on one
@@ -558,15 +560,17 @@ def to_results(
             # two pairs on each), the resamples cannot vary either, and nothing cancels
             cancel = spec.unseen and not spec.widens and flat and est.moving > 0
             cancel = cancel and zero_width(spec.null, *sorted((est.estimate, spec.null)))
-            # a probe's effect moved both ways (pairs toward the treated answer and away)
-            # on at most half the prompts: expanded, then padded (padded_span)
-            pad = spec.padded is not None and kind == "bca"
-            pad = pad and not (flat or widen or unseen or cancel) and est.std_error > 0
-            pad = pad and 0 < est.moving <= est.n_clusters / 2 and math.isfinite(est.effective)
+            # a probe's effect moved on at most half the prompts: expanded; where its pairs
+            # moved both ways (toward the treated answer and away), padded (padded_span)
+            few_move = spec.padded is not None and kind == "bca" and est.std_error > 0
+            few_move = few_move and not (flat or widen or unseen or cancel)
+            few_move = few_move and 0 < est.moving <= est.n_clusters / 2
+            pad = few_move and math.isfinite(est.effective)
             pad = pad and spec.padded is not None and spec.padded(est.totals)
             # a BCa interval from few prompts is expanded (Student's t for them; the
             # moved_span and unseen_span intervals carry their own small-sample rule)
-            expand = (spec.expanded or pad) and kind == "bca" and not (widen or unseen or cancel)
+            expand = spec.expanded or few_move
+            expand = expand and kind == "bca" and not (widen or unseen or cancel)
             low, high = est.ci_low, est.ci_high
             far: tuple[str, ...] = ()
             if expand:
@@ -1016,18 +1020,19 @@ def padded_span(value: float, low: float, high: float, *, effective: float) -> t
     each way the pairs moved (the add-two-pseudo-observations idea of Agresti–Coull):
     ``se'² = se² (ν + 2) / ν``. The scale is the data's own (the moving prompts' terms,
     through ``se``), so small probability moves get a small padding. An effect moved one
-    way only is not padded (:attr:`MetricSpec.padded`): its expanded BCa interval held
-    0.924 / 0.888 in ``benchmarks/metric_coverage.py``'s section ``probes``, and any
-    padding on its one or two moving prompts (``ν`` ≈ 2) lifts the first to 0.98.
+    way only is not padded (:attr:`MetricSpec.padded`), only expanded: it held 0.927 /
+    0.893 in ``benchmarks/metric_coverage.py``'s section ``probes``, and any padding on
+    its one or two moving prompts (``ν`` ≈ 2) lifted the first to 0.98.
 
-    Planted truths (250 tables a cell, 2026-12-01): section ``probes-twoway`` (pairs
-    moved both ways on a quarter to half of 10, 20 and 40 prompts) 0.868–0.952, 0.906
-    pooled (the expanded BCa alone 0.888, the earlier pseudo-prompt a fixed ``s/8`` =
-    0.25 from the estimate 0.896); ``benchmarks/probe_heldout.py``'s 12 held-out designs
-    0.864–0.924, 0.893 pooled (0.865 expanded alone, 0.875 with ``s/8``), its small
-    probability moves 0.876 / 0.924 (``s/8``: 0.980 / 0.992 at 3–5 times the width).
-    The 2 in ``2 / ν`` was picked on both files together: 1.5 read 0.900 / 0.884, 3 read
-    0.916 / 0.901 (at most 0.932 a cell).
+    Planted truths (300 tables a cell, 2026-12-01): section ``probes-twoway`` (pairs
+    moved both ways on a quarter to half of 10, 20 and 40 prompts) 0.887–0.940, 0.904
+    pooled (the plain BCa 0.861; the first padding, a pseudo-prompt a fixed ``s/8`` =
+    0.25 from the estimate, 0.894); ``benchmarks/probe_heldout.py``'s 12 held-out designs
+    0.863–0.930, 0.894 pooled (plain 0.853, ``s/8`` 0.877), its small probability moves
+    0.873 / 0.910 at 0.012 / 0.008 wide (``s/8``: 0.983 / 0.990 at 3–5 times the width);
+    section ``probes`` 0.927 / 0.893 at 0.153 / 0.197 wide (``s/8``: the same coverage at
+    0.159 / 0.202). The 2 in ``2 / ν`` was picked on both files together (250 tables a
+    cell): 1.5 read 0.900 / 0.884 pooled, 3 read 0.916 / 0.901 (at most 0.932 a cell).
 
     >>> [round(x, 4) for x in padded_span(0.1, 0.06, 0.14, effective=4.0)]
     [0.051, 0.149]
@@ -1090,7 +1095,7 @@ def padded_p_value(est: GroupEstimate, null: float, *, factor: float) -> float:
 def padded_method(*, boot: Resampling, clusters: int, moving: int, effective: float) -> str:
     """The words of :func:`padded_span`'s interval for a result's ``method``.
 
-    >>> padded_method(boot=Resampling(), clusters=20, moving=4, effective=3.5)[-60:]
+    >>> padded_method(boot=Resampling(), clusters=20, moving=4, effective=3.5)[-59:]
     "variance over the 3.5 effective ones' (√(1 + 2 / ν), ν 3.5)"
     """
     return (

@@ -179,8 +179,8 @@ def test_the_padded_ends_and_error_are_the_expanded_ones_times_k(
     """Same table, same resamples, three ways: the plain BCa (its standard deviation
     ``se``), the expanded BCa ``[el, eh]``, and the padded: its ends are ``est ∓ k (est −
     el | eh − est)`` and its standard error the expanded one times ``k``, with ``k =
-    √(1 + (2 / (8 G se))²)`` computed here by hand — what the gate's projection (z · se)
-    and the "detectable" line read."""
+    √(1 + 2 / ν)`` and ``ν`` the prompts' effective number computed here by hand from the
+    table — what the gate's projection (z · se) and the "detectable" line read."""
     table = _table(np.random.default_rng(5_004))
     padded = _effect(table, seed=3)
     assert padded.interval_rule == "widened", padded.method

@@ -72,13 +72,11 @@ def test_the_padding_is_two_more_prompts_variance_by_hand() -> None:
 
 
 def test_an_effect_few_prompts_move_both_ways_is_held_about_nine_times_in_ten() -> None:
-    """200 tables of 10 prompts: the interval holds 0.06 at least 0.82 of the time (0.83
-    here: the 92 tables moved one way only or on more than half the prompts are not
-    padded, and they hold it as their BCa interval does; the plain BCa interval 0.795 on
-    the same tables, the earlier padding, which padded every table moved on at most half
-    the prompts by a pseudo-prompt 0.25 away, 0.87; the benchmark's ``probes-twoway``
-    section, this design at 250 tables: 0.880 expanded alone, 0.896 padded). Its p-value
-    inverts it: the interval excludes 0 exactly where p < 0.1."""
+    """200 tables of 10 prompts: the interval holds 0.06 at least 0.85 of the time (0.87
+    here: 108 padded, 75 moved one way only and expanded; the plain BCa interval 0.795 on
+    the same tables, the first padding, a pseudo-prompt 0.25 away, 0.87 too; the
+    benchmark's ``probes-twoway`` section, this design at 300 tables: 0.807 plain, 0.893
+    padded). Its p-value inverts it: the interval excludes 0 exactly where p < 0.1."""
     held, rules = [], set()
     for r in range(200):
         x = _effect(_table(np.random.default_rng(5_000 + r)), seed=r)
@@ -88,7 +86,7 @@ def test_an_effect_few_prompts_move_both_ways_is_held_about_nine_times_in_ten() 
             excludes = not x.ci_low <= 0.0 <= x.ci_high
             assert excludes == (x.p_value < 0.1), (r, x.ci_low, x.ci_high, x.p_value)
     assert "widened" in rules
-    assert np.mean(held) >= 0.82, np.mean(held)
+    assert np.mean(held) >= 0.85, np.mean(held)
 
 
 def test_the_padded_p_value_agrees_with_its_interval_on_many_tables() -> None:

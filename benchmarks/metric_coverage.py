@@ -53,13 +53,16 @@ true value is that interval's coverage.
 * Probes (:func:`recuse.metrics.probes.probe_effects`): a pick judge on
   :data:`PROBE_PROMPTS` (20) prompts of 2 base pairs, effects 0.0475 and 0.1425 (plain
   BCa: 0.79, zero width at 0 in 12% of tables, and 0.87; with the exact bound 0.897 and
-  0.867, padded 0.927 and 0.893 at 1.12 and 1.10 times the width).
+  0.867, padded 0.927 and 0.893 at 1.12 and 1.10 times the width; moved one way, these
+  are expanded and no longer padded: the same 0.927 and 0.893 at 1.08 and 1.08 times).
 * Probes moved both ways (section ``probes-twoway``): a pick judge's edit moves pairs
   toward the treated answer and away on a quarter to half of :data:`PROBE_TWOWAY_PROMPTS`
   (10, 20, 40) prompts (:data:`PROBE_TWOWAY`: truths 0, 0.06 and 0.1, exact: the
   constant's comment). The plain BCa held them 0.81–0.91, 0.861 pooled over the 12
   cells (300 tables each); the padded interval
-  (:func:`recuse.metrics.estimate.padded_span`) 0.85–0.94, 0.894 pooled. Target: the
+  (:func:`recuse.metrics.estimate.padded_span`, ``√(1 + 2 / ν)`` where the pairs moved
+  both ways; 2026-12-01) 0.887–0.940, 0.904 pooled (the first padding, a pseudo-prompt
+  ``s/8`` from the estimate, 0.85–0.94, 0.894). Target: the
   cells pooled at least :data:`TWOWAY_TARGET` (0.88), beside each cell's floor and
   ceiling.
 * Ladder (:func:`recuse.metrics.ladder.self_preference_ladder`, section ``ladder``): the
@@ -474,7 +477,7 @@ def probe_coverage(*, reps: int, n_boot: int, seed: int) -> dict[str, np.ndarray
 #:   ``E[edit − s] = π h (ρ − ½)``.
 PROBE_TWOWAY_PROMPTS = (10, 20, 40)
 #: the least coverage of the two-way probe cells pooled (the plain BCa: 0.861 over 3,600
-#: tables; padded 0.894)
+#: tables; padded 0.904)
 TWOWAY_TARGET = 0.88
 PROBE_TWOWAY = {
     "pair 0.3/0.4/0.4": ("pair", 0.3, 0.4, 0.4),  # truth 0
@@ -527,7 +530,7 @@ def twoway_coverage(*, reps: int, n_boot: int, seed: int) -> dict[str, np.ndarra
     """The probe's effect where the edit moves pairs both ways on few prompts
     (:data:`PROBE_TWOWAY` at each of :data:`PROBE_TWOWAY_PROMPTS`): the plain BCa held the
     exact truth 0.81–0.91 of the time (300 tables each), the padded interval
-    (:func:`recuse.metrics.estimate.padded_span`) 0.85–0.94."""
+    (:func:`recuse.metrics.estimate.padded_span`) 0.887–0.940."""
     rows: dict[str, list[tuple[float, ...]]] = {}
     for n_prompts in PROBE_TWOWAY_PROMPTS:
         for name, design in PROBE_TWOWAY.items():

@@ -1,9 +1,10 @@
 """Benchmark: a probe effect's padded interval on designs it was not tuned on.
 
 The padding (:func:`recuse.metrics.estimate.padded_span`: each end of the expanded BCa
-interval times ``k = √(1 + (s / (8 G se))²)`` where at most half the prompts move the
-effect) was chosen on ``metric_coverage.py``'s sections ``probes`` and ``probes-twoway``
-(a pick judge, 2–3 base pairs a prompt, 10–40 prompts, truths 0–0.14). Here, other
+interval times ``k = √(1 + 2 / ν)``, ``ν`` the prompts' effective number, where at most
+half the prompts move the effect and its pairs moved both ways) was chosen on
+``metric_coverage.py``'s sections ``probes`` and ``probes-twoway`` (a pick judge, 2–3
+base pairs a prompt, 10–40 prompts, truths 0–0.14) together with this file. Here, other
 designs, each a table of ``G`` prompts of ``m`` base pairs: a prompt reacts to the edit
 with chance ``π``, toward the treated answer with chance ρ (else away), and each of its
 pairs then moves with chance ``h``. The placebo keeps the original's verdict on 9 pairs
@@ -15,15 +16,16 @@ in 10 and re-draws it on the tenth (so ``E[placebo − original] = 0``).
   0.05²)``, a moved pair's share ``s ± U(0, d)``: truth ``π h (2ρ − 1) d / 2``, exact.
 
 The 12 designs of :data:`DESIGNS` (1 and 5 pairs a prompt, 60 and 100 prompts, probability
-verdicts moved up to 0.3, effects of 0.3) held the truth 0.840–0.910, 0.877 pooled
-(plain BCa 0.797–0.900, 0.853 pooled; 300 tables each, 2026-12-01) at 1.02–1.28 times the
-plain width; the 2 of :data:`SMALL_MOVES` (probability verdicts moved up to 0.03 on a
-quarter of the prompts) 0.983 and 0.990 at 4.9 and 3.0 times the width (plain 0.787 and
-0.870): the pseudo-prompt's ``s/8`` = 0.25 is a pick's scale, far from moves that small.
+verdicts moved up to 0.3, effects of 0.3) held the truth 0.863–0.930, 0.894 pooled
+(plain BCa 0.797–0.900, 0.853 pooled; the first padding, a pseudo-prompt a fixed ``s/8``
+= 0.25 from the estimate, 0.840–0.910, 0.877; 300 tables each, 2026-12-01); the 2 of
+:data:`SMALL_MOVES` (probability verdicts moved up to 0.03 on a quarter of the prompts)
+0.873 and 0.910 at 0.012 and 0.008 wide (plain 0.787 and 0.870; ``s/8``: 0.983 and 0.990
+at 4.9 and 3.0 times the width, a pick's scale far from moves that small).
 
 Targets: the 12 designs pooled at least 0.88 (as ``probes-twoway``'s), and every
-design's coverage at most 0.97 (wider is needless width). Both missed at 642dd2bc:
-this benchmark records an open question, exit 1 until the padding is rescaled.
+design's coverage at most 0.97 (wider is needless width). Both met since the padding
+was rescaled (missed at 642dd2bc: 0.877 pooled, 0.983 / 0.990).
 
 Run: python benchmarks/probe_heldout.py [--reps 300] [--n-boot 500] (3.5 minutes
 at 300 replications on 2 cores at load 3)

@@ -30,9 +30,10 @@ __all__ = [
 #: where few prompts change with the order ("widened":
 #: :func:`~recuse.metrics.estimate.moved_span`; a probe's effect whose moves cancel on each
 #: prompt: :func:`~recuse.metrics.estimate.moved_span`, the exact bound on the prompts
-#: that move, which the gate projects as a bootstrap's; a probe's effect that at most half
-#: the prompts move: :func:`~recuse.metrics.estimate.padded_span`, the expanded BCa
-#: padded by one more prompt's variance), or the exact Clopper–Pearson bound where
+#: that move, which the gate projects as a bootstrap's; a probe's effect whose pairs moved
+#: both ways on at most half the prompts: :func:`~recuse.metrics.estimate.padded_span`,
+#: the expanded BCa padded by two more effective prompts' variance), or the exact
+#: Clopper–Pearson bound where
 #: none does ("exact_bound": :func:`~recuse.metrics.estimate.unseen_span`, which the gate
 #: projects as it shrinks, 1/n)
 IntervalRule = Literal["bca", "percentile", "expanded", "widened", "exact_bound"]

@@ -58,7 +58,7 @@ def test_notes_and_settings_name_the_percentile_interval_of_the_calibrated_estim
         assert "the verbosity curves' bins and the self-preference ladder's rates: a Wilson" in text
         assert "leaderboard's coefficients (the leaderboard's expanded for the prompts'" in text
         assert "(a probe's effect: where no pair moves)" in text
-        assert "at most half the prompts move: the BCa interval expanded" in text
+        assert "moved both ways on at most half the prompts: the BCa interval expanded" in text
     assert "pairwise metrics use a BCa bootstrap" not in page
 
 

@@ -179,9 +179,11 @@ class MetricSpec:
     #: :attr:`expanded`)
     widens: bool = True
     #: an :attr:`unseen` rate not widened (a probe's effect, whose pairs can move both
-    #: ways): where at most half the prompts move it, its BCa interval is expanded and
-    #: padded for them (:func:`padded_span`, rule "widened")
-    padded: bool = False
+    #: ways): from a group's totals, whether its pairs moved both ways (toward the treated
+    #: answer and away). Where at most half the prompts move it, its BCa interval is
+    #: expanded, and padded where they did (:func:`padded_span`, rule "widened"). None:
+    #: neither
+    padded: Callable[[NDArray[np.float64]], bool] | None = None
 
 
 def fold(estimate: float, low: float, high: float) -> tuple[float, float, float]:
@@ -517,7 +519,8 @@ def to_results(
     move but cancel on each prompt is the exact bound on the share of prompts that move
     (:func:`moved_span`'s exact bound, rule "widened"); where such a rate's interval has
     width and at most half the prompts move it (``MetricSpec.padded``), it is the BCa
-    interval expanded and padded (:func:`padded_span`, rule "widened"); one
+    interval expanded, and padded where its pairs moved both ways (:func:`padded_span`,
+    rule "widened"); one
     that is neither and excludes the no-bias value gets at
     least the sign test's p-value
     (:func:`sign_test_p`): the bootstrap's floor ``2/(B+1)`` would call two prompts on one
@@ -558,13 +561,17 @@ def to_results(
             # two pairs on each), the resamples cannot vary either, and nothing cancels
             cancel = spec.unseen and not spec.widens and flat and est.moving > 0
             cancel = cancel and zero_width(spec.null, *sorted((est.estimate, spec.null)))
-            # a probe's effect moved on at most half the prompts (its pairs toward the
-            # treated answer or away): expanded, then padded (padded_span)
-            pad = spec.padded and kind == "bca" and not (flat or widen or unseen or cancel)
-            pad = pad and 0 < est.moving <= est.n_clusters / 2 and est.std_error > 0
+            # a probe's effect moved on at most half the prompts: expanded; where its pairs
+            # moved both ways (toward the treated answer and away), padded (padded_span)
+            few_move = spec.padded is not None and kind == "bca" and est.std_error > 0
+            few_move = few_move and not (flat or widen or unseen or cancel)
+            few_move = few_move and 0 < est.moving <= est.n_clusters / 2
+            pad = few_move and math.isfinite(est.effective)
+            pad = pad and spec.padded is not None and spec.padded(est.totals)
             # a BCa interval from few prompts is expanded (Student's t for them; the
             # moved_span and unseen_span intervals carry their own small-sample rule)
-            expand = (spec.expanded or pad) and kind == "bca" and not (widen or unseen or cancel)
+            expand = spec.expanded or few_move
+            expand = expand and kind == "bca" and not (widen or unseen or cancel)
             low, high = est.ci_low, est.ci_high
             far: tuple[str, ...] = ()
             if expand:
@@ -578,11 +585,11 @@ def to_results(
                     low, high = max(low, spec.extent[0]), min(high, spec.extent[1])
             # a null that is the metric's floor or ceiling is no hypothesis: no p-value
             p = math.nan if spec.bound else p_value(est, spec.null, expanded=expand)
-            k = padded_factor(est.std_error, clusters=est.n_clusters, span=spec.span)
+            k = padded_factor(est.effective)
             if pad and not spec.bound:
-                # the padded end falls on null where the expanded one falls on the point
-                # k times nearer the estimate: the same level, inverted
-                p = p_value(est, est.estimate - (est.estimate - spec.null) / k, expanded=True)
+                # the level at whose padded end null falls, read through the same ends
+                # (padded_p_value): excludes null exactly when p < 1 − level
+                p = padded_p_value(est, spec.null, factor=k)
             few = est.n_clusters < FEW_CLUSTERS  # as unreliable an interval as a flat one
             beyond = not low <= spec.null <= high
             if (flat or few) and constant is None and beyond and not spec.bound:
@@ -598,10 +605,7 @@ def to_results(
                 # projection (z · se) describe the narrower interval it replaced
                 std_error = expanded_error(std_error, clusters=est.n_clusters, level=boot.level)
             if pad:
-                low, high = padded_span(
-                    value, low, high, std_error=est.std_error, clusters=est.n_clusters,
-                    span=spec.span,
-                )  # fmt: skip
+                low, high = padded_span(value, low, high, effective=est.effective)
                 # the padding stretches the ends past the resamples: within the values the
                 # metric can take (an effect moved +1 on 3 of 6 prompts read [−0.01, 1.01])
                 low, high = max(low, spec.extent[0]), min(high, spec.extent[1])
@@ -623,7 +627,8 @@ def to_results(
             else:
                 words = expanded_method(boot=boot) if expand else interval_method(boot, kind)
                 if pad:  # the expanded ends, padded
-                    words = padded_method(boot=boot, clusters=est.n_clusters, moving=est.moving)
+                    words = padded_method(boot=boot, clusters=est.n_clusters, moving=est.moving,
+                                          effective=est.effective)  # fmt: skip
                 if far:  # the method names the interval it is: part extrapolated
                     words += f"; {EXTRAPOLATED_WORDS}"
             if cancel:
@@ -985,70 +990,120 @@ def moved_span(
     return new_low, new_high, p
 
 
-def padded_factor(std_error: float, *, clusters: int, span: float) -> float:
-    """How much :func:`padded_span` widens an interval: the standard error with one more
-    prompt's worth of variance over the resamples' own, ``k = √(1 + (s / (8 G se))²)``
-    for ``G`` prompts, a term of span ``s`` (2 for a probe's effect) and the resamples'
-    standard deviation ``se`` (infinite where ``se`` is 0; 1 where it is not a number).
+def padded_factor(effective: float) -> float:
+    """How much :func:`padded_span` widens an interval: the standard error with two more
+    prompts' worth of variance over the resamples' own, each an average one of the
+    ``ν`` effective prompts (:func:`~recuse.metrics.bootstrap.sparse_counts`), so
+    ``k = √(1 + 2 / ν)`` (1 where ``ν`` is infinite or not a number: nothing moved).
 
-    >>> round(padded_factor(0.025, clusters=20, span=2.0), 4)  # √(1 + 0.5²)
-    1.118
+    >>> round(padded_factor(4.0), 4), padded_factor(math.inf)  # √(1 + 2/4)
+    (1.2247, 1.0)
     """
-    if math.isnan(std_error):
+    if not math.isfinite(effective) or effective <= 0:
         return 1.0
-    if std_error <= 0 or clusters < 1:
-        return math.inf
-    return math.sqrt(1.0 + (span / (8.0 * clusters * std_error)) ** 2)
+    return math.sqrt(1.0 + 2.0 / effective)
 
 
-def padded_span(
-    value: float, low: float, high: float, *, std_error: float, clusters: int, span: float
-) -> tuple[float, float]:
-    """The interval of a probe's effect that few prompts move (at most half of them: its
-    pairs toward the treated answer or away), from its expanded BCa interval ``[low,
+def padded_span(value: float, low: float, high: float, *, effective: float) -> tuple[float, float]:
+    """The interval of a probe's effect whose pairs moved both ways (toward the treated
+    answer and away) on at most half the prompts, from its expanded BCa interval ``[low,
     high]`` (:func:`~recuse.metrics.bootstrap.expanded_interval`) of ``value``: each
     end's distance from the estimate times :func:`padded_factor`'s ``k``::
 
         low' = value − k (value − low),  high' = value + k (high − value)
-        k = √(1 + (s / (8 G se))²)
+        k = √(1 + 2 / ν)
 
-    Where the edit moves pairs both ways, the effect is a difference of two sparse counts:
-    its variance rests on the few prompts that move, and where by chance those moved
-    mostly one way, their resamples understate how far it could lie (as a Wald interval
-    of a small count does). ``k`` adds to the resamples' variance ``se²`` that of one more
-    prompt whose mean term lies an eighth of the span ``s`` from the estimate (0.25 for a
-    probe's effect), ``(s / 8)² / G²``: an Agresti–Coull-like pseudo-observation, which
-    fades as ``1/G`` where many prompts move, faster than ``se``. Planted truths
-    (``benchmarks/metric_coverage.py``, section ``probes-twoway``: pairs moved both ways
-    on a quarter to half of 10, 20 and 40 prompts, 300 tables each): the plain BCa held
-    them 0.81–0.91 (0.861 pooled), padded 0.85–0.94 (0.894 pooled) at 1.05–1.22 times
-    the plain width (1.2 at 10 prompts, 1.1 at 20, 1.05 at 40); the section ``probes``
-    (pairs moved one way only) 0.897 / 0.867 → 0.927 / 0.893 at 1.12 / 1.10 times the
-    width. Measured against it: a pseudo-prompt a quarter of the span away (0.88–0.94,
-    but 0.983 in ``probes`` at 1.27 times the width) or a sixth (0.86–0.94, 0.980);
-    in a throwaway simulation, the expanded BCa alone (0.84–0.94) and Student's t on
-    the prompts' effective number (:func:`moved_span`'s step: 0.87–0.93 at 1.3–1.6
-    times the width, 0.98 in the ``probes`` design).
+    for ``ν`` the prompts' effective number (Satterthwaite's, ``(Σ r_p²)² / Σ r_p⁴``
+    over the prompts' residuals ``r_p``: about the number that move it). Such an effect
+    is a difference of two sparse counts: its variance rests on the few prompts that
+    move, and where by chance those moved mostly one way, their resamples understate how
+    far it could lie (as a Wald interval of a small count does). The resamples' variance
+    ``se²`` is about ``ν`` effective prompts' ``se²/ν`` each; ``k²`` adds two more, one for
+    each way the pairs moved (the add-two-pseudo-observations idea of Agresti–Coull):
+    ``se'² = se² (ν + 2) / ν``. The scale is the data's own (the moving prompts' terms,
+    through ``se``), so small probability moves get a small padding. An effect moved one
+    way only is not padded (:attr:`MetricSpec.padded`), only expanded: it held 0.927 /
+    0.893 in ``benchmarks/metric_coverage.py``'s section ``probes``, and any padding on
+    its one or two moving prompts (``ν`` ≈ 2) lifted the first to 0.98.
 
-    >>> [round(x, 4) for x in padded_span(0.1, 0.06, 0.14, std_error=0.025, clusters=20,
-    ...                                   span=2.0)]
-    [0.0553, 0.1447]
+    Planted truths (300 tables a cell, 2026-12-01): section ``probes-twoway`` (pairs
+    moved both ways on a quarter to half of 10, 20 and 40 prompts) 0.887–0.940, 0.904
+    pooled (the plain BCa 0.861; the first padding, a pseudo-prompt a fixed ``s/8`` =
+    0.25 from the estimate, 0.894); ``benchmarks/probe_heldout.py``'s 12 held-out designs
+    0.863–0.930, 0.894 pooled (plain 0.853, ``s/8`` 0.877), its small probability moves
+    0.873 / 0.910 at 0.012 / 0.008 wide (``s/8``: 0.983 / 0.990 at 3–5 times the width);
+    section ``probes`` 0.927 / 0.893 at 0.153 / 0.197 wide (``s/8``: the same coverage at
+    0.159 / 0.202). The 2 in ``2 / ν`` was picked on both files together (250 tables a
+    cell): 1.5 read 0.900 / 0.884 pooled, 3 read 0.916 / 0.901 (at most 0.932 a cell).
+
+    >>> [round(x, 4) for x in padded_span(0.1, 0.06, 0.14, effective=4.0)]
+    [0.051, 0.149]
     """
-    k = padded_factor(std_error, clusters=clusters, span=span)
+    k = padded_factor(effective)
     return value - k * (value - low), value + k * (high - value)
 
 
-def padded_method(*, boot: Resampling, clusters: int, moving: int) -> str:
+def padded_p_value(est: GroupEstimate, null: float, *, factor: float) -> float:
+    """The two-sided p-value of ``null`` beside :func:`padded_span`'s interval of ``est``
+    (padding factor ``k`` = ``factor``): one minus the level ``L*`` at whose padded end
+    ``null`` falls, found by bisection on the level through the same
+    :func:`~recuse.metrics.bootstrap.expanded_interval` the interval is read from::
+
+        low'(L) = θ̂ − k (θ̂ − low(L)),  high'(L) = θ̂ + k (high(L) − θ̂)
+        p = max(2 / (B + 1), 1 − L*)   where the end on null's side meets null at L*
+
+    so the padded interval at ``level`` excludes ``null`` exactly when ``p < 1 − level``
+    (to a level of 1e-9). Inverting :func:`~recuse.metrics.bootstrap.p_value` instead,
+    which counts the resamples beyond a point while the ends interpolate between them,
+    gave 12 of 3,600 padded tables an interval excluding 0 beside p 0.1001–0.1037.
+    ``p`` is 1 where ``null`` is the estimate or lies inside the padded ends at every
+    level; the floor ``2/(B+1)`` where it lies outside them at every level the bisection
+    reaches (``1 − 1e-12``). NaN without replicates.
+
+    >>> e = GroupEstimate(0.1, 0.0, 0.2, 40, 20, 999, 0, np.zeros(0),
+    ...                   replicates=np.linspace(0.0, 0.2, 999))
+    >>> p = padded_p_value(e, 0.0, factor=1.2); round(p, 3)  # 2 T_19(−1.383 / √(20/19))
+    0.194
+    >>> lo = 0.1 - 1.2 * (0.1 - expanded_interval(e, 1 - p)[0]); abs(round(lo, 9))
+    0.0
+    """
+    b = est.replicates.size
+    if not b:
+        return math.nan
+    if null == est.estimate:
+        return 1.0
+    below = null < est.estimate
+
+    def outside(level: float) -> bool:
+        low, high = expanded_interval(est, level)
+        if below:
+            return null < est.estimate - factor * (est.estimate - low)
+        return null > est.estimate + factor * (high - est.estimate)
+
+    inside, out = 1.0 - 1e-12, 0.0  # levels: null inside the ends at one, outside at other
+    if outside(inside):
+        return 2.0 / (b + 1)
+    if not outside(out):
+        return 1.0
+    while inside - out > 1e-10:
+        mid = (inside + out) / 2
+        if outside(mid):
+            out = mid
+        else:
+            inside = mid
+    return max(2.0 / (b + 1), 1.0 - inside)
+
+
+def padded_method(*, boot: Resampling, clusters: int, moving: int, effective: float) -> str:
     """The words of :func:`padded_span`'s interval for a result's ``method``.
 
-    >>> padded_method(boot=Resampling(), clusters=20, moving=4)[:58]
-    '90% BCa interval (bias-corrected, jackknife acceleration),'
+    >>> padded_method(boot=Resampling(), clusters=20, moving=4, effective=3.5)[-59:]
+    "variance over the 3.5 effective ones' (√(1 + 2 / ν), ν 3.5)"
     """
     return (
         f"{expanded_method(boot=boot)}, each end widened for the few prompts that move it "
-        f"({moving:,} of {clusters:,}): the standard error with one more prompt's "
-        "variance, its mean term an eighth of the span from the estimate, over the "
-        "resamples' own (√(1 + (span / (8 G se))²))"
+        f"both ways ({moving:,} of {clusters:,}): the standard error with two more prompts' "
+        f"variance over the {effective:.2g} effective ones' (√(1 + 2 / ν), ν {effective:.2g})"
     )
 
 

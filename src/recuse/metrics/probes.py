@@ -37,12 +37,16 @@ prompts (``benchmarks/metric_coverage.py``, section ``probes``).
 Where the edit moves pairs both ways (some toward the treated answer, some away) on few
 prompts, the effect is a difference of two sparse counts, and the BCa interval held a
 planted truth 0.81–0.91 of the time at 10–40 prompts (0.861 pooled; section
-``probes-twoway``). So wherever at most half the prompts hold a moved pair (and the
-interval has width), it is the BCa interval expanded for the prompts and padded by one
-more prompt's variance (:func:`~recuse.metrics.estimate.padded_span`: each end's
-distance from the estimate times ``√(1 + (2 / (8 G se))²)``, ``interval_rule``
-"widened", the method naming it): 0.85–0.94 there, 0.894 pooled, 1.05–1.22 times the
-width; in section ``probes`` 0.927 / 0.893 at 1.12 / 1.10 times the width.
+``probes-twoway``). So wherever at most half the prompts hold a moved pair, the pairs
+moved both ways (some base pair's share rose, another's fell) and the interval has
+width, it is the BCa interval expanded for the prompts and padded by two more effective
+prompts' variance (:func:`~recuse.metrics.estimate.padded_span`: each end's distance
+from the estimate times ``√(1 + 2 / ν)``, ``ν`` the prompts' effective number,
+``interval_rule`` "widened", the method naming it); its p-value inverts the padded ends
+(:func:`~recuse.metrics.estimate.padded_p_value`): 0.887–0.940 there, 0.904 pooled, and
+0.894 pooled on 12 designs it was not tuned on (``benchmarks/probe_heldout.py``). An
+effect moved one way only on at most half the prompts is expanded, not padded (section
+``probes``: 0.927 / 0.893).
 
 With both model rewrites (:mod:`recuse.probes.rewrite`), the verbosity contrast
 (metric ``probe_verbosity``, Saito et al. §4's same-source comparison) is
@@ -112,8 +116,15 @@ def _unmoved(t: NDArray[np.float64]) -> str | None:
     )
 
 
+def _both_ways(t: NDArray[np.float64]) -> bool:
+    """Whether a group's pairs moved both ways, from its totals (the third and second
+    last: the base pairs whose share rose with the edit, and those whose share fell): only
+    then is the effect's interval padded (:func:`~recuse.metrics.estimate.padded_span`)."""
+    return bool(t[-3] > 0 and t[-2] > 0)
+
+
 def _components(t: NDArray[np.float64]) -> dict[str, float]:
-    t = t[:-1]  # the last: the base pairs that move the effect (sparse rate)
+    t = t[:-3]  # the last three: the base pairs moved toward, away, either (sparse rate)
     n = t[1]
     names = ("flip_rate", "placebo_flip_rate", "words_verbose", "words_concise")
     return {k: float(t[i] / n) if n else float("nan") for i, k in enumerate(names[: len(t) - 2], 2)}
@@ -186,6 +197,8 @@ def probe_effects(
                 np.where(ok, _pick(treat_s) != _pick(control_s if name == VERBOSITY else s_o), 0.0),
                 np.where(ok, (_pick(s_0) != _pick(s_o)).astype(float), 0.0),
                 *[np.where(ok, np.nan_to_num(x), 0.0) for x in extra],
+                np.where(ok, treat_s - control_s > TIE_TOL, False).astype(float),
+                np.where(ok, treat_s - control_s < -TIE_TOL, False).astype(float),
                 np.where(ok, np.abs(treat_s - control_s) > TIE_TOL, False).astype(float),
             ]
         )
@@ -205,7 +218,7 @@ def probe_effects(
                 span=2.0,
                 movers=MOVERS,
                 widens=False,
-                padded=True,
+                padded=_both_ways,
             )
         )
 

@@ -226,10 +226,14 @@ class CompetenceModel:
         p, n_l = len(self.ia), len(self.la)
         c = s[..., 2 * p : 2 * p + n_l]
         h = s[..., 2 * p + n_l : 2 * p + 2 * n_l]
+        if not n_l:
+            return np.zeros((*s.shape[:-1], self.n_models))
+        if s.ndim == 1:  # one fit: by index sums, not the dense (L, M) design
+            return _pair_newton(self.la, self.lb, self.n_models, c, h)
         design = np.zeros((n_l, self.n_models))
         design[np.arange(n_l), self.la] += 1.0
         design[np.arange(n_l), self.lb] -= 1.0
-        return _newton(design, c, h) if n_l else np.zeros((*s.shape[:-1], self.n_models))
+        return _newton(design, c, h)
 
     def placed(
         self, s: NDArray[np.float64]
@@ -834,6 +838,38 @@ def _newton(
     xt = np.swapaxes(x, -1, -2)
     for _ in range(_NEWTON_STEPS):
         step = _newton_step(x, xt, n, y, theta)
+        theta = theta + step
+        if np.all(np.abs(step) < 1e-10):
+            break
+    return np.where(np.isfinite(theta), theta, np.nan)
+
+
+def _pair_newton(
+    la: NDArray[np.intp],
+    lb: NDArray[np.intp],
+    m: int,
+    n: NDArray[np.float64],
+    y: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """:func:`_newton` of one fit whose design is Bradley–Terry's (row ``l``: +1 at model
+    ``la[l]``, −1 at ``lb[l]``; ``m`` models), from index sums: the gradient
+    ``g_i = Σ_{l: a=i} r_l − Σ_{l: b=i} r_l`` (``r = y − n μ``) and the information, the
+    weighted Laplacian ``I_ii = Σ_{l ∋ i} v_l``, ``I_ij = −Σ_{l = (i, j) or (j, i)} v_l``
+    (``v = n μ (1 − μ)``), the same steps and stopping rule. Each step costs ``O(L + M³)``
+    where the dense design's product costs ``L · M²`` (19,900 labelled pairs of 200
+    models: 8·10⁸ a step, for every judge)."""
+    theta = np.zeros(m)
+    for _ in range(_NEWTON_STEPS):
+        mu = special.expit(theta[la] - theta[lb])
+        r, v = y - n * mu, n * mu * (1.0 - mu)
+        grad = np.bincount(la, r, m) - np.bincount(lb, r, m)
+        info = np.zeros((m, m))
+        np.add.at(info, (la, la), v)
+        np.add.at(info, (lb, lb), v)
+        np.add.at(info, (la, lb), -v)
+        np.add.at(info, (lb, la), -v)
+        info = np.where(np.isfinite(info), info, 0.0)
+        step = _symmetric_pinv(info) @ grad
         theta = theta + step
         if np.all(np.abs(step) < 1e-10):
             break

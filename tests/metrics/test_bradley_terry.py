@@ -417,3 +417,80 @@ def test_a_weight_that_is_not_a_count_is_refused_naming_its_row(bad: float) -> N
     w[3] = bad
     with pytest.raises(EstimationError, match="weights: row 3 "):
         bradley_terry(y, a, b, pd.Series(np.arange(n) // 4), weights=w)
+
+
+def _dense_statsmodels_fit(
+    y: np.ndarray, a: pd.Series, b: pd.Series, cov: pd.DataFrame, w: np.ndarray, boot: Resampling
+) -> dict[str, object]:
+    """The fit as bradley_terry made it before its sparse design (2026-12-01): a dense
+    ``n × p`` design, NumPy's ``matrix_rank`` deciding which covariates are identifiable,
+    statsmodels' binomial GLM, and the one-step bootstrap from dense scores."""
+    import statsmodels.api as sm
+
+    from recuse.metrics.bootstrap import expanded_quantile, resample_counts, tail_end
+
+    systems = sorted(set(a) | set(b))
+    x = np.column_stack([(a == s).to_numpy(float) - (b == s).to_numpy(float) for s in systems[1:]])
+    kept: list[str] = []
+    for name in cov.columns:
+        col = cov[name].to_numpy(float)
+        if np.count_nonzero(col) < 20:
+            continue
+        trial = np.column_stack([x, *(cov[c].to_numpy(float) for c in kept), col])
+        if np.linalg.matrix_rank(trial) == trial.shape[1]:
+            kept.append(name)
+    design = np.column_stack([x, *(cov[c].to_numpy(float) for c in kept)])
+    fit = sm.GLM(y, design, family=sm.families.Binomial(), freq_weights=w).fit(tol=1e-14)
+    theta, p = np.asarray(fit.params), np.asarray(fit.fittedvalues)
+    codes, uniques = pd.factorize(pd.Series(np.arange(len(y)) // 3), sort=True)
+    u = np.zeros((len(uniques), design.shape[1]))
+    np.add.at(u, codes, design * (w * (y - p))[:, None])
+    h_inv = np.linalg.pinv((design * (w * p * (1 - p))[:, None]).T @ design)
+    counts = resample_counts(len(uniques), boot.n_boot, np.random.default_rng(boot.seed))
+    reps = theta + (counts - 1.0) @ u @ h_inv.T
+    zs = [expanded_quantile(q, len(uniques)) for q in ((1 - boot.level) / 2, (1 + boot.level) / 2)]
+    ends = [
+        [tail_end(np.sort(reps[:, j]), z, center=float(theta[j]))[0] for z in zs]
+        for j in range(len(systems) - 1, design.shape[1])
+    ]
+    return {"kept": tuple(kept), "theta": theta, "coefficient_ends": np.array(ends)}
+
+
+def test_the_sparse_fit_is_the_dense_statsmodels_fit_it_replaced() -> None:
+    # 12 systems, fractional verdicts, weights ½ / 1 / 0, a covariate collinear with the
+    # strengths (a system's indicator), one too rare and two real ones: the same
+    # covariates kept, the same estimates (to 1e-9) and the same bootstrap spread as the
+    # dense statsmodels fit of before, whose n × p design made 150,000 pairs of 100
+    # systems take 6 minutes (benchmarks/leaderboard_scale.py)
+    rng = np.random.default_rng(7)
+    n, k = 1800, 12
+    ia = rng.integers(0, k, n)
+    ib = (ia + rng.integers(1, k, n)) % k
+    names = np.array([f"s{i:02d}" for i in range(k)])
+    a, b = pd.Series(names[ia]), pd.Series(names[ib])
+    length = np.tanh(rng.normal(size=n))
+    rare = np.zeros(n)
+    rare[:5] = 1.0
+    eta = rng.normal(size=k)[ia] - rng.normal(size=k)[ib] + 0.6 * length
+    y = np.clip(1 / (1 + np.exp(-eta)) + rng.normal(0, 0.1, n), 0, 1).round(1)
+    w = rng.choice([0.5, 1.0, 0.0], size=n, p=[0.6, 0.35, 0.05])
+    cov = pd.DataFrame({
+        "length": length,
+        "collinear": (a == "s03").to_numpy(float) - (b == "s03").to_numpy(float),
+        "rare": rare,
+        "first": rng.choice([-1.0, 1.0], size=n),
+    })  # fmt: skip
+    boot = Resampling(n_boot=400, seed=5)
+    clusters = pd.Series(np.arange(n) // 3)
+    fit = bradley_terry(y, a, b, clusters, covariates=cov, weights=w, boot=boot)
+    ref = _dense_statsmodels_fit(y, a, b, cov, w, boot)
+    assert fit.covariates == ref["kept"] == ("length", "first")
+    assert "collinear" in fit.dropped["collinear"]
+    theta = np.asarray(ref["theta"])
+    s = np.r_[0.0, theta[: k - 1]]
+    np.testing.assert_allclose(fit.strengths, s - s.mean(), atol=1e-9)
+    np.testing.assert_allclose(fit.coefficients, theta[k - 1 :], atol=1e-9)
+    # the same scores and information, so the same resamples and interval ends
+    ends = np.asarray(ref["coefficient_ends"])
+    np.testing.assert_allclose(fit.coefficients_low, ends[:, 0], atol=1e-9)
+    np.testing.assert_allclose(fit.coefficients_high, ends[:, 1], atol=1e-9)

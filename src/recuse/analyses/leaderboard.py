@@ -109,7 +109,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     judges = ", ".join(lb.judges)
     adj = lb.adjusted
     method = (
-        f"Bradley–Terry logistic GLM (statsmodels) of the verdicts of {judges}; "
+        "Bradley–Terry logistic GLM (maximum likelihood, Newton–Raphson) of the verdicts of "
+        f"{judges}; "
         f"{percent(o.level)} percentile interval, its ends expanded for the prompts' number "
         f"(Student's t), one-step cluster bootstrap over prompts "
         f"({o.n_boot} resamples); n = the judged pairs fitted"

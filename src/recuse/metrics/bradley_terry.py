@@ -1,6 +1,7 @@
 """Bradley–Terry leaderboards from pairwise verdicts, raw and adjusted for the judge's biases.
 
-The model is a logistic GLM fitted with statsmodels (outcomes may be probabilities):
+The model is a logistic GLM fitted by Newton–Raphson on a sparse design (outcomes may be
+probabilities; the fit statsmodels' ``GLM(Binomial)`` gives, :func:`_logistic_fit`):
 
     logit P(a beats b) = s_a − s_b + Σ_k β_k · x_k
 
@@ -52,15 +53,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from numpy.typing import NDArray
 from scipy import stats
-from scipy.sparse import coo_matrix
+from scipy.sparse import coo_matrix, csr_matrix, hstack
 from scipy.sparse.csgraph import connected_components
-from scipy.special import ndtr
+from scipy.special import expit, ndtr
 
 from recuse.choices import COVARIATES as COVARIATES
-from recuse.errors import EstimationError, fit_warnings_hidden
+from recuse.errors import EstimationError
 from recuse.metrics.bootstrap import (
     Resampling,
     beyond_fix,
@@ -273,11 +273,10 @@ def _ranks(strengths: FloatArray) -> NDArray[np.int64]:
     return ranks.astype(np.int64)
 
 
-def _design(
-    a: pd.Series, b: pd.Series, covariates: pd.DataFrame
-) -> tuple[tuple[str, ...], FloatArray, list[str], dict[str, str]]:
-    """System columns (first system is the reference, left out) and the covariates that
-    are identifiable; raises when the comparison graph is not connected."""
+def _system_design(a: pd.Series, b: pd.Series) -> tuple[tuple[str, ...], csr_matrix]:
+    """Systems (sorted) and the sparse strength columns: row i holds +1 in a's column and
+    −1 in b's, the first system's column (the reference) left out; raises when the
+    comparison graph is not connected."""
     systems = tuple(sorted(set(a) | set(b)))
     if len(systems) < 2:
         raise EstimationError("a leaderboard needs at least two systems compared")
@@ -296,15 +295,44 @@ def _design(
             + "; ".join(", ".join(g[:5]) for g in groups)
             + " — strengths across these groups are not comparable"
         )
-    x = np.zeros((n, len(systems)))
-    rows = np.arange(n)
-    x[rows, ia] += 1.0
-    x[rows, ib] -= 1.0
-    x = x[:, 1:]
+    rows = np.repeat(np.arange(n), 2)
+    cols = np.column_stack([ia, ib]).ravel()
+    vals = np.tile([1.0, -1.0], n)
+    x = csr_matrix((vals, (rows, cols)), shape=(n, len(systems)))  # a == b: +1 − 1 = 0
+    return systems, x[:, 1:].tocsr()
+
+
+def _residuals(s: csr_matrix, cols: FloatArray) -> FloatArray:
+    """``cols`` less their least-squares projection on the strength columns ``s``:
+    ``r = c − S (SᵀS)⁻¹ Sᵀ c`` (``SᵀS`` is the comparison graph's Laplacian less the
+    reference's row and column, invertible when the graph is connected)."""
+    gram = (s.T @ s).toarray()
+    return cols - s @ np.linalg.solve(gram, np.asarray(s.T @ cols))
+
+
+def _design(
+    a: pd.Series, b: pd.Series, covariates: pd.DataFrame
+) -> tuple[tuple[str, ...], csr_matrix, list[str], dict[str, str]]:
+    """System columns (first system is the reference, left out) and the covariates that
+    are identifiable; raises when the comparison graph is not connected.
+
+    A covariate is identifiable when ``[S, C_kept, c]`` has full column rank. ``S`` (a
+    connected graph's incidence columns less one) has full rank, so that is when the
+    covariates' residuals ``R`` off ``S`` (:func:`_residuals`) do: the smallest singular
+    value of ``R`` must exceed ``σ_max([S, C]) · max(max(n, p) · ε, 10⁻⁹)`` — NumPy's
+    ``matrix_rank`` tolerance, or 10⁻⁹ of the largest singular value where that is larger
+    (the residuals carry the solve's rounding: an exactly collinear column's is about
+    ε · cond, never zero). ``n × p`` dense SVDs are never made: ``σ_max`` comes from the
+    ``p × p`` Gram matrix, the SVD from ``R`` (``n × covariates``)."""
+    systems, s = _system_design(a, b)
+    n = s.shape[0]
     kept: list[str] = []
     dropped: dict[str, str] = {}
-    for name in covariates.columns:
-        col = covariates[name].to_numpy(float)
+    cols = {name: covariates[name].to_numpy(float) for name in covariates.columns}
+    if cols:
+        res = _residuals(s, np.column_stack(list(cols.values())))
+        gram_s = (s.T @ s).toarray()
+    for name, col in cols.items():
         present = int(np.count_nonzero(col))
         if present == 0:
             dropped[name] = "no variation in this data"
@@ -316,15 +344,64 @@ def _design(
                 "not what the judge rewards"
             )
             continue
-        trial = np.column_stack([x, *(covariates[c].to_numpy(float) for c in kept), col])
-        if np.linalg.matrix_rank(trial) < trial.shape[1]:
+        names = [*kept, name]
+        c = np.column_stack([cols[k] for k in names])
+        sc = np.asarray(s.T @ c)
+        gram = np.block([[gram_s, sc], [sc.T, c.T @ c]])
+        sigma_max = float(np.sqrt(max(np.linalg.eigvalsh(gram)[-1], 0.0)))
+        p = gram.shape[0]
+        tol = sigma_max * max(max(n, p) * np.finfo(float).eps, 1e-9)
+        r = res[:, [list(cols).index(k) for k in names]]
+        if np.linalg.svd(r, compute_uv=False)[-1] <= tol:
             dropped[name] = (
                 "not identifiable here (collinear with the strengths or another covariate)"
             )
             continue
         kept.append(name)
-    design = np.column_stack([x, *(covariates[c].to_numpy(float) for c in kept)])
-    return systems, design, kept, dropped
+    if not kept:
+        return systems, s, kept, dropped
+    design = hstack([s, csr_matrix(np.column_stack([cols[c] for c in kept]))])
+    return systems, design.tocsr(), kept, dropped
+
+
+def _neg_loglik(eta: FloatArray, y: FloatArray, w: FloatArray) -> float:
+    """``−Σ w [y log p + (1 − y) log(1 − p)]`` at ``p = expit(η)``, without overflow."""
+    return float(np.sum(w * (y * np.logaddexp(0.0, -eta) + (1 - y) * np.logaddexp(0.0, eta))))
+
+
+def _logistic_fit(
+    x: csr_matrix, y: FloatArray, w: FloatArray, *, max_iter: int = 100, tol: float = 1e-10
+) -> tuple[FloatArray, FloatArray]:
+    """Maximum-likelihood ``θ`` of the binomial GLM ``logit p = xθ`` with frequency
+    weights ``w`` and fractional ``y`` allowed (statsmodels' ``GLM(y, x, Binomial(),
+    freq_weights=w)``), and the fitted ``p``. Newton–Raphson from ``θ = 0`` on the sparse
+    design: ``θ ← θ + t (Xᵀ W X)⁻¹ Xᵀ w (y − p)``, ``W = diag(w p (1 − p))``, the step
+    halved (``t``) until the likelihood does not fall; stops when no coordinate moves by
+    more than ``tol``. Each step costs ``O(nnz(x) · p)`` and a ``p × p`` solve, where
+    statsmodels' IRLS works on the dense ``n × p`` design."""
+    theta = np.zeros(x.shape[1])
+    eta = np.zeros(x.shape[0])
+    loss = _neg_loglik(eta, y, w)
+    for _ in range(max_iter):
+        p = expit(eta)
+        grad = x.T @ (w * (y - p))
+        info = (x.T @ x.multiply((w * p * (1 - p))[:, None])).toarray()
+        try:
+            step = np.linalg.solve(info, grad)
+        except np.linalg.LinAlgError:  # a singular information: the least-squares step
+            step = np.linalg.lstsq(info, grad, rcond=None)[0]
+        t = 1.0
+        while True:
+            trial = theta + t * step
+            eta_t = x @ trial
+            loss_t = _neg_loglik(eta_t, y, w)
+            if loss_t <= loss + 1e-12 * abs(loss) or t < 1e-6:
+                break
+            t /= 2
+        theta, eta, loss = trial, eta_t, loss_t
+        if np.max(np.abs(t * step), initial=0.0) <= tol:
+            break
+    return theta, expit(eta)
 
 
 def bradley_terry(
@@ -337,9 +414,9 @@ def bradley_terry(
     weights: FloatArray | None = None,
     boot: Resampling = Resampling(),
 ) -> BTFit:
-    """Fit ``logit P(a beats b) = s_a − s_b + Σ β_k x_k`` (statsmodels GLM, binomial
-    family, fractional ``y`` allowed) and bootstrap it over ``clusters`` (see the module
-    docstring for the one-step cluster bootstrap).
+    """Fit ``logit P(a beats b) = s_a − s_b + Σ β_k x_k`` (binomial GLM by Newton–Raphson
+    on a sparse design, :func:`_logistic_fit`; fractional ``y`` allowed) and bootstrap it
+    over ``clusters`` (see the module docstring for the one-step cluster bootstrap).
 
     Raises :class:`EstimationError` when the strengths have no finite estimate: the
     systems are not all compared (directly or through others), or some group of them
@@ -366,17 +443,13 @@ def bradley_terry(
     why = no_finite_strengths(y[counted], a[counted], b[counted])
     if why is not None:
         raise EstimationError(why)
-    with fit_warnings_hidden():  # "perfect separation" is spurious for fractional y
-        fit = sm.GLM(y, x, family=sm.families.Binomial(), freq_weights=w).fit()
-    theta = np.asarray(fit.params, float)
-    p = np.asarray(fit.fittedvalues, float)
-    scores = x * (w * (y - p))[:, None]
+    theta, p = _logistic_fit(x, y, w)
     # clusters sorted, as cluster_bootstrap sorts them: the draw depends on the set of
     # clusters and the seed, not on the order of the rows
     codes, uniques = pd.factorize(clusters.reset_index(drop=True), sort=True)
-    u = np.zeros((len(uniques), x.shape[1]))
-    np.add.at(u, codes, scores)
-    info = (x * (w * p * (1 - p))[:, None]).T @ x
+    by_cluster = csr_matrix((np.ones(n), (codes, np.arange(n))), shape=(len(uniques), n))
+    u = np.asarray((by_cluster @ x.multiply((w * (y - p))[:, None])).toarray())
+    info = (x.T @ x.multiply((w * p * (1 - p))[:, None])).toarray()
     h_inv = np.linalg.pinv(info)
     rng = np.random.default_rng(boot.seed)
     counts = resample_counts(len(uniques), boot.n_boot, rng)

@@ -226,10 +226,14 @@ class CompetenceModel:
         p, n_l = len(self.ia), len(self.la)
         c = s[..., 2 * p : 2 * p + n_l]
         h = s[..., 2 * p + n_l : 2 * p + 2 * n_l]
+        if not n_l:
+            return np.zeros((*s.shape[:-1], self.n_models))
+        if s.ndim == 1:  # one fit: by index sums, not the dense (L, M) design
+            return _pair_newton(self.la, self.lb, self.n_models, c, h)
         design = np.zeros((n_l, self.n_models))
         design[np.arange(n_l), self.la] += 1.0
         design[np.arange(n_l), self.lb] -= 1.0
-        return _newton(design, c, h) if n_l else np.zeros((*s.shape[:-1], self.n_models))
+        return _newton(design, c, h)
 
     def placed(
         self, s: NDArray[np.float64]
@@ -337,20 +341,27 @@ class CompetenceModel:
 
     def _label_graph(self, s: NDArray[np.float64]) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
         """From the label sums: ``(..., M, M)`` whether model i beat (or tied) model j at
-        least once, and ``(..., M)`` whether each model has a labelled pair."""
+        least once, and ``(..., M)`` whether each model has a labelled pair.
+
+        Each labelled model pair ``l = (a_l, b_l)`` drawn sets ``beat[a_l, b_l]`` where
+        ``Σ human > 0`` (a won or tied once), ``beat[b_l, a_l]`` where ``Σ human <
+        count``, and ``seen`` at both: set by flat index, ``O(resamples · (L + M²))``
+        (the one-hot ``(L, M, M)`` array contracted before cost ``L · M²`` a resample:
+        4,950 pairs of 100 models, 50 million products each)."""
         p, n_l, m = len(self.ia), len(self.la), self.n_models
-        counts = s[..., 2 * p : 2 * p + n_l]
-        sums = s[..., 2 * p + n_l : 2 * p + 2 * n_l]
+        lead = s.shape[:-1]
+        counts = s[..., 2 * p : 2 * p + n_l].reshape(-1, n_l)
+        sums = s[..., 2 * p + n_l : 2 * p + 2 * n_l].reshape(-1, n_l)
         drawn = counts > 0
-        a_to_b = np.zeros((n_l, m, m))
-        a_to_b[np.arange(n_l), self.la, self.lb] = 1.0
-        b_to_a = np.swapaxes(a_to_b, 1, 2)
-        a_won = (drawn & (sums > 0)).astype(float)
-        b_won = (drawn & (sums < counts)).astype(float)
-        beat = np.einsum("...l,lij->...ij", a_won, a_to_b)
-        beat += np.einsum("...l,lij->...ij", b_won, b_to_a)
-        seen = np.einsum("...l,lij->...i", drawn.astype(float), a_to_b + b_to_a) > 0
-        return beat > 0, seen
+        la, lb = np.asarray(self.la, np.intp), np.asarray(self.lb, np.intp)
+        base = np.arange(len(counts), dtype=np.intp)[:, None]
+        beat = np.zeros(len(counts) * m * m, dtype=bool)
+        beat[(base * (m * m) + la * m + lb)[drawn & (sums > 0)]] = True
+        beat[(base * (m * m) + lb * m + la)[drawn & (sums < counts)]] = True
+        seen = np.zeros(len(counts) * m, dtype=bool)
+        seen[(base * m + la)[drawn]] = True
+        seen[(base * m + lb)[drawn]] = True
+        return beat.reshape(*lead, m, m), seen.reshape(*lead, m)
 
     def fit(self, s: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``θ = (κ, β, τ)`` and the gap ``g = s_a − s_b`` of every pattern (over the
@@ -827,6 +838,38 @@ def _newton(
     xt = np.swapaxes(x, -1, -2)
     for _ in range(_NEWTON_STEPS):
         step = _newton_step(x, xt, n, y, theta)
+        theta = theta + step
+        if np.all(np.abs(step) < 1e-10):
+            break
+    return np.where(np.isfinite(theta), theta, np.nan)
+
+
+def _pair_newton(
+    la: NDArray[np.intp],
+    lb: NDArray[np.intp],
+    m: int,
+    n: NDArray[np.float64],
+    y: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """:func:`_newton` of one fit whose design is Bradley–Terry's (row ``l``: +1 at model
+    ``la[l]``, −1 at ``lb[l]``; ``m`` models), from index sums: the gradient
+    ``g_i = Σ_{l: a=i} r_l − Σ_{l: b=i} r_l`` (``r = y − n μ``) and the information, the
+    weighted Laplacian ``I_ii = Σ_{l ∋ i} v_l``, ``I_ij = −Σ_{l = (i, j) or (j, i)} v_l``
+    (``v = n μ (1 − μ)``), the same steps and stopping rule. Each step costs ``O(L + M³)``
+    where the dense design's product costs ``L · M²`` (19,900 labelled pairs of 200
+    models: 8·10⁸ a step, for every judge)."""
+    theta = np.zeros(m)
+    for _ in range(_NEWTON_STEPS):
+        mu = special.expit(theta[la] - theta[lb])
+        r, v = y - n * mu, n * mu * (1.0 - mu)
+        grad = np.bincount(la, r, m) - np.bincount(lb, r, m)
+        info = np.zeros((m, m))
+        np.add.at(info, (la, la), v)
+        np.add.at(info, (lb, lb), v)
+        np.add.at(info, (la, lb), -v)
+        np.add.at(info, (lb, la), -v)
+        info = np.where(np.isfinite(info), info, 0.0)
+        step = _symmetric_pinv(info) @ grad
         theta = theta + step
         if np.all(np.abs(step) < 1e-10):
             break

@@ -1,0 +1,169 @@
+"""Time the analyses whose work grows with the number of models, with many of them.
+
+1. The bias-adjusted leaderboard: recuse's whole leaderboard
+(raw, adjusted and human fits, each with its one-step cluster bootstrap) against one
+plain statsmodels fit of the raw Bradley–Terry model on a dense design, in one run.
+
+The pairs are simulated (:func:`recuse.simulate.simulate_pairs`): ``--judges`` judges
+among ``--models`` generators (20 families), ``--prompts`` prompts of one pair each,
+every pair judged by every judge in both orders (two rows of weight ½ a pair). The
+baseline builds the ``rows × (systems − 1)`` design of ±1 columns with NumPy and fits
+``sm.GLM(y, X, Binomial(), freq_weights=w)`` once: the plain way, and how recuse fitted
+each of its three models before 2026-12-01 (150,000 pairs of 100 systems then took
+6 minutes in the audit's leaderboard step; 7 s after).
+
+Then the prompts are doubled: the leaderboard's time may grow at most 2.5x (linear in
+the rows: the design is sparse, X'WX is systems × systems).
+
+2. The calibrated self-preference's label graph (which model beat which in each
+resample's human labels, ``CompetenceModel._label_graph``) for 256 resamples of every
+labelled pair of ``--label-models`` models, against the contraction with a one-hot
+``(pairs, models, models)`` array it was before 2026-12-01 (``L · M²`` products a
+resample: at 100 models, 156 of the 173 s of a 150,000-pair audit's self-preference).
+
+Targets (exit status 1 when one is missed; benchmarks/_targets.py): the leaderboard at
+least 1.5x faster than the one dense statsmodels fit (measured 4-6x at the default
+size on the shared 2-core machine), its raw strengths equal to the baseline's to 1e-6,
+the growth at doubled prompts at most 2.5x; the label graph at least 10x faster than
+the one-hot contraction (measured about 200x at 100 models), the same graphs.
+
+    python benchmarks/many_models.py [--judges 10] [--models 100] [--prompts 2000]
+        [--label-models 100]
+
+``make bench-quick`` runs ``--prompts 1000 --label-models 40`` (a few seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+from _targets import Targets
+
+from recuse.metrics.bootstrap import Resampling
+from recuse.metrics.bradley_terry import leaderboard
+from recuse.simulate import PlantedBias, simulate_pairs
+
+
+def pairs_of(judges: int, models: int, prompts: int, seed: int = 0) -> tuple[pd.DataFrame, dict]:
+    names = [f"m{i:03d}" for i in range(models)]
+    families = {m: f"f{i % 20:02d}" for i, m in enumerate(names)}
+    planted = {m: PlantedBias(self_preference=0.05, verbosity=0.05, position=0.05)
+               for m in names[:judges]}  # fmt: skip
+    sim = simulate_pairs(judges=planted, models=names, families=families,
+                         n_prompts=prompts, pairs_per_prompt=1, seed=seed)  # fmt: skip
+    return sim.pairs, families
+
+
+def ours(pairs: pd.DataFrame, families: dict, n_boot: int) -> tuple[float, dict[str, float]]:
+    gc.collect()
+    t = time.perf_counter()
+    lb = leaderboard(pairs, families=families, boot=Resampling(n_boot=n_boot))
+    seconds = time.perf_counter() - t
+    return seconds, dict(zip(lb.raw.systems, lb.raw.strengths, strict=True))
+
+
+def baseline(pairs: pd.DataFrame) -> tuple[float, dict[str, float]]:
+    """One statsmodels GLM of the raw model on the dense design, both orders ½ each."""
+    import statsmodels.api as sm
+
+    gc.collect()
+    t = time.perf_counter()
+    judged = pairs[pairs["judge"].notna()]
+    y = np.r_[judged["p_a_first"].to_numpy(float), judged["p_a_second"].to_numpy(float)]
+    a = np.r_[judged["model_a"].astype(str), judged["model_a"].astype(str)]
+    b = np.r_[judged["model_b"].astype(str), judged["model_b"].astype(str)]
+    ok = np.isfinite(y)
+    y, a, b = y[ok], a[ok], b[ok]
+    systems = sorted(set(a) | set(b))
+    col = {s: i for i, s in enumerate(systems)}
+    x = np.zeros((len(y), len(systems)))
+    rows = np.arange(len(y))
+    x[rows, [col[s] for s in a]] += 1.0
+    x[rows, [col[s] for s in b]] -= 1.0
+    fit = sm.GLM(y, x[:, 1:], family=sm.families.Binomial(), freq_weights=np.full(len(y), 0.5))
+    theta = np.asarray(fit.fit().params)
+    seconds = time.perf_counter() - t
+    s = np.r_[0.0, theta]
+    return seconds, dict(zip(systems, s - s.mean(), strict=True))
+
+
+def label_graph(models: int, targets: Targets) -> None:
+    from recuse.metrics.competence import CompetenceModel
+
+    rng = np.random.default_rng(0)
+    la, lb = (np.asarray(v, np.intp) for v in np.triu_indices(models, 1))
+    n_l, n_p, chunk = len(la), 4, 256
+    model = CompetenceModel(
+        ia=np.zeros(n_p, np.intp), ib=np.ones(n_p, np.intp), first=np.ones(n_p),
+        own=np.zeros(n_p), la=la, lb=lb, n_models=models,
+    )  # fmt: skip
+    counts = rng.poisson(0.7, size=(chunk, n_l)).astype(float)
+    sums = np.minimum(counts, rng.integers(0, 3, size=counts.shape)).astype(float)
+    s = np.concatenate([np.ones((chunk, 2 * n_p)), counts, sums, np.ones((chunk, 3))], -1)
+    gc.collect()
+    t = time.perf_counter()
+    beat, seen = model._label_graph(s)
+    our_s = time.perf_counter() - t
+    gc.collect()
+    t = time.perf_counter()
+    a_to_b = np.zeros((n_l, models, models))
+    a_to_b[np.arange(n_l), la, lb] = 1.0
+    b_to_a = np.swapaxes(a_to_b, 1, 2)
+    drawn = counts > 0
+    old_beat = np.einsum("...l,lij->...ij", (drawn & (sums > 0)).astype(float), a_to_b)
+    old_beat += np.einsum("...l,lij->...ij", (drawn & (sums < counts)).astype(float), b_to_a)
+    old_seen = np.einsum("...l,lij->...i", drawn.astype(float), a_to_b + b_to_a) > 0
+    base_s = time.perf_counter() - t
+    print(f"\n== calibrated self-preference's label graph: {chunk} resamples of {n_l:,} "
+          f"labelled pairs of {models} models")  # fmt: skip
+    print(f"{base_s:8.3f} s  baseline: contracted with the one-hot (pairs, models, models) array")
+    print(f"{our_s:8.3f} s  recuse: set by flat index; baseline / ours = {base_s / our_s:.0f}x")
+    same = bool(np.array_equal(beat, old_beat > 0) and np.array_equal(seen, old_seen))
+    print(f"the same graphs: {same}")
+    targets.at_least("label graph: baseline / ours seconds", base_s / our_s, 10.0, "x")
+    targets.at_least("label graph: the same graphs (1 = yes)", float(same), 1.0)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--judges", type=int, default=10)
+    parser.add_argument("--models", type=int, default=100)
+    parser.add_argument("--prompts", type=int, default=2000)
+    parser.add_argument("--n-boot", type=int, default=200)
+    parser.add_argument(
+        "--label-models",
+        type=int,
+        default=100,
+        help="models of the label-graph section (its baseline: 14 s at 100)",
+    )
+    args = parser.parse_args()
+    targets = Targets()
+    pairs, families = pairs_of(args.judges, args.models, args.prompts)
+    print(f"== leaderboard of {args.models} systems, {args.judges} judges, {args.prompts:,} "
+          f"prompts ({len(pairs):,} judged pairs, both orders), n_boot={args.n_boot}")  # fmt: skip
+    base_s, base = baseline(pairs)
+    our_s, got = ours(pairs, families, args.n_boot)
+    print(f"{base_s:8.2f} s  baseline: one statsmodels GLM fit of the raw model, dense design")
+    print(f"{our_s:8.2f} s  recuse leaderboard: raw, adjusted and human fits with bootstrap")
+    print(f"speed-up: baseline / ours = {base_s / our_s:.1f}x")
+    gap = max(abs(got[s] - base[s]) for s in base)
+    print(f"largest difference of a raw strength from the baseline's: {gap:.1e} log-odds")
+    targets.at_least("baseline / leaderboard seconds", base_s / our_s, 1.5, "x")
+    targets.at_most("largest raw strength difference (log-odds)", gap, 1e-6)
+    doubled, _ = pairs_of(args.judges, args.models, 2 * args.prompts, seed=1)
+    twice_s, _ = ours(doubled, families, args.n_boot)
+    print(f"{twice_s:8.2f} s  recuse leaderboard at {2 * args.prompts:,} prompts: "
+          f"{twice_s / our_s:.2f}x the time for 2x the pairs")  # fmt: skip
+    targets.at_most("growth of the leaderboard's seconds at doubled prompts", twice_s / our_s, 2.5)
+    label_graph(args.label_models, targets)
+    targets.finish()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

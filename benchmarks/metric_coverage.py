@@ -420,6 +420,22 @@ def curve_coverage(*, reps: int, n_boot: int, seed: int) -> dict[str, np.ndarray
 PROBE_PROMPTS, PROBE_WINS = 20, (0.1, 0.3)
 
 
+def probe_rows(
+    q: int, k: int, treated: str, *, original: float, placebo: float, edit: float
+) -> list[dict[str, object]]:
+    """The three rows (original, placebo, the authority edit) of base pair ``k`` of prompt
+    ``q``, each share the treated answer's, written as ``p_a``."""
+    rows = []
+    for probe, share in (("original", original), ("placebo", placebo), ("authority", edit)):
+        row = {
+            "judge": JUDGE, "prompt_id": f"q{q}", "base_item": f"q{q}-{k}",
+            "item_id": f"q{q}-{k}:{probe}", "probe": probe, "treated": treated,
+            "model_a": "x", "model_b": "y", "p_a": share if treated == "a" else 1.0 - share,
+        }  # fmt: skip
+        rows.append(row)
+    return rows
+
+
 def probe_table_draw(wins: float, rng: np.random.Generator) -> pd.DataFrame:
     """A probe table of :data:`PROBE_PROMPTS` prompts (see :data:`PROBE_WINS`)."""
     rows = []
@@ -430,15 +446,7 @@ def probe_table_draw(wins: float, rng: np.random.Generator) -> pd.DataFrame:
             placebo = s if rng.random() > 0.1 else float(rng.random() < 0.5)
             edit = 1.0 if s == 0 and rng.random() < f else placebo
             treated = "a" if rng.random() < 0.5 else "b"
-            for probe, share in (("original", s), ("placebo", placebo), ("authority", edit)):
-                rows.append(
-                    {
-                        "judge": JUDGE, "prompt_id": f"q{q}", "base_item": f"q{q}-{k}",
-                        "item_id": f"q{q}-{k}:{probe}", "probe": probe, "treated": treated,
-                        "model_a": "x", "model_b": "y",
-                        "p_a": share if treated == "a" else 1.0 - share,
-                    }
-                )  # fmt: skip
+            rows.extend(probe_rows(q, k, treated, original=s, placebo=placebo, edit=edit))
     return pd.DataFrame(rows)
 
 
@@ -514,15 +522,7 @@ def twoway_table_draw(
             elif reacts and u < y:
                 edit = 1.0 if toward else 0.0
             treated = "a" if rng.random() < 0.5 else "b"
-            for probe, share in (("original", s), ("placebo", placebo), ("authority", edit)):
-                rows.append(
-                    {
-                        "judge": JUDGE, "prompt_id": f"q{q}", "base_item": f"q{q}-{k}",
-                        "item_id": f"q{q}-{k}:{probe}", "probe": probe, "treated": treated,
-                        "model_a": "x", "model_b": "y",
-                        "p_a": share if treated == "a" else 1.0 - share,
-                    }
-                )  # fmt: skip
+            rows.extend(probe_rows(q, k, treated, original=s, placebo=placebo, edit=edit))
     return pd.DataFrame(rows)
 
 

@@ -271,3 +271,16 @@ def test_every_description_of_the_widened_rule_and_the_effects_columns_names_the
     page = Path(__file__).resolve().parents[2].joinpath("docs", "ci-gate.md").read_text("utf-8")
     assert "most half the prompts move, the expanded BCa interval padded" in " ".join(page.split())
     assert "padded by two more effective prompts' variance" in TABLE_COLUMNS["ci_low"]
+
+
+def test_the_padded_method_writes_the_effective_prompts_as_a_plain_number() -> None:
+    """ν in the method's words: one decimal under 10 (5.26 → 5.3, 2.0 → 2), whole from 10
+    on (123.4 → 123, 1,234.0 → 1,234); ``:.2g`` wrote 123.4 as "1.2e+02" (an audit of a
+    few hundred prompts, a third moving)."""
+    from recuse.metrics.estimate import padded_method
+
+    def nu(effective: float) -> str:
+        words = padded_method(boot=Resampling(), clusters=3000, moving=900, effective=effective)
+        return words.rsplit("ν ", 1)[1].rstrip(")")
+
+    assert [nu(x) for x in (2.0, 5.26, 99.7, 123.4, 1234.0)] == ["2", "5.3", "100", "123", "1,234"]

@@ -271,3 +271,37 @@ def test_every_description_of_the_widened_rule_and_the_effects_columns_names_the
     page = Path(__file__).resolve().parents[2].joinpath("docs", "ci-gate.md").read_text("utf-8")
     assert "most half the prompts move, the expanded BCa interval padded" in " ".join(page.split())
     assert "padded by two more effective prompts' variance" in TABLE_COLUMNS["ci_low"]
+
+
+def test_the_padded_method_writes_the_effective_prompts_as_a_plain_number() -> None:
+    """ν in the method's words: one decimal under 10 (5.26 → 5.3, 2.0 → 2), whole from 10
+    on (123.4 → 123, 1,234.0 → 1,234); ``:.2g`` wrote 123.4 as "1.2e+02" (an audit of a
+    few hundred prompts, a third moving)."""
+    from recuse.metrics.estimate import padded_method
+
+    def nu(effective: float) -> str:
+        words = padded_method(boot=Resampling(), clusters=3000, moving=900, effective=effective)
+        return words.rsplit("ν ", 1)[1].rstrip(")")
+
+    assert [nu(x) for x in (2.0, 5.26, 99.7, 123.4, 1234.0)] == ["2", "5.3", "100", "123", "1,234"]
+
+
+def test_every_description_of_the_expanded_rule_names_the_one_way_probe_effect() -> None:
+    """An effect moved one way only on at most half the prompts reads ``interval_rule``
+    "expanded" (not padded), one pair moved back turns it "widened" (1.2–1.4 times as
+    wide at ν 2–5): the schema's "expanded", the gate page, the audit's bootstrap words
+    and the effects table's ``ci_low`` column named the padded case only, so a reader of
+    the one-way case could not tell why its rule differs."""
+    from pathlib import Path
+
+    from recuse.analyses.base import BOOTSTRAP_WORDS
+    from recuse.analyses.probes import TABLE_COLUMNS
+    from recuse.report.export import schema
+
+    text = str(schema()["$defs"])
+    assert "moved one way only on at most half the prompts: expanded, not padded" in text
+    page = Path(__file__).resolve().parents[2].joinpath("docs", "ci-gate.md").read_text("utf-8")
+    one_way = "moved one way only on at most half the prompts: expanded, not padded"
+    assert one_way in " ".join(page.split())
+    assert "moved one way only on at most half the prompts: the BCa interval" in BOOTSTRAP_WORDS
+    assert "expanded for the prompts (pairs moved one way only)" in TABLE_COLUMNS["ci_low"]

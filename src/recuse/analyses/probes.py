@@ -36,8 +36,8 @@ TABLE_COLUMNS = {
     "concise rewrite)",
     "ci_low": "the low end of its interval at level (cluster bootstrap over prompts, both "
     "versions of a pair resampled together, BCa; where at most half the prompts hold a "
-    "moved pair and the pairs moved both ways, expanded for the prompts and padded by two "
-    "more effective prompts' variance; where "
+    "moved pair, expanded for the prompts (pairs moved one way only), and where the pairs "
+    "moved both ways, expanded and padded by two more effective prompts' variance; where "
     "the moves cancel on each prompt, the exact bound on the prompts that move; where no "
     "pair moved, the exact bound the prompts allow: the report's method says which)",
     "ci_high": "the high end",

@@ -72,7 +72,7 @@ from recuse.metrics.bootstrap import (
     p_value,
 )
 from recuse.metrics.result import MetricResult, NullBound, Refit, Skipped
-from recuse.numbers import percent
+from recuse.numbers import general, percent
 
 __all__ = [
     "EXPANDED_WORDS",
@@ -1099,11 +1099,15 @@ def padded_method(*, boot: Resampling, clusters: int, moving: int, effective: fl
 
     >>> padded_method(boot=Resampling(), clusters=20, moving=4, effective=3.5)[-59:]
     "variance over the 3.5 effective ones' (√(1 + 2 / ν), ν 3.5)"
+    >>> padded_method(boot=Resampling(), clusters=900, moving=300, effective=123.4)[-59:]
+    "variance over the 123 effective ones' (√(1 + 2 / ν), ν 123)"
     """
+    # ν to one decimal under 10, whole from 10 on (":.2g" wrote 123.4 as "1.2e+02")
+    nu = general(round(effective, 1) if effective < 10 else round(effective))
     return (
         f"{expanded_method(boot=boot)}, each end widened for the few prompts that move it "
         f"both ways ({moving:,} of {clusters:,}): the standard error with two more prompts' "
-        f"variance over the {effective:.2g} effective ones' (√(1 + 2 / ν), ν {effective:.2g})"
+        f"variance over the {nu} effective ones' (√(1 + 2 / ν), ν {nu})"
     )
 
 

@@ -378,10 +378,20 @@ def _logistic_fit(
     design: ``θ ← θ + t (Xᵀ W X)⁻¹ Xᵀ w (y − p)``, ``W = diag(w p (1 − p))``, the step
     halved (``t``) until the likelihood does not fall; stops when no coordinate moves by
     more than ``tol``. Each step costs ``O(nnz(x) · p)`` and a ``p × p`` solve, where
-    statsmodels' IRLS works on the dense ``n × p`` design."""
+    statsmodels' IRLS works on the dense ``n × p`` design.
+
+    Raises :class:`EstimationError` rather than return a number that is no estimate:
+    when ``max_iter`` steps end unconverged, when no step of ``t ≥ 10⁻⁶`` keeps the
+    likelihood (a worse one is never taken) away from the optimum
+    (``max |Xᵀ w (y − p)| > 10⁻⁸ · max(1, Σ w)``), or when the information ``Xᵀ W X`` at
+    the end is singular (smallest eigenvalue ``≤ 10⁻¹⁰`` of the largest): the fitted
+    ``p`` reached 0 or 1 — a covariate separates the verdicts, and the likelihood keeps
+    rising as its coefficient grows (statsmodels stopped there too, at coefficients of
+    800 and more, saying nothing)."""
     theta = np.zeros(x.shape[1])
     eta = np.zeros(x.shape[0])
     loss = _neg_loglik(eta, y, w)
+    converged = False
     for _ in range(max_iter):
         p = expit(eta)
         grad = x.T @ (w * (y - p))
@@ -391,17 +401,31 @@ def _logistic_fit(
         except np.linalg.LinAlgError:  # a singular information: the least-squares step
             step = np.linalg.lstsq(info, grad, rcond=None)[0]
         t = 1.0
-        while True:
-            trial = theta + t * step
-            eta_t = x @ trial
-            loss_t = _neg_loglik(eta_t, y, w)
-            if loss_t <= loss + 1e-12 * abs(loss) or t < 1e-6:
-                break
+        while (loss_t := _neg_loglik(x @ (theta + t * step), y, w)) > loss + 1e-12 * abs(loss):
             t /= 2
-        theta, eta, loss = trial, eta_t, loss_t
-        if np.max(np.abs(t * step), initial=0.0) <= tol:
+            if t < 1e-6:  # no step keeps the likelihood: stay, optimal or not (below)
+                converged = bool(np.max(np.abs(grad), initial=0.0) <= 1e-8 * max(1.0, w.sum()))
+                break
+        else:
+            theta = theta + t * step
+            eta, loss = x @ theta, loss_t
+            converged = bool(np.max(np.abs(t * step), initial=0.0) <= tol)
+        if converged or t < 1e-6:
             break
-    return theta, expit(eta)
+    if not converged:
+        raise EstimationError(
+            f"the logistic fit did not converge ({max_iter} Newton steps, or no step that "
+            "keeps the likelihood), so its numbers are no estimate"
+        )
+    p = expit(eta)
+    info = (x.T @ x.multiply((w * p * (1 - p))[:, None])).toarray()
+    eig = np.linalg.eigvalsh(info) if info.size else np.ones(1)
+    if eig[0] <= 1e-10 * max(eig[-1], 0.0):
+        raise EstimationError(
+            "the verdicts are separated: the fitted probabilities reach 0 or 1 and the "
+            "likelihood keeps rising as a coefficient grows, so it has no finite estimate"
+        )
+    return theta, p
 
 
 def bradley_terry(
@@ -443,7 +467,10 @@ def bradley_terry(
     why = no_finite_strengths(y[counted], a[counted], b[counted])
     if why is not None:
         raise EstimationError(why)
-    theta, p = _logistic_fit(x, y, w)
+    try:
+        theta, p = _logistic_fit(x, y, w)
+    except EstimationError as exc:
+        raise EstimationError(f"{exc} (covariates fitted: {', '.join(kept) or 'none'})") from None
     # clusters sorted, as cluster_bootstrap sorts them: the draw depends on the set of
     # clusters and the seed, not on the order of the rows
     codes, uniques = pd.factorize(clusters.reset_index(drop=True), sort=True)

@@ -561,3 +561,21 @@ def test_a_step_that_worsens_the_likelihood_is_never_taken(
     )
     with pytest.raises(EstimationError, match="did not converge"):
         bradley_terry(y, a, b, pd.Series(range(len(a))))
+
+
+@pytest.mark.parametrize("scale", [1.0, 10.0, 1e6])
+def test_a_fit_whose_probabilities_reach_0_or_1_is_refused(scale: float) -> None:
+    # 50 comparisons of one pair, y = 1 exactly where the covariate is > 0: at every
+    # scale the Newton fit reaches p = 0 or 1 in floating point, its gradient 0, and
+    # the fit of b1e448ef stopped there "converged" (coefficients of ~40 and more); now
+    # the column's information, ~0 of its value at p = ½, says separated
+    from scipy.sparse import csr_matrix
+
+    from recuse.metrics.bradley_terry import _logistic_fit
+
+    rng = np.random.default_rng(3)
+    side = np.where(rng.random(50) < 0.5, 1.0, -1.0)
+    cov = rng.normal(size=50) * scale
+    y = (cov > 0).astype(float)
+    with pytest.raises(EstimationError, match="separated"):
+        _logistic_fit(csr_matrix(np.column_stack([side, cov])), y, np.ones(50))

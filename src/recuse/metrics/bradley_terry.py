@@ -383,11 +383,11 @@ def _logistic_fit(
     Raises :class:`EstimationError` rather than return a number that is no estimate:
     when ``max_iter`` steps end unconverged, when no step of ``t ≥ 10⁻⁶`` keeps the
     likelihood (a worse one is never taken) away from the optimum
-    (``max |Xᵀ w (y − p)| > 10⁻⁸ · max(1, Σ w)``), or when the information ``Xᵀ W X`` at
-    the end is singular (smallest eigenvalue ``≤ 10⁻¹⁰`` of the largest): the fitted
-    ``p`` reached 0 or 1 — a covariate separates the verdicts, and the likelihood keeps
-    rising as its coefficient grows (statsmodels stopped there too, at coefficients of
-    800 and more, saying nothing)."""
+    (``max |Xᵀ w (y − p)| > 10⁻⁸ · max(1, Σ w)``), or when some column's information at
+    the end, ``Σ_i x_ij² w_i p_i (1 − p_i)``, is ``≤ 10⁻¹²`` of its value at ``p = ½``
+    (scale-free): every fitted ``p`` that column touches reached 0 or 1 — a covariate
+    separates the verdicts, and the likelihood keeps rising as its coefficient grows
+    (statsmodels stopped there too, at coefficients of 800 and more, saying nothing)."""
     theta = np.zeros(x.shape[1])
     eta = np.zeros(x.shape[0])
     loss = _neg_loglik(eta, y, w)
@@ -415,12 +415,15 @@ def _logistic_fit(
     if not converged:
         raise EstimationError(
             f"the logistic fit did not converge ({max_iter} Newton steps, or no step that "
-            "keeps the likelihood), so its numbers are no estimate"
+            "keeps the likelihood): a covariate may separate the verdicts (the likelihood "
+            "rising without end as its coefficient grows), so its numbers are no estimate"
         )
     p = expit(eta)
-    info = (x.T @ x.multiply((w * p * (1 - p))[:, None])).toarray()
-    eig = np.linalg.eigvalsh(info) if info.size else np.ones(1)
-    if eig[0] <= 1e-10 * max(eig[-1], 0.0):
+    # each column's information at the fit against at θ = 0 (p = ½): scale-free, and
+    # ~0 only where every row the column touches has its p at 0 or 1
+    at_fit = np.asarray(x.multiply(x).T @ (w * p * (1 - p))).ravel()
+    at_zero = np.asarray(x.multiply(x).T @ (w / 4)).ravel()
+    if np.any(at_fit <= 1e-12 * at_zero):
         raise EstimationError(
             "the verdicts are separated: the fitted probabilities reach 0 or 1 and the "
             "likelihood keeps rising as a coefficient grows, so it has no finite estimate"

@@ -579,3 +579,30 @@ def test_a_fit_whose_probabilities_reach_0_or_1_is_refused(scale: float) -> None
     y = (cov > 0).astype(float)
     with pytest.raises(EstimationError, match="separated"):
         _logistic_fit(csr_matrix(np.column_stack([side, cov])), y, np.ones(50))
+
+
+def test_which_covariates_are_identifiable_does_not_depend_on_another_ones_scale() -> None:
+    # length of scale 1e-5 and headers, independent of it, of scale 1e4: both are kept,
+    # as NumPy's matrix_rank on the dense design keeps them; b1e448ef dropped headers
+    # (its test: the smallest singular value of all the residuals, ~1e-5, against 1e-9
+    # of the largest, ~1e4). A covariate constant within every system (a system's score
+    # difference, scale 1e6) and an exact sum of two kept ones are still dropped.
+    rng = np.random.default_rng(4)
+    a, b = _round_robin()
+    n = len(a)
+    g = dict(zip("ABCD", rng.normal(size=4), strict=True))
+    cov = pd.DataFrame({
+        "length": rng.normal(size=n) * 1e-5,
+        "headers": rng.normal(size=n) * 1e4,
+        "lists": 1e6 * (a.map(g) - b.map(g)).to_numpy(),
+    })  # fmt: skip
+    cov["bold"] = cov["length"] + cov["headers"]
+    y = (rng.random(n) < 0.5).astype(float)
+    fit = bradley_terry(y, a, b, pd.Series(range(n)), covariates=cov)
+    assert fit.covariates == ("length", "headers")
+    assert set(fit.dropped) == {"lists", "bold"}
+    x = np.column_stack(
+        [(a == s).to_numpy(float) - (b == s).to_numpy(float) for s in "BCD"]
+        + [cov["length"], cov["headers"]]
+    )
+    assert np.linalg.matrix_rank(x) == x.shape[1]  # the dense reference keeps both

@@ -316,14 +316,18 @@ def _design(
     """System columns (first system is the reference, left out) and the covariates that
     are identifiable; raises when the comparison graph is not connected.
 
-    A covariate is identifiable when ``[S, C_kept, c]`` has full column rank. ``S`` (a
-    connected graph's incidence columns less one) has full rank, so that is when the
-    covariates' residuals ``R`` off ``S`` (:func:`_residuals`) do: the smallest singular
-    value of ``R`` must exceed ``σ_max([S, C]) · max(max(n, p) · ε, 10⁻⁹)`` — NumPy's
-    ``matrix_rank`` tolerance, or 10⁻⁹ of the largest singular value where that is larger
+    A covariate ``c`` is identifiable when ``[S, C_kept, c]`` has full column rank. ``S``
+    (a connected graph's incidence columns less one) has full rank, so that is when
+    ``c``'s residual ``r`` off ``S`` (:func:`_residuals`), less its projection on the
+    kept covariates' residuals, is not ~0: ``‖r‖`` must exceed
+    ``max(10⁻⁹ · ‖c‖, σ_max([S, C]) · max(n, p) · ε)`` — 10⁻⁹ of the column's own size
     (the residuals carry the solve's rounding: an exactly collinear column's is about
-    ε · cond, never zero). ``n × p`` dense SVDs are never made: ``σ_max`` comes from the
-    ``p × p`` Gram matrix, the SVD from ``R`` (``n × covariates``)."""
+    ``ε · cond · ‖c‖``, never zero), and never below NumPy's ``matrix_rank`` tolerance.
+    The first term is the column's own scale, not the design's: a covariate of scale 10⁴
+    is not dropped because a kept one is of scale 10⁻⁵ (b1e448ef's smallest singular
+    value of all the residuals against ``10⁻⁹ σ_max`` dropped it). ``n × p`` dense SVDs
+    are never made: ``σ_max`` comes from the ``p × p`` Gram matrix, the projection from
+    a QR of the kept residuals (``n × covariates``), each scaled to norm 1."""
     systems, s = _system_design(a, b)
     n = s.shape[0]
     kept: list[str] = []
@@ -350,9 +354,14 @@ def _design(
         gram = np.block([[gram_s, sc], [sc.T, c.T @ c]])
         sigma_max = float(np.sqrt(max(np.linalg.eigvalsh(gram)[-1], 0.0)))
         p = gram.shape[0]
-        tol = sigma_max * max(max(n, p) * np.finfo(float).eps, 1e-9)
-        r = res[:, [list(cols).index(k) for k in names]]
-        if np.linalg.svd(r, compute_uv=False)[-1] <= tol:
+        tol = sigma_max * max(n, p) * np.finfo(float).eps
+        r = res[:, list(cols).index(name)]
+        if kept:
+            k_res = res[:, [list(cols).index(k) for k in kept]]
+            q = np.linalg.qr(k_res / np.linalg.norm(k_res, axis=0))[0]
+            for _ in range(2):  # twice: the projection's rounding off as well
+                r = r - q @ (q.T @ r)
+        if np.linalg.norm(r) <= max(1e-9 * np.linalg.norm(col), tol):
             dropped[name] = (
                 "not identifiable here (collinear with the strengths or another covariate)"
             )

@@ -494,3 +494,115 @@ def test_the_sparse_fit_is_the_dense_statsmodels_fit_it_replaced() -> None:
     ends = np.asarray(ref["coefficient_ends"])
     np.testing.assert_allclose(fit.coefficients_low, ends[:, 0], atol=1e-9)
     np.testing.assert_allclose(fit.coefficients_high, ends[:, 1], atol=1e-9)
+
+
+def _round_robin() -> tuple[pd.Series, pd.Series]:
+    """4 systems, every ordered pair 10 times (120 rows)."""
+    pairs = [(i, j) for i in "ABCD" for j in "ABCD" if i != j for _ in range(10)]
+    return pd.Series([p[0] for p in pairs]), pd.Series([p[1] for p in pairs])
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_a_covariate_that_separates_the_verdicts_is_refused_not_a_huge_number(
+    ties: bool,
+) -> None:
+    # y = 1 exactly where the covariate is > 0 (ties: where it is 0, y is either): the
+    # likelihood rises without bound along its coefficient. statsmodels' GLM stopped at
+    # 843 (its separation warning hidden); the Newton fit of b1e448ef returned 3,633
+    # (100.7 with the ties, max_iter's steps) and strengths of ±60, saying nothing
+    rng = np.random.default_rng(0)
+    a, b = _round_robin()
+    x = rng.normal(size=len(a))
+    if ties:
+        x = np.round(x)
+    y = (x > 0).astype(float)
+    if ties:
+        y[x == 0] = rng.integers(0, 2, int((x == 0).sum()))
+    with pytest.raises(EstimationError, match="covariates fitted: length"):
+        bradley_terry(y, a, b, pd.Series(range(len(a))), covariates=pd.DataFrame({"length": x}))
+
+
+def test_a_system_that_wins_all_but_once_and_zero_weights_are_statsmodels_fit() -> None:
+    # near-separation that has a finite estimate: system A wins every comparison but
+    # one; 30 rows of weight 0 (they count for nothing); the GLM's estimates to 1e-8
+    sm = pytest.importorskip("statsmodels.api")
+    rng = np.random.default_rng(1)
+    a, b = _round_robin()
+    y = (rng.random(len(a)) < 0.5).astype(float)
+    y[(a == "A").to_numpy()] = 1.0
+    y[(b == "A").to_numpy()] = 0.0
+    y[0] = 0.0  # A (as a) loses once
+    w = np.ones(len(a))
+    w[40:70] = 0.0
+    fit = bradley_terry(y, a, b, pd.Series(range(len(a))), weights=w)
+    x = np.zeros((len(a), 4))
+    x[np.arange(len(a)), a.map("ABCD".index)] += 1
+    x[np.arange(len(a)), b.map("ABCD".index)] -= 1
+    ref = sm.GLM(y, x[:, 1:], family=sm.families.Binomial(), freq_weights=w).fit()
+    s = np.r_[0.0, ref.params]
+    np.testing.assert_allclose(fit.strengths, s - s.mean(), atol=1e-8)
+    assert fit.strengths[0] > 2  # A is far ahead, and finite
+
+
+def test_a_step_that_worsens_the_likelihood_is_never_taken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a loss that rises away from θ = 0 whatever the step: the fit of b1e448ef halved
+    # to t < 1e-6 and took the worse step anyway (and again, 100 times), returning a θ
+    # that is no optimum; now it stays and says so, as θ = 0 is not optimal here
+    import recuse.metrics.bradley_terry as bt
+
+    rng = np.random.default_rng(2)
+    a, b = _round_robin()
+    y = (rng.random(len(a)) < 0.8).astype(float)
+    real = bt._neg_loglik
+    monkeypatch.setattr(
+        bt, "_neg_loglik", lambda eta, y, w: real(eta, y, w) + 1e3 * float(np.abs(eta).sum())
+    )
+    with pytest.raises(EstimationError, match="did not converge"):
+        bradley_terry(y, a, b, pd.Series(range(len(a))))
+
+
+@pytest.mark.parametrize("scale", [1.0, 10.0, 1e6])
+def test_a_fit_whose_probabilities_reach_0_or_1_is_refused(scale: float) -> None:
+    # 50 comparisons of one pair, y = 1 exactly where the covariate is > 0: at every
+    # scale the Newton fit reaches p = 0 or 1 in floating point, its gradient 0, and
+    # the fit of b1e448ef stopped there "converged" (coefficients of ~40 and more); now
+    # the column's information, ~0 of its value at p = ½, says separated
+    from scipy.sparse import csr_matrix
+
+    from recuse.metrics.bradley_terry import _logistic_fit
+
+    rng = np.random.default_rng(3)
+    side = np.where(rng.random(50) < 0.5, 1.0, -1.0)
+    cov = rng.normal(size=50) * scale
+    y = (cov > 0).astype(float)
+    with pytest.raises(EstimationError, match="separated"):
+        _logistic_fit(csr_matrix(np.column_stack([side, cov])), y, np.ones(50))
+
+
+def test_which_covariates_are_identifiable_does_not_depend_on_another_ones_scale() -> None:
+    # length of scale 1e-5 and headers, independent of it, of scale 1e4: both are kept,
+    # as NumPy's matrix_rank on the dense design keeps them; b1e448ef dropped headers
+    # (its test: the smallest singular value of all the residuals, ~1e-5, against 1e-9
+    # of the largest, ~1e4). A covariate constant within every system (a system's score
+    # difference, scale 1e6) and an exact sum of two kept ones are still dropped.
+    rng = np.random.default_rng(4)
+    a, b = _round_robin()
+    n = len(a)
+    g = dict(zip("ABCD", rng.normal(size=4), strict=True))
+    cov = pd.DataFrame({
+        "length": rng.normal(size=n) * 1e-5,
+        "headers": rng.normal(size=n) * 1e4,
+        "lists": 1e6 * (a.map(g) - b.map(g)).to_numpy(),
+    })  # fmt: skip
+    cov["bold"] = cov["length"] + cov["headers"]
+    y = (rng.random(n) < 0.5).astype(float)
+    fit = bradley_terry(y, a, b, pd.Series(range(n)), covariates=cov)
+    assert fit.covariates == ("length", "headers")
+    assert set(fit.dropped) == {"lists", "bold"}
+    x = np.column_stack(
+        [(a == s).to_numpy(float) - (b == s).to_numpy(float) for s in "BCD"]
+        + [cov["length"], cov["headers"]]
+    )
+    assert np.linalg.matrix_rank(x) == x.shape[1]  # the dense reference keeps both

@@ -316,14 +316,18 @@ def _design(
     """System columns (first system is the reference, left out) and the covariates that
     are identifiable; raises when the comparison graph is not connected.
 
-    A covariate is identifiable when ``[S, C_kept, c]`` has full column rank. ``S`` (a
-    connected graph's incidence columns less one) has full rank, so that is when the
-    covariates' residuals ``R`` off ``S`` (:func:`_residuals`) do: the smallest singular
-    value of ``R`` must exceed ``σ_max([S, C]) · max(max(n, p) · ε, 10⁻⁹)`` — NumPy's
-    ``matrix_rank`` tolerance, or 10⁻⁹ of the largest singular value where that is larger
+    A covariate ``c`` is identifiable when ``[S, C_kept, c]`` has full column rank. ``S``
+    (a connected graph's incidence columns less one) has full rank, so that is when
+    ``c``'s residual ``r`` off ``S`` (:func:`_residuals`), less its projection on the
+    kept covariates' residuals, is not ~0: ``‖r‖`` must exceed
+    ``max(10⁻⁹ · ‖c‖, σ_max([S, C]) · max(n, p) · ε)`` — 10⁻⁹ of the column's own size
     (the residuals carry the solve's rounding: an exactly collinear column's is about
-    ε · cond, never zero). ``n × p`` dense SVDs are never made: ``σ_max`` comes from the
-    ``p × p`` Gram matrix, the SVD from ``R`` (``n × covariates``)."""
+    ``ε · cond · ‖c‖``, never zero), and never below NumPy's ``matrix_rank`` tolerance.
+    The first term is the column's own scale, not the design's: a covariate of scale 10⁴
+    is not dropped because a kept one is of scale 10⁻⁵ (b1e448ef's smallest singular
+    value of all the residuals against ``10⁻⁹ σ_max`` dropped it). ``n × p`` dense SVDs
+    are never made: ``σ_max`` comes from the ``p × p`` Gram matrix, the projection from
+    a QR of the kept residuals (``n × covariates``), each scaled to norm 1."""
     systems, s = _system_design(a, b)
     n = s.shape[0]
     kept: list[str] = []
@@ -350,9 +354,14 @@ def _design(
         gram = np.block([[gram_s, sc], [sc.T, c.T @ c]])
         sigma_max = float(np.sqrt(max(np.linalg.eigvalsh(gram)[-1], 0.0)))
         p = gram.shape[0]
-        tol = sigma_max * max(max(n, p) * np.finfo(float).eps, 1e-9)
-        r = res[:, [list(cols).index(k) for k in names]]
-        if np.linalg.svd(r, compute_uv=False)[-1] <= tol:
+        tol = sigma_max * max(n, p) * np.finfo(float).eps
+        r = res[:, list(cols).index(name)]
+        if kept:
+            k_res = res[:, [list(cols).index(k) for k in kept]]
+            q = np.linalg.qr(k_res / np.linalg.norm(k_res, axis=0))[0]
+            for _ in range(2):  # twice: the projection's rounding off as well
+                r = r - q @ (q.T @ r)
+        if np.linalg.norm(r) <= max(1e-9 * np.linalg.norm(col), tol):
             dropped[name] = (
                 "not identifiable here (collinear with the strengths or another covariate)"
             )
@@ -378,10 +387,20 @@ def _logistic_fit(
     design: ``θ ← θ + t (Xᵀ W X)⁻¹ Xᵀ w (y − p)``, ``W = diag(w p (1 − p))``, the step
     halved (``t``) until the likelihood does not fall; stops when no coordinate moves by
     more than ``tol``. Each step costs ``O(nnz(x) · p)`` and a ``p × p`` solve, where
-    statsmodels' IRLS works on the dense ``n × p`` design."""
+    statsmodels' IRLS works on the dense ``n × p`` design.
+
+    Raises :class:`EstimationError` rather than return a number that is no estimate:
+    when ``max_iter`` steps end unconverged, when no step of ``t ≥ 10⁻⁶`` keeps the
+    likelihood (a worse one is never taken) away from the optimum
+    (``max |Xᵀ w (y − p)| > 10⁻⁸ · max(1, Σ w)``), or when some column's information at
+    the end, ``Σ_i x_ij² w_i p_i (1 − p_i)``, is ``≤ 10⁻¹²`` of its value at ``p = ½``
+    (scale-free): every fitted ``p`` that column touches reached 0 or 1 — a covariate
+    separates the verdicts, and the likelihood keeps rising as its coefficient grows
+    (statsmodels stopped there too, at coefficients of 800 and more, saying nothing)."""
     theta = np.zeros(x.shape[1])
     eta = np.zeros(x.shape[0])
     loss = _neg_loglik(eta, y, w)
+    converged = False
     for _ in range(max_iter):
         p = expit(eta)
         grad = x.T @ (w * (y - p))
@@ -391,17 +410,34 @@ def _logistic_fit(
         except np.linalg.LinAlgError:  # a singular information: the least-squares step
             step = np.linalg.lstsq(info, grad, rcond=None)[0]
         t = 1.0
-        while True:
-            trial = theta + t * step
-            eta_t = x @ trial
-            loss_t = _neg_loglik(eta_t, y, w)
-            if loss_t <= loss + 1e-12 * abs(loss) or t < 1e-6:
-                break
+        while (loss_t := _neg_loglik(x @ (theta + t * step), y, w)) > loss + 1e-12 * abs(loss):
             t /= 2
-        theta, eta, loss = trial, eta_t, loss_t
-        if np.max(np.abs(t * step), initial=0.0) <= tol:
+            if t < 1e-6:  # no step keeps the likelihood: stay, optimal or not (below)
+                converged = bool(np.max(np.abs(grad), initial=0.0) <= 1e-8 * max(1.0, w.sum()))
+                break
+        else:
+            theta = theta + t * step
+            eta, loss = x @ theta, loss_t
+            converged = bool(np.max(np.abs(t * step), initial=0.0) <= tol)
+        if converged or t < 1e-6:
             break
-    return theta, expit(eta)
+    if not converged:
+        raise EstimationError(
+            f"the logistic fit did not converge ({max_iter} Newton steps, or no step that "
+            "keeps the likelihood): a covariate may separate the verdicts (the likelihood "
+            "rising without end as its coefficient grows), so its numbers are no estimate"
+        )
+    p = expit(eta)
+    # each column's information at the fit against at θ = 0 (p = ½): scale-free, and
+    # ~0 only where every row the column touches has its p at 0 or 1
+    at_fit = np.asarray(x.multiply(x).T @ (w * p * (1 - p))).ravel()
+    at_zero = np.asarray(x.multiply(x).T @ (w / 4)).ravel()
+    if np.any(at_fit <= 1e-12 * at_zero):
+        raise EstimationError(
+            "the verdicts are separated: the fitted probabilities reach 0 or 1 and the "
+            "likelihood keeps rising as a coefficient grows, so it has no finite estimate"
+        )
+    return theta, p
 
 
 def bradley_terry(
@@ -443,7 +479,10 @@ def bradley_terry(
     why = no_finite_strengths(y[counted], a[counted], b[counted])
     if why is not None:
         raise EstimationError(why)
-    theta, p = _logistic_fit(x, y, w)
+    try:
+        theta, p = _logistic_fit(x, y, w)
+    except EstimationError as exc:
+        raise EstimationError(f"{exc} (covariates fitted: {', '.join(kept) or 'none'})") from None
     # clusters sorted, as cluster_bootstrap sorts them: the draw depends on the set of
     # clusters and the seed, not on the order of the rows
     codes, uniques = pd.factorize(clusters.reset_index(drop=True), sort=True)

@@ -131,3 +131,39 @@ def test_one_step_columns_equal_the_dense_way(relation: str) -> None:
         num += np.bincount(rows_l[lm], weights=(human[lm] - q_l) * b_l, minlength=r.n)
     assert np.abs(num).max() > 1e-3
     np.testing.assert_allclose(got[:, 0], num, rtol=0, atol=1e-12)
+
+
+def test_full_sample_strengths_are_fitted_once_per_sums(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A judge's strengths were refitted five times over (its fit, the one-step Jacobian,
+    the components, the warnings); now once per label sums, shared by the models
+    ``replace`` derives, and the same numbers as a fresh fit."""
+    from dataclasses import replace
+
+    from recuse.metrics import competence
+
+    model = _model()
+    one = model.one_step
+    assert one is not None
+    t = next(iter(one.fits.values()))[0]
+    fresh = replace(model, one_step=None)
+    fresh._strengths_of.clear()  # shared with ``model``: start empty
+    calls = [0]
+    real = competence._pair_newton
+
+    def counted(*a: object) -> np.ndarray:
+        calls[0] += 1
+        return real(*a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(competence, "_pair_newton", counted)
+    first = fresh.strengths(t)
+    first[0] = 99.0  # the caller's copy: the kept fit is untouched
+    again = replace(fresh, table_size=1).strengths(t)
+    assert calls[0] == 1
+    p, n_l = len(model.ia), len(model.la)
+    direct = real(model.la, model.lb, model.n_models, t[2 * p : 2 * p + n_l],
+                  t[2 * p + n_l : 2 * p + 2 * n_l])  # fmt: skip
+    np.testing.assert_array_equal(again, direct)
+    other = t.copy()
+    other[2 * p + n_l] += 1.0  # other label sums: fitted anew
+    fresh.strengths(other)
+    assert calls[0] == 2

@@ -21,11 +21,26 @@ labelled pair of ``--label-models`` models, against the contraction with a one-h
 ``(pairs, models, models)`` array it was before 2026-12-01 (``L · M²`` products a
 resample: at 100 models, 156 of the 173 s of a 150,000-pair audit's self-preference).
 
+3. The calibrated self-preference with one-step resamples (``--judges`` judges,
+``--models`` models, ``--prompts`` prompts, family term and rungs): each judge's
+one-step Jacobian (``_OneStep._fitted``) by index sums against the dense
+``(patterns, models)`` and ``(labelled pairs, models)`` contrast matrices it was built
+from before 2026-12-01 (at 20 judges, 200 models and 20,000 prompts, ``recuse metrics
+pairs --n-boot 50`` took 82 s and 3.3 GB then, 8 s and 2.1 GB after, the same output),
+and how many full-sample strength fits the estimate makes (5 a judge before: each an
+``M × M`` eigendecomposition a Newton step). Working memory is the traced peak less
+what the result keeps (CPU times are printed, not targeted: BLAS threads make them
+swing several-fold on the shared machine).
+
 Targets (exit status 1 when one is missed; benchmarks/_targets.py): the leaderboard at
 least 1.5x faster than the one dense statsmodels fit (measured 4-6x at the default
 size on the shared 2-core machine), its raw strengths equal to the baseline's to 1e-6,
 the growth at doubled prompts at most 2.5x; the label graph at least 10x faster than
-the one-hot contraction (measured about 200x at 100 models), the same graphs.
+the one-hot contraction (measured about 200x at 100 models), the same graphs; the
+one-step Jacobian's working memory at least 3x under the dense way's (9.5x at
+bench-quick's 1,000 prompts), the same ``(J⁺)ᵀ`` to 1e-9 (1.2e-15), at most one
+full-sample strength fit a judge (0.2: judges with the same label sums share one; 6
+as it was).
 
     python benchmarks/many_models.py [--judges 10] [--models 100] [--prompts 2000]
         [--label-models 100]
@@ -39,6 +54,9 @@ import argparse
 import gc
 import sys
 import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,6 +64,7 @@ from _targets import Targets
 
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.bradley_terry import leaderboard
+from recuse.metrics.competence import _pair_newton
 from recuse.simulate import PlantedBias, simulate_pairs
 
 
@@ -129,6 +148,120 @@ def label_graph(models: int, targets: Targets) -> None:
     targets.at_least("label graph: the same graphs (1 = yes)", float(same), 1.0)
 
 
+def dense_pinv_t(one: Any, code: int) -> np.ndarray:
+    """A judge's one-step ``(J⁺)ᵀ`` as ``_OneStep._fitted`` computed it before 2026-12-01:
+    its strengths refitted, dense ``(patterns, models)`` and ``(labelled pairs, models)``
+    contrast matrices and a one-hot ``(patterns, d)`` array, multiplied out."""
+    from scipy import special
+
+    m, (t, theta) = one.model, one.fits[code]
+    p_n, n_l, d, k_n = len(m.ia), len(m.la), len(theta), m.n_kappa
+    kcol = np.zeros(p_n, dtype=np.intp) if m.kgroup is None else m.kgroup
+    n_p, y_p, _ = m.placed(t)
+    st = _pair_newton(
+        m.la, m.lb, m.n_models, t[2 * p_n : 2 * p_n + n_l], t[2 * p_n + n_l : 2 * p_n + 2 * n_l]
+    )
+    gap = st[m.ia] - st[m.ib]
+    x = np.zeros((p_n, d))
+    x[np.arange(p_n), kcol] = gap
+    x[:, k_n], x[:, k_n + 1] = m.first, m.own
+    if m.fam is not None:
+        x[:, k_n + 2] = m.fam
+    if m.label is not None:
+        x[:, d - 1] = m.label
+    mu = special.expit(x @ theta)
+    kap = theta[kcol]
+    j_tt = -(x * (n_p * mu * (1.0 - mu))[:, None]).T @ x
+    e_p = np.zeros((p_n, m.n_models))
+    e_p[np.arange(p_n), m.ia] += 1.0
+    e_p[np.arange(p_n), m.ib] -= 1.0
+    e_l = np.zeros((n_l, m.n_models))
+    e_l[np.arange(n_l), m.la] += 1.0
+    e_l[np.arange(n_l), m.lb] -= 1.0
+    q = special.expit(st[m.la] - st[m.lb])
+    onehot = np.zeros((p_n, d))
+    onehot[np.arange(p_n), kcol] = 1.0
+    j_ts = (-(x * (n_p * mu * (1.0 - mu) * kap)[:, None]).T @ e_p
+            + (onehot * (y_p - n_p * mu)[:, None]).T @ e_p)  # fmt: skip
+    j_ss = -(e_l * (t[2 * p_n : 2 * p_n + n_l] * q * (1.0 - q))[:, None]).T @ e_l
+    jac = np.block([[j_ss, np.zeros((m.n_models, d))], [j_ts, j_tt]])
+    return np.linalg.pinv(jac).T
+
+
+def calibrated_at(
+    pairs: pd.DataFrame, families: dict, model: bool = True
+) -> tuple[float, int, Any]:
+    """CPU seconds of the calibrated self-preference's specs (one-step resamples, with the
+    family term and the rungs), how many full-sample strength fits they made, and (with
+    ``model``) the model."""
+    from recuse.metrics import competence
+    from recuse.metrics.self_preference import favored_side
+    from recuse.metrics.verdicts import judge_codes
+
+    calls = [0]
+
+    def counted(*a: Any) -> np.ndarray:
+        calls[0] += 1
+        return _pair_newton(*a)
+
+    codes, labels = judge_codes(pairs, None)
+    kw = dict(side=favored_side(pairs, relation="self"), stratum=None,
+              family_side=favored_side(pairs, relation="family", families=families))  # fmt: skip
+    competence._pair_newton = counted
+    try:
+        gc.collect()
+        t = time.process_time()
+        competence.calibrated_specs(pairs, codes, labels, one_step=True, rungs=True, **kw)
+        seconds = time.process_time() - t
+    finally:
+        competence._pair_newton = _pair_newton
+    if not model:
+        return seconds, calls[0], None
+    parts = competence.calibrated_parts(pairs, codes, labels, one_step=True, **kw)
+    return seconds, calls[0], parts[4]
+
+
+def peak(f: Callable[[], Any]) -> tuple[float, float, Any]:
+    """CPU seconds of this process, the working memory of ``f()`` (MB: the traced peak,
+    NumPy's arrays included, less what its result keeps) and its result."""
+    gc.collect()
+    tracemalloc.start()
+    t = time.process_time()
+    out = f()
+    seconds = time.process_time() - t
+    kept, top = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return seconds, (top - kept) / 1e6, out
+
+
+def calibrated(args: argparse.Namespace, targets: Targets) -> None:
+    pairs, families = pairs_of(args.judges, args.models, args.prompts)
+    calibrated_at(*pairs_of(3, 10, 100, seed=2), model=False)  # warm: first-call imports
+    seconds, fits, model = calibrated_at(pairs, families)
+    one = model.one_step
+    n_j = len(one.fits)
+    print(f"\n== calibrated self-preference, one-step resamples: {n_j} judges, {args.models} "
+          f"models, {args.prompts:,} prompts ({len(model.ia):,} patterns, "
+          f"{len(model.la):,} labelled model pairs)")  # fmt: skip
+    one._shared.clear()
+    our_s, our_mb, fitted = peak(one._fitted)
+    base_s, base_mb, old = peak(lambda: {code: dense_pinv_t(one, code) for code in one.fits})
+    gap = max(float(np.abs(fitted[c].pinv_t - old[c]).max()) for c in old)
+    print(f"{base_s:8.3f} s {base_mb:8.1f} MB  baseline: each judge's Jacobian from dense "
+          "contrast matrices, its strengths refitted (as before 2026-12-01)")  # fmt: skip
+    print(f"{our_s:8.3f} s {our_mb:8.1f} MB  recuse: by index sums; baseline / ours = "
+          f"{base_s / our_s:.1f}x the CPU time, {base_mb / our_mb:.1f}x the working memory "
+          "(traced peak less the result)")  # fmt: skip
+    print(f"largest difference of a (J+)' entry from the baseline's: {gap:.1e}")
+    print(f"full-sample strength fits: {fits} for {n_j} judges (5 a judge before)")
+    print(f"{seconds:8.2f} s CPU  the estimate's specs (one-step, family term, rungs)")
+    targets.at_least(
+        "one-step Jacobian: baseline / ours working memory", base_mb / our_mb, 3.0, "x"
+    )
+    targets.at_most("one-step Jacobian: largest (J+)' difference", gap, 1e-9)
+    targets.at_most("full-sample strength fits a judge", fits / n_j, 1.0)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--judges", type=int, default=10)
@@ -161,6 +294,7 @@ def main() -> int:
           f"{twice_s / our_s:.2f}x the time for 2x the pairs")  # fmt: skip
     targets.at_most("growth of the leaderboard's seconds at doubled prompts", twice_s / our_s, 2.5)
     label_graph(args.label_models, targets)
+    calibrated(args, targets)
     targets.finish()
     return 0
 

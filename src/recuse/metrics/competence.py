@@ -89,6 +89,9 @@ _CHUNK = 256  # resamples refitted at once
 #: strengths and θ, under 100 KiB with 40 models, and 2,000 resamples of up to 8 judges
 #: are 64 chunks
 _REFITS_KEPT = 512
+#: full-sample strengths a model keeps (:attr:`CompetenceModel._strengths_of`): one per
+#: judge's sums, M floats each
+_STRENGTHS_KEPT = 256
 #: the calibrated estimate's interval: percentile, not BCa. For a near-perfect judge
 #: (κ = 20) with no self term, over 300 simulated tables per cell, the BCa interval
 #: held 0 in only 0.81–0.82 of tables (percentile: 0.86–0.88): its jackknife
@@ -199,6 +202,14 @@ class CompetenceModel:
     _refits: dict[bytes, tuple[NDArray[np.float64], NDArray[np.float64]]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    #: the full-sample strengths of label sums already fitted (:meth:`strengths`, one
+    #: sum vector), by the sums' digest, shared by the models ``replace`` derives from
+    #: this one: a judge's strengths were refitted five times over (its fit, the
+    #: one-step Jacobian, the components, the warnings), each Newton step an ``M × M``
+    #: eigendecomposition (at 200 models and 20 judges, 30 of a 45 s ``metrics pairs``)
+    _strengths_of: dict[bytes, NDArray[np.float64]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @property
     def k(self) -> int:
@@ -228,8 +239,19 @@ class CompetenceModel:
         h = s[..., 2 * p + n_l : 2 * p + 2 * n_l]
         if not n_l:
             return np.zeros((*s.shape[:-1], self.n_models))
-        if s.ndim == 1:  # one fit: by index sums, not the dense (L, M) design
-            return _pair_newton(self.la, self.lb, self.n_models, c, h)
+        if s.ndim == 1:  # one fit: by index sums, not the dense (L, M) design; once
+            digest = hashlib.blake2b(np.ascontiguousarray(c).tobytes(), digest_size=16)
+            for part in (h, self.la, self.lb):
+                digest.update(np.ascontiguousarray(part).tobytes())
+            key = digest.digest() + self.n_models.to_bytes(8, "little")
+            kept = self._strengths_of.get(key)
+            if kept is None:
+                kept = _pair_newton(self.la, self.lb, self.n_models, c, h)
+                if len(self._strengths_of) >= _STRENGTHS_KEPT:  # the oldest goes
+                    with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+                        self._strengths_of.pop(next(iter(self._strengths_of)))
+                self._strengths_of[key] = kept
+            return kept.copy()
         design = np.zeros((n_l, self.n_models))
         design[np.arange(n_l), self.la] += 1.0
         design[np.arange(n_l), self.lb] -= 1.0
@@ -995,6 +1017,34 @@ def _unique_columns(columns: list[NDArray[Any]]) -> tuple[NDArray[np.int64], NDA
     return rows, inverse
 
 
+def _contrast_sums(
+    a: NDArray[np.float64], ia: NDArray[np.intp], ib: NDArray[np.intp], n_models: int
+) -> NDArray[np.float64]:
+    """``Aᵀ E`` ``(d, M)`` for ``A`` ``(P, d)`` and the patterns' model contrasts ``E``
+    (``E[p, ia_p] = +1``, ``E[p, ib_p] = −1``) without building ``E``: column ``k``,
+    model ``m`` is ``Σ_{p: ia_p = m} A[p, k] − Σ_{p: ib_p = m} A[p, k]``, by index sums,
+    ``O(P · d)`` (the dense product costs ``P · M · d`` and ``P · M`` memory)."""
+    d = a.shape[1]
+    at = np.arange(d, dtype=np.intp) * n_models
+    flat = a.T.ravel()  # column by column, as the index below
+    plus = np.bincount((at[:, None] + ia[None, :]).ravel(), weights=flat, minlength=d * n_models)
+    minus = np.bincount((at[:, None] + ib[None, :]).ravel(), weights=flat, minlength=d * n_models)
+    return np.asarray(plus - minus, dtype=float).reshape(d, n_models)
+
+
+def _pair_laplacian(
+    w: NDArray[np.float64], la: NDArray[np.intp], lb: NDArray[np.intp], n_models: int
+) -> NDArray[np.float64]:
+    """``Eᵀ diag(w) E`` ``(M, M)`` for the labelled pairs' contrasts ``E`` (``+1`` at
+    ``la``, ``−1`` at ``lb``) by index sums: ``+w_l`` at ``(a_l, a_l)`` and ``(b_l,
+    b_l)``, ``−w_l`` at ``(a_l, b_l)`` and ``(b_l, a_l)``; ``O(L + M²)``, not ``L · M²``."""
+    m = n_models
+    idx = np.concatenate([la * m + la, lb * m + lb, la * m + lb, lb * m + la])
+    weights = np.concatenate([w, w, -w, -w])
+    sums = np.bincount(idx, weights=weights, minlength=m * m)
+    return np.asarray(sums, dtype=float).reshape(m, m)
+
+
 @dataclass(frozen=True)
 class _OrderRows:
     """The rows behind the competence model's sums: one entry per judged order (its row
@@ -1019,7 +1069,7 @@ class _JudgeFit:
     """One judge's competence model at its full-sample fit, as :class:`_OneStep` uses it:
     the patterns' weights, the strengths, the design ``x``, ``μ``, each pattern's ``κ``
     and its column, the strength gaps, ``π`` without the own and family terms, the
-    patterns' model contrasts (None: strengths held fixed) and ``(J⁺)ᵀ``."""
+    whether the strengths are fitted (False: held fixed) and ``(J⁺)ᵀ``."""
 
     n_p: NDArray[np.float64]
     st: NDArray[np.float64]
@@ -1029,7 +1079,7 @@ class _JudgeFit:
     kcol: NDArray[np.intp]
     gap: NDArray[np.float64]
     p0: NDArray[np.float64]
-    e_p: NDArray[np.float64] | None
+    free: bool
     pinv_t: NDArray[np.float64]
 
 
@@ -1068,6 +1118,7 @@ class _OneStep:
         m = self.model
         p_n = len(m.ia)
         kcol = np.zeros(p_n, dtype=np.intp) if m.kgroup is None else m.kgroup
+        n_l_all = len(m.la)
         out: dict[int, _JudgeFit] = {}
         for code, (t, theta) in self.fits.items():
             n_p, y_p, _ = m.placed(t)
@@ -1085,26 +1136,18 @@ class _OneStep:
             kap = theta[kcol]
             p0 = m.p0(theta, gap)  # without the own and family terms
             j_tt = -(x * (n_p * mu * (1.0 - mu))[:, None]).T @ x
-            e_p = None
-            if m.fixed is None:
-                n_m, n_l = m.n_models, len(m.la)
-                e_p = np.zeros((p_n, n_m))
-                e_p[np.arange(p_n), m.ia] += 1.0
-                e_p[np.arange(p_n), m.ib] -= 1.0
-                e_l = np.zeros((n_l, n_m))
-                e_l[np.arange(n_l), m.la] += 1.0
-                e_l[np.arange(n_l), m.lb] -= 1.0
-                c_l = t[2 * p_n : 2 * p_n + n_l]
+            if m.fixed is None:  # by index sums: no dense (P, M) or (L, M) design
+                c_l = t[2 * p_n : 2 * p_n + n_l_all]
                 q = special.expit(st[m.la] - st[m.lb])
-                onehot = np.zeros((p_n, d))
-                onehot[np.arange(p_n), kcol] = 1.0
-                j_ts = (-(x * (n_p * mu * (1.0 - mu) * kap)[:, None]).T @ e_p
-                        + (onehot * (y_p - n_p * mu)[:, None]).T @ e_p)  # fmt: skip
-                j_ss = -(e_l * (c_l * q * (1.0 - q))[:, None]).T @ e_l
-                jac = np.block([[j_ss, np.zeros((n_m, d))], [j_ts, j_tt]])
+                a_t = -(x * (n_p * mu * (1.0 - mu) * kap)[:, None])
+                a_t[np.arange(p_n), kcol] += y_p - n_p * mu
+                j_ts = _contrast_sums(a_t, m.ia, m.ib, m.n_models)
+                j_ss = -_pair_laplacian(c_l * q * (1.0 - q), m.la, m.lb, m.n_models)
+                jac = np.block([[j_ss, np.zeros((m.n_models, d))], [j_ts, j_tt]])
             else:
                 jac = j_tt
-            out[code] = _JudgeFit(n_p, st, x, mu, kap, kcol, gap, p0, e_p, np.linalg.pinv(jac).T)
+            free = m.fixed is None
+            out[code] = _JudgeFit(n_p, st, x, mu, kap, kcol, gap, p0, free, np.linalg.pinv(jac).T)
         self._shared["fitted"] = out
         return dict(out)
 
@@ -1164,8 +1207,9 @@ class _OneStep:
             g_theta[k_n] = float(np.sum(dens * m.first))
             if m.label is not None:
                 g_theta[d - 1] = float(np.sum(dens * m.label))
-            if f.e_p is not None:
-                grad = np.concatenate([f.e_p.T @ (dens * f.kap), g_theta])
+            if f.free:
+                by_model = _contrast_sums((dens * f.kap)[:, None], m.ia, m.ib, m.n_models)[0]
+                grad = np.concatenate([by_model, g_theta])
             else:
                 grad = g_theta
             v = f.pinv_t @ grad

@@ -549,3 +549,40 @@ def test_items_no_judge_of_the_file_judged_are_counted_apart() -> None:
     assert "no judge of the file gave the item a verdict" in DECISION_FIELDS["decision"]
     # every item judged: none apart
     assert decide(pairs[pairs["judge"] == "A"], _hand_file(A=(0.8, 0.5, 0.5)), None).unjudged == 0
+
+
+@pytest.mark.parametrize("human_ties", ["exclude", "count"])
+def test_observed_matches_a_plain_count_on_a_seeded_table(human_ties: Any) -> None:
+    """``observed`` finds the labelled decided items by a hash lookup (the str-dtype
+    ``isin`` took 2.6 s at 480,000 items). Seeded table: 3,000 label rows over 2,000
+    ids (repeated ids, the first labelled row counts; missing labels), decisions for
+    1,500 of those ids and 300 ids without labels, shuffled. Checked against a plain
+    Python count: first non-missing label per id (a > 0.5, b < 0.5, else tie), then
+    n, kept, agree and ties over the decided items holding a label."""
+    from recuse.mitigation.thresholds import observed
+
+    rng = np.random.default_rng(7)
+    ids = rng.integers(0, 2000, 3000)
+    human = rng.choice([1.0, 0.0, 0.5, 0.8, np.nan], size=3000)
+    pairs = pd.DataFrame({"item_id": [f"i{k}" for k in ids], "human": human})
+    mine = [f"i{k}" for k in rng.permutation(2000)[:1500]] + [f"x{k}" for k in range(300)]
+    rng.shuffle(mine)
+    decision = rng.choice(["a", "b", "tie", PERSON], size=len(mine))
+    decided = pd.DataFrame({"item_id": mine, "decision": decision})
+    first: dict[str, str] = {}
+    for k, h in zip(pairs["item_id"], human, strict=True):
+        if not np.isnan(h) and k not in first:
+            first[k] = "a" if h > 0.5 else "b" if h < 0.5 else "tie"
+    n = kept = agree = ties = 0
+    for k, d in zip(mine, decision, strict=True):
+        if k not in first:
+            continue
+        if first[k] == "tie" and human_ties == "exclude":
+            ties += 1
+            continue
+        n += 1
+        kept += d != PERSON
+        agree += d != PERSON and d == first[k]
+    seen = observed(decided, pairs, human_ties)
+    assert seen is not None and (seen.n, seen.kept, seen.agree, seen.ties) == (n, kept, agree, ties)
+    assert n > 700 and 0 < agree < kept < n  # the table exercises every branch

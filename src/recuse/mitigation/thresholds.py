@@ -698,20 +698,23 @@ def observed(
     kept, a tie agreeing only with a tie verdict (``ties`` then counts none left out)."""
     if "human" not in pairs.columns:
         return None
-    h = pd.to_numeric(pairs["human"], errors="coerce")
-    labels = pd.Series(h.to_numpy(float), index=pairs["item_id"].astype(str)).dropna()
-    labels = labels[~labels.index.duplicated()]
-    if labels.empty:
+    h = pd.to_numeric(pairs["human"], errors="coerce").to_numpy(float)
+    labelled = ~np.isnan(h)
+    if not labelled.any():
         return None
-    words = pd.Series(side_labels(labels.to_numpy(float)), index=labels.index).map(
-        {1: "a", -1: "b", 0: "tie"}
-    )
-    by = decided.set_index("item_id")
-    mine = by.loc[by.index.isin(words.index)]
-    label = words.loc[mine.index]
+    # an item's label is its first labelled row's; items are looked up by a hash of the
+    # ids (``Index.isin`` of str ids builds a pyarrow scalar per label: 2.6 s of 17 for
+    # 480,000 rows), decisions and labels compared as sides (+1 a, -1 b, 0 tie)
+    codes, ids = pd.factorize(pairs["item_id"].astype(str)[labelled])
+    first = np.unique(codes, return_index=True)[1]
+    side = side_labels(h[labelled][first])
+    at = pd.Index(ids).get_indexer_for(pd.Index(decided["item_id"]))
+    label = side[at[at >= 0]]
+    decision = decided["decision"].to_numpy(object)[at >= 0]
     counted = human_ties == "count"
-    ties = 0 if counted else int((label == "tie").sum())
-    sided = label.notna() if counted else label != "tie"
-    kept = sided & (mine["decision"] != PERSON)
-    agree = kept & (mine["decision"] == label)
+    ties = 0 if counted else int((label == 0).sum())
+    sided = np.ones(len(label), bool) if counted else label != 0
+    kept = sided & (decision != PERSON)
+    said = np.select([decision == "a", decision == "b", decision == "tie"], [1, -1, 0], 9)
+    agree = kept & (said == label)
     return Observed(int(sided.sum()), int(kept.sum()), int(agree.sum()), ties)

@@ -1,0 +1,138 @@
+"""Time ``recuse certify apply``'s count of the labelled decided items at scale.
+
+``certify apply`` on a labelled file says how often the decided items agree with the
+labels (:func:`recuse.mitigation.thresholds.observed`). It found the decided items that
+hold a label with ``Index.isin``, whose str-dtype form (pandas 3) builds one pyarrow
+scalar per label: at 480,000 judged rows (240,000 items) that one call took 2.6 s of the
+command's 17 s. It now looks the items up in the labels' (unique) index.
+
+Simulated: ``--items`` item ids with two label rows each (repeated ids, as a pairs file
+of two judges holds them; 10% missing), decisions for the even-numbered half plus
+10,000 ids without labels, shuffled. Timed in the same run, best of ``--repeat``:
+
+* ours: ``observed(decided, pairs)``;
+* the old lookup: the same count with ``by.index.isin(words.index)`` (what it was);
+* a plain pandas baseline: first label per id by ``groupby().first()``, then an inner
+  ``merge`` of the decisions on it and the counts.
+
+Targets (exit status 1 when one is missed; benchmarks/_targets.py): the same counts
+from all three; ours at least 3x faster than the old lookup (measured 3.4-6.3x at
+400,000 items on the shared 2-core machine at load 3-6) and at least 0.6x the plain
+pandas merge's speed (measured 0.9x: the same work, a hash join); its time at doubled
+items at most 2.5x (measured 1.3x; 3.0x once at load 6, hence the best of 5).
+
+    python benchmarks/certify_apply.py [--items 400000] [--repeat 5]
+
+Not in ``make bench-quick``: building the tables takes longer than the timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+from _targets import Targets
+
+from recuse.mitigation.selective import PERSON, side_labels
+from recuse.mitigation.thresholds import observed
+
+Counts = tuple[int, int, int, int]
+
+
+def tables(items: int, seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A labelled pairs table (two rows an item) and the decisions of half its items."""
+    rng = np.random.default_rng(seed)
+    ids = np.repeat(np.arange(items), 2)
+    human = rng.choice([1.0, 0.0, 0.5, np.nan], size=len(ids), p=[0.45, 0.4, 0.05, 0.1])
+    pairs = pd.DataFrame({"item_id": [f"i{k}" for k in ids], "human": human})
+    mine = [f"i{k}" for k in range(0, items, 2)] + [f"x{k}" for k in range(10_000)]
+    order = rng.permutation(len(mine))
+    decision = rng.choice(["a", "b", "tie", PERSON], size=len(mine))
+    decided = pd.DataFrame({"item_id": [mine[k] for k in order], "decision": decision})
+    return decided, pairs
+
+
+def ours(decided: pd.DataFrame, pairs: pd.DataFrame) -> Counts:
+    seen = observed(decided, pairs)
+    assert seen is not None
+    return seen.n, seen.kept, seen.agree, seen.ties
+
+
+def old_lookup(decided: pd.DataFrame, pairs: pd.DataFrame) -> Counts:
+    """``observed`` as it was (``isin``), tied labels left out."""
+    h = pd.to_numeric(pairs["human"], errors="coerce")
+    labels = pd.Series(h.to_numpy(float), index=pairs["item_id"].astype(str)).dropna()
+    labels = labels[~labels.index.duplicated()]
+    words = pd.Series(side_labels(labels.to_numpy(float)), index=labels.index).map(
+        {1: "a", -1: "b", 0: "tie"}
+    )
+    by = decided.set_index("item_id")
+    mine = by.loc[by.index.isin(words.index)]
+    label = words.loc[mine.index]
+    sided = label != "tie"
+    kept = sided & (mine["decision"] != PERSON)
+    agree = kept & (mine["decision"] == label)
+    return int(sided.sum()), int(kept.sum()), int(agree.sum()), int((label == "tie").sum())
+
+
+def pandas_merge(decided: pd.DataFrame, pairs: pd.DataFrame) -> Counts:
+    first = pairs.dropna(subset=["human"]).groupby("item_id", sort=False)["human"].first()
+    side = np.where(first > 0.5, "a", np.where(first < 0.5, "b", "tie"))
+    labels = pd.DataFrame({"item_id": first.index, "label": side})
+    m = decided.merge(labels, on="item_id", how="inner")
+    sided = m["label"] != "tie"
+    kept = sided & (m["decision"] != PERSON)
+    agree = kept & (m["decision"] == m["label"])
+    return int(sided.sum()), int(kept.sum()), int(agree.sum()), int((~sided).sum())
+
+
+def best(
+    fn: Callable[[pd.DataFrame, pd.DataFrame], Counts],
+    decided: pd.DataFrame,
+    pairs: pd.DataFrame,
+    repeat: int,
+) -> tuple[float, Counts]:
+    times, got = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        got = fn(decided, pairs)
+        times.append(time.perf_counter() - t)
+    assert got is not None
+    return min(times), got
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--items", type=int, default=400_000, help="labelled items")
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each; the best kept")
+    args = parser.parse_args()
+    targets = Targets()
+    decided, pairs = tables(args.items)
+    print(f"== certify apply's labelled count: {len(pairs):,} label rows, "
+          f"{len(decided):,} decided items")  # fmt: skip
+    our_s, got = best(ours, decided, pairs, args.repeat)
+    old_s, old = best(old_lookup, decided, pairs, args.repeat)
+    base_s, base = best(pandas_merge, decided, pairs, args.repeat)
+    print(f"{our_s:8.3f} s  recuse observed (hash lookup)")
+    print(f"{old_s:8.3f} s  old lookup (str-dtype Index.isin)")
+    print(f"{base_s:8.3f} s  pandas baseline (groupby first, inner merge)")
+    print(f"counts (labelled, kept, agree, ties left out): ours {got}, old {old}, pandas {base}")
+    targets.at_least("the same counts as the old lookup and pandas (1 = yes)",
+                     float(got == old == base), 1.0)  # fmt: skip
+    targets.at_least("old lookup / ours seconds", old_s / our_s, 3.0, "x")
+    targets.at_least("pandas merge / ours seconds", base_s / our_s, 0.6, "x")
+    decided2, pairs2 = tables(2 * args.items, seed=1)
+    twice_s, _ = best(ours, decided2, pairs2, args.repeat)
+    print(f"{twice_s:8.3f} s  recuse observed at {2 * args.items:,} items: "
+          f"{twice_s / our_s:.2f}x the time for 2x the items")  # fmt: skip
+    targets.at_most("growth of observed's seconds at doubled items", twice_s / our_s, 2.5, "x")
+    targets.finish()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -192,3 +192,24 @@ def test_kept_strengths_are_keyed_by_values_not_bytes() -> None:
     np.testing.assert_array_equal(got, want)
     # the same values in another dtype are the same fit, and share it
     np.testing.assert_array_equal(model.strengths(s_int.astype(float)), model.strengths(s_int))
+
+
+def test_kept_refits_are_keyed_by_values_not_bytes() -> None:
+    """The same for the resampled refits (``_refits``, by ``fit`` on a stack of sums):
+    integer sums and float sums with the same bytes got one refit."""
+    la, lb = np.array([0, 1], dtype=np.intp), np.array([1, 2], dtype=np.intp)
+    ia, ib = np.array([0, 1]), np.array([2, 2])
+    kw = dict(ia=ia, ib=ib, first=np.array([1.0, -1.0]), own=np.array([1.0, 0.0]),
+              la=la, lb=lb, n_models=3)  # fmt: skip
+    model = CompetenceModel(**kw)  # type: ignore[arg-type]
+    # weights 6, 6; picks of a 4, 3; labels 4, 4 counts, 3, 3 sums; own/other/family
+    row = np.array([6, 6, 4, 3, 4, 4, 3, 3, 6, 6, 0], dtype=np.int64)
+    s_int = np.stack([row, row])
+    s_sub = s_int.view(np.float64)
+    theta_int, _ = model.fit(s_int)
+    assert np.isfinite(theta_int).all()
+    with np.errstate(all="ignore"):
+        got, _ = model.fit(s_sub)
+        want, _ = CompetenceModel(**kw).fit(s_sub)  # type: ignore[arg-type]
+    assert not np.array_equal(want, theta_int, equal_nan=True)
+    np.testing.assert_array_equal(got, want)

@@ -392,8 +392,9 @@ class CompetenceModel:
         self, s: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         key = None
-        if n.ndim > 1:  # resampled sums: refitted once (:attr:`_refits`)
-            digest = hashlib.blake2b(np.ascontiguousarray(s).tobytes(), digest_size=16)
+        if n.ndim > 1:  # resampled sums: refitted once (:attr:`_refits`), by their values
+            as_float = np.ascontiguousarray(s, dtype=np.float64)  # not int's bytes
+            digest = hashlib.blake2b(as_float.tobytes(), digest_size=16)
             digest.update(repr(s.shape).encode())
             key = digest.digest()
         if key is not None and key in self._refits:

@@ -167,3 +167,49 @@ def test_full_sample_strengths_are_fitted_once_per_sums(monkeypatch: pytest.Monk
     other[2 * p + n_l] += 1.0  # other label sums: fitted anew
     fresh.strengths(other)
     assert calls[0] == 2
+
+
+def test_kept_strengths_are_keyed_by_values_not_bytes() -> None:
+    """Integer label sums and float sums whose bytes are the same (subnormal floats) are
+    different inputs: the kept fit of one must not be returned for the other. Before,
+    the key hashed the arrays' raw bytes without their dtype, so the second call got the
+    first's strengths."""
+    from recuse.metrics import competence
+
+    la, lb = np.array([0, 1], dtype=np.intp), np.array([1, 2], dtype=np.intp)
+    one = np.zeros(1)
+    model = CompetenceModel(ia=np.array([0]), ib=np.array([1]), first=one, own=one,
+                            la=la, lb=lb, n_models=3)  # fmt: skip
+    s_int = np.array([0, 0, 4, 4, 3, 3, 0, 0, 0], dtype=np.int64)  # k = 2 + 4 + 3
+    s_sub = s_int.view(np.float64)  # same bytes: counts 2e-323, sums 1.5e-323
+    # a chain of two 3-of-4 wins: strengths log 3, 0, −log 3 (centred)
+    fit = model.strengths(s_int)
+    np.testing.assert_allclose(fit, [np.log(3), 0.0, -np.log(3)], rtol=0, atol=1e-9)
+    with np.errstate(all="ignore"):  # subnormal counts: the fit overflows to NaN
+        got = model.strengths(s_sub)
+        want = competence._pair_newton(la, lb, 3, s_sub[2:4], s_sub[4:6])
+    assert np.isnan(want).all()  # not the integer sums' fit
+    np.testing.assert_array_equal(got, want)
+    # the same values in another dtype are the same fit, and share it
+    np.testing.assert_array_equal(model.strengths(s_int.astype(float)), model.strengths(s_int))
+
+
+def test_kept_refits_are_keyed_by_values_not_bytes() -> None:
+    """The same for the resampled refits (``_refits``, by ``fit`` on a stack of sums):
+    integer sums and float sums with the same bytes got one refit."""
+    la, lb = np.array([0, 1], dtype=np.intp), np.array([1, 2], dtype=np.intp)
+    ia, ib = np.array([0, 1]), np.array([2, 2])
+    kw = dict(ia=ia, ib=ib, first=np.array([1.0, -1.0]), own=np.array([1.0, 0.0]),
+              la=la, lb=lb, n_models=3)  # fmt: skip
+    model = CompetenceModel(**kw)  # type: ignore[arg-type]
+    # weights 6, 6; picks of a 4, 3; labels 4, 4 counts, 3, 3 sums; own/other/family
+    row = np.array([6, 6, 4, 3, 4, 4, 3, 3, 6, 6, 0], dtype=np.int64)
+    s_int = np.stack([row, row])
+    s_sub = s_int.view(np.float64)
+    theta_int, _ = model.fit(s_int)
+    assert np.isfinite(theta_int).all()
+    with np.errstate(all="ignore"):
+        got, _ = model.fit(s_sub)
+        want, _ = CompetenceModel(**kw).fit(s_sub)  # type: ignore[arg-type]
+    assert not np.array_equal(want, theta_int, equal_nan=True)
+    np.testing.assert_array_equal(got, want)

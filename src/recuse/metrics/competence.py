@@ -240,10 +240,7 @@ class CompetenceModel:
         if not n_l:
             return np.zeros((*s.shape[:-1], self.n_models))
         if s.ndim == 1:  # one fit: by index sums, not the dense (L, M) design; once
-            digest = hashlib.blake2b(np.ascontiguousarray(c).tobytes(), digest_size=16)
-            for part in (h, self.la, self.lb):
-                digest.update(np.ascontiguousarray(part).tobytes())
-            key = digest.digest() + self.n_models.to_bytes(8, "little")
+            key = _strengths_key(c, h, self.la, self.lb, self.n_models)
             kept = self._strengths_of.get(key)
             if kept is None:
                 kept = _pair_newton(self.la, self.lb, self.n_models, c, h)
@@ -395,8 +392,9 @@ class CompetenceModel:
         self, s: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         key = None
-        if n.ndim > 1:  # resampled sums: refitted once (:attr:`_refits`)
-            digest = hashlib.blake2b(np.ascontiguousarray(s).tobytes(), digest_size=16)
+        if n.ndim > 1:  # resampled sums: refitted once (:attr:`_refits`), by their values
+            as_float = np.ascontiguousarray(s, dtype=np.float64)  # not int's bytes
+            digest = hashlib.blake2b(as_float.tobytes(), digest_size=16)
             digest.update(repr(s.shape).encode())
             key = digest.digest()
         if key is not None and key in self._refits:
@@ -866,6 +864,20 @@ def _newton(
     return np.where(np.isfinite(theta), theta, np.nan)
 
 
+def _strengths_key(
+    c: NDArray[Any], h: NDArray[Any], la: NDArray[Any], lb: NDArray[Any], n_models: int
+) -> bytes:
+    """The key of one fit's strengths in :attr:`CompetenceModel._strengths_of`: a digest
+    of the values (the sums as float64, the pairs as int64, so that integer sums and
+    floats with the same bytes differ and the same values in another dtype agree), the
+    four lengths (no two splits of one byte string meet) and ``n_models``."""
+    sizes = np.array([len(c), len(h), len(la), len(lb), n_models], dtype=np.int64)
+    digest = hashlib.blake2b(sizes.tobytes(), digest_size=16)
+    for part, kind in ((c, np.float64), (h, np.float64), (la, np.int64), (lb, np.int64)):
+        digest.update(np.ascontiguousarray(part, dtype=kind).tobytes())
+    return digest.digest()
+
+
 def _pair_newton(
     la: NDArray[np.intp],
     lb: NDArray[np.intp],
@@ -1068,7 +1080,7 @@ class _OrderRows:
 class _JudgeFit:
     """One judge's competence model at its full-sample fit, as :class:`_OneStep` uses it:
     the patterns' weights, the strengths, the design ``x``, ``μ``, each pattern's ``κ``
-    and its column, the strength gaps, ``π`` without the own and family terms, the
+    and its column, the strength gaps, ``π`` without the own and family terms,
     whether the strengths are fitted (False: held fixed) and ``(J⁺)ᵀ``."""
 
     n_p: NDArray[np.float64]

@@ -872,3 +872,37 @@ def test_a_label_of_evenly_split_votes_is_excluded_under_its_own_name() -> None:
         got = {e.reason: e.count for e in report.exclusions}
         assert got.get(name) == tied
         assert (split_name if votes == 1 else "human tie") not in got
+
+
+def test_profile_gives_no_line_that_prints_as_no_time() -> None:
+    """``--profile``'s lines for an analysis's build (``_time_the_rest``), by hand: one
+    timing no step gets a line of its whole build (0.3 s) unless it prints as 0.00 s
+    (0.004 s: counted, no line); one whose steps took 0.19 of 0.2 s adds 0.01 s without a
+    line (under ``REST_LINE_S``), 0.5 of 1.0 s with one; steps longer than the build
+    (0.2 of 0.1 s) add nothing, never a negative rest. The per-analysis list leaves out
+    an analysis of 0.004 s and keeps one of 0.006 s (0.01 s). (Before: ``0.00 s
+    Family preference`` and ``0.00 s ... (agreement)`` lines of a quick audit.)"""
+    from types import SimpleNamespace
+
+    from recuse.analyses.base import Context
+    from recuse.analyses.certification import ANALYSIS as A
+    from recuse.driver import REST_LINE_S, _time_the_rest, profile_lines
+
+    ctx = Context(AuditOptions(), Roster.load())
+    _time_the_rest(ctx, A, "t.csv", 0.004, 0.0)
+    assert ctx.timings == [] and ctx.part(A).seconds == pytest.approx(0.004)
+    _time_the_rest(ctx, A, "t.csv", 0.3, 0.0)
+    assert ctx.timings == [(f"{A.title} (t.csv)", pytest.approx(0.3))]
+    _time_the_rest(ctx, A, "t.csv", 0.2, 0.19)
+    _time_the_rest(ctx, A, "t.csv", 0.1, 0.2)
+    assert len(ctx.timings) == 1 and ctx.part(A).seconds == pytest.approx(0.314)
+    assert 0.01 < REST_LINE_S < 0.5
+    _time_the_rest(ctx, A, "t.csv", 1.0, 0.5)
+    assert ctx.timings[1] == (f"{A.title}: the rest, outside the steps above (t.csv)", 0.5)
+    sections = [SimpleNamespace(seconds=s, title=t, id=t.lower()) for s, t in
+                [(0.004, "Quick"), (0.006, "Less quick"), (None, "Untimed")]]  # fmt: skip
+    lines = profile_lines(SimpleNamespace(timings=(), sections=sections))  # type: ignore[arg-type]
+    assert lines[1:] == [
+        "per analysis (its whole build and its share of the shared bootstrap):",
+        "    0.01 s  Less quick (less quick)",
+    ]

@@ -276,14 +276,21 @@ def _time_the_rest(ctx: Context, a: Analysis, name: str, wall: float, timed: flo
     """Count an analysis's whole build in ``--profile``: the seconds outside its own timed
     steps (``wall - timed``; all of them for one that times none, such as the
     certification's thirty figures of thirty judges, 6 s untold before) go to the
-    analysis, with a line of their own when it timed no step or they reach
-    :data:`REST_LINE_S`."""
+    analysis, with a line of their own when it timed no step (and they are
+    :func:`_shown`) or they reach :data:`REST_LINE_S`."""
     rest = max(wall - timed, 0.0)
     ctx.part(a).seconds += rest
     if timed == 0.0:
-        ctx.timings.append((f"{a.title} ({name})", rest))
+        if _shown(rest):
+            ctx.timings.append((f"{a.title} ({name})", rest))
     elif rest >= REST_LINE_S:
         ctx.timings.append((f"{a.title}: the rest, outside the steps above ({name})", rest))
+
+
+def _shown(seconds: float) -> bool:
+    """Whether ``seconds`` print as more than ``0.00 s`` (``--profile``'s two decimals):
+    an analysis that took less has no line."""
+    return f"{seconds:.2f}" != "0.00"
 
 
 def _filter_judges(inputs: Sequence[Input], judges: tuple[str, ...]) -> list[Input]:
@@ -645,10 +652,13 @@ def profile_lines(report: AuditReport) -> list[str]:
     (the shared bootstrap followed, indented, by each metric's seconds and resamples:
     building its terms and its share of the resampling, slowest first), then each
     analysis's seconds (its whole build, see :func:`_time_the_rest`, and its share of
-    the shared bootstrap), slowest first. Report writing is not included."""
+    the shared bootstrap), slowest first, those :func:`_shown`. Report writing is not
+    included."""
     lines = ["where the time went (seconds; steps in run order):"]
     lines += [f"{seconds:8.2f} s  {label}" for label, seconds in report.timings]
-    timed = sorted((s for s in report.sections if s.seconds), key=lambda s: -(s.seconds or 0))
+    timed = sorted(
+        (s for s in report.sections if _shown(s.seconds or 0.0)), key=lambda s: -(s.seconds or 0)
+    )
     if timed:
         lines.append("per analysis (its whole build and its share of the shared bootstrap):")
         lines += [f"{s.seconds or 0.0:8.2f} s  {s.title} ({s.id})" for s in timed]

@@ -586,3 +586,17 @@ def test_observed_matches_a_plain_count_on_a_seeded_table(human_ties: Any) -> No
     seen = observed(decided, pairs, human_ties)
     assert seen is not None and (seen.n, seen.kept, seen.agree, seen.ties) == (n, kept, agree, ties)
     assert n > 700 and 0 < agree < kept < n  # the table exercises every branch
+
+
+def test_observed_a_missing_id_among_the_labels_shifts_no_label() -> None:
+    """A labelled row without an item id (``None`` or NaN, possible through the Python
+    API: the loaders refuse it) before i0 (a) and i1 (b): the judge says a for i0 and
+    b for i1, both right, so labelled 2, kept 2, agree 2. (The hash lookup gave the
+    missing id code -1 and took its label for i0's, i0's for i1's: agree 1.)"""
+    from recuse.mitigation.thresholds import observed
+
+    decided = pd.DataFrame({"item_id": ["i0", "i1"], "decision": ["a", "b"]})
+    for missing in (None, np.nan):
+        pairs = pd.DataFrame({"item_id": [missing, "i0", "i1"], "human": [0.5, 1.0, 0.0]})
+        seen = observed(decided, pairs)
+        assert seen is not None and (seen.n, seen.kept, seen.agree, seen.ties) == (2, 2, 2, 0)

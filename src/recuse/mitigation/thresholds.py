@@ -704,8 +704,9 @@ def observed(
         return None
     # an item's label is its first labelled row's; items are looked up by a hash of the
     # ids (``Index.isin`` of str ids builds a pyarrow scalar per label: 2.6 s of 17 for
-    # 480,000 rows), decisions and labels compared as sides (+1 a, -1 b, 0 tie)
-    codes, ids = pd.factorize(pairs["item_id"].astype(str)[labelled])
+    # 480,000 rows), decisions and labels compared as sides (+1 a, -1 b, 0 tie); a missing
+    # id is an id of its own (factorize's -1 for it put its label in the next id's place)
+    codes, ids = pd.factorize(pairs["item_id"].astype(str)[labelled], use_na_sentinel=False)
     first = np.unique(codes, return_index=True)[1]
     side = side_labels(h[labelled][first])
     at = pd.Index(ids).get_indexer_for(pd.Index(decided["item_id"]))

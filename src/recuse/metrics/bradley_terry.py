@@ -78,7 +78,6 @@ __all__ = [
     "COVARIATES",
     "BTFit",
     "Leaderboard",
-    "beyond_words",
     "bradley_terry",
     "leaderboard",
     "markdown_counts",
@@ -178,7 +177,7 @@ class BTFit:
     #: (:func:`~recuse.metrics.bootstrap.tail_end`); the column words say so
     extrapolated: bool = False
     #: the tail probability the expanded ends ask of the resamples, ``Φ(−|z'|)`` with
-    #: ``z'`` Student's for the prompts (:func:`beyond_words` names what reads it)
+    #: ``z'`` Student's for the prompts (:func:`_beyond_words` names what reads it)
     tail: float = math.nan
 
     def left_out_words(self) -> str:
@@ -243,19 +242,19 @@ class BTFit:
             "no bias",
             "ci_low": f"the low end of its {percent(self.level)} percentile interval (cluster "
             "bootstrap over prompts, its ends expanded for the prompts: Student's t"
-            f"{beyond_words(self.level, self.n_boot, self.tail) if self.extrapolated else ''})",
+            f"{_beyond_words(self.level, self.n_boot, self.tail) if self.extrapolated else ''})",
             "ci_high": "the high end",
             "level": "the interval's confidence level as a share (0.9: a 90% interval)",
         }
 
 
-def beyond_words(level: float, n_boot: int, tail: float) -> str:
+def _beyond_words(level: float, n_boot: int, tail: float) -> str:
     """What an interval's words add where some end was extrapolated past the resamples,
     the ends asking them for tail probability ``tail``, with what brings it within reach
     (:func:`~recuse.metrics.bootstrap.beyond_fix`: more prompts, or past the normal
     tail's reach more resamples).
 
-    >>> beyond_words(0.99, 2000, 1.3e-7)[-13:]  # 5 prompts
+    >>> _beyond_words(0.99, 2000, 1.3e-7)[-13:]  # 5 prompts
     '— add prompts'
     """
     fix = beyond_fix(level, resamples=n_boot, tail=tail)
@@ -581,7 +580,7 @@ class Leaderboard:
             if fit == "human" and self.human is None:
                 continue
             bt = getattr(self, fit)
-            far = beyond_words(bt.level, bt.n_boot, bt.tail) if bt.extrapolated else ""
+            far = _beyond_words(bt.level, bt.n_boot, bt.tail) if bt.extrapolated else ""
             out |= {
                 f"{fit} strength": f"Bradley–Terry strength fitted to {whose}: log-odds, "
                 "centred (mean 0 over the systems); the difference of two systems' is the "

@@ -620,6 +620,18 @@ def calibration_coverage(*, reps: int, n_boot: int, seed: int) -> dict[str, np.n
     return {m: np.asarray(v, dtype=float) for m, v in rows.items()}
 
 
+#: the sections run after the others, each from the run's replications, resamples and
+#: seed: its --skip name, the words of its timing line, the section
+SECTIONS: dict[str, tuple[str, Callable[..., dict[str, np.ndarray]]]] = {
+    "leaderboard": ("leaderboard", leaderboard_coverage),
+    "curve": ("curve bins", curve_coverage),
+    "probes": ("probes", probe_coverage),
+    "probes-twoway": ("probes moved both ways", twoway_coverage),
+    "ladder": ("ladder", ladder_coverage),
+    "calibration": ("calibration", calibration_coverage),
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=200)
@@ -649,12 +661,7 @@ def main() -> None:
             "few-flips",
             "few-prompts",
             "favoritism",
-            "leaderboard",
-            "curve",
-            "probes",
-            "probes-twoway",
-            "ladder",
-            "calibration",
+            *SECTIONS,
         ),
     )
     args = ap.parse_args()
@@ -696,30 +703,11 @@ def main() -> None:
             reps=args.reps, n_prompts=args.rating_prompts, seed=args.seed
         )
         print(f"favoritism: {time.perf_counter() - t1:.0f} s")
-    t1 = time.perf_counter()
-    if "leaderboard" not in args.skip:
-        results |= leaderboard_coverage(reps=args.reps, n_boot=args.n_boot, seed=args.seed)
-        print(f"leaderboard: {time.perf_counter() - t1:.0f} s")
-    t1 = time.perf_counter()
-    if "curve" not in args.skip:
-        results |= curve_coverage(reps=args.reps, n_boot=args.n_boot, seed=args.seed)
-        print(f"curve bins: {time.perf_counter() - t1:.0f} s")
-    t1 = time.perf_counter()
-    if "probes" not in args.skip:
-        results |= probe_coverage(reps=args.reps, n_boot=args.n_boot, seed=args.seed)
-        print(f"probes: {time.perf_counter() - t1:.0f} s")
-    t1 = time.perf_counter()
-    if "probes-twoway" not in args.skip:
-        results |= twoway_coverage(reps=args.reps, n_boot=args.n_boot, seed=args.seed)
-        print(f"probes moved both ways: {time.perf_counter() - t1:.0f} s")
-    t1 = time.perf_counter()
-    if "ladder" not in args.skip:
-        results |= ladder_coverage(reps=args.reps, n_boot=args.n_boot, seed=args.seed)
-        print(f"ladder: {time.perf_counter() - t1:.0f} s")
-    t1 = time.perf_counter()
-    if "calibration" not in args.skip:
-        results |= calibration_coverage(reps=args.reps, n_boot=args.n_boot, seed=args.seed)
-        print(f"calibration: {time.perf_counter() - t1:.0f} s")
+    for name, (said, section) in SECTIONS.items():
+        t1 = time.perf_counter()
+        if name not in args.skip:
+            results |= section(reps=args.reps, n_boot=args.n_boot, seed=args.seed)
+            print(f"{said}: {time.perf_counter() - t1:.0f} s")
     targets = Targets()
     checks = len(results)
     print(

@@ -730,8 +730,8 @@ def main() -> None:
         # the floor / ceiling an interval covering exactly 0.86 / 0.94 stays within at
         # every check together in 99 % of runs (exact binomial over its n draws)
         # the few-flips first-position rate: at least FEW_FLIPS_TARGET (0.88)
-        few = name.startswith("few flips first")
-        floor = coverage_floor(FEW_FLIPS_TARGET if few else 0.86, n, checks=2 * checks)
+        flips = name.startswith("few flips first")
+        floor = coverage_floor(FEW_FLIPS_TARGET if flips else 0.86, n, checks=2 * checks)
         ceiling = 1.0 - coverage_floor(0.06, n, checks=2 * checks)
         targets.at_least(f"{name} coverage", cover, floor)
         if not name.startswith("curve bins"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from analyses.conftest import BOOT, Planted
@@ -12,7 +13,36 @@ from recuse.analyses.familiarity import ANALYSIS, FAMILIARITY
 from recuse.errors import EstimationError
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.familiarity import familiarity_bias
+from recuse.report import AuditReport
 from recuse.roster import Roster
+
+#: the planted pairs of an author-judge (m1, its familiarity planted) and their audit
+AuthorAudit = tuple[pd.DataFrame, AuditReport]
+
+
+@pytest.fixture(scope="module")
+def author_audit() -> AuthorAudit:
+    """The familiarity section's audit of a judge that is also an author (m1: judge
+    slope −2, its own answers 0.5 nats less perplexing), 100 prompts, seed 2; read only
+    by the tests, so made once for the module."""
+    from recuse.data.inputs import Input
+    from recuse.driver import AuditOptions, run_audit
+    from recuse.report import Source
+    from recuse.roster import Entry
+    from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
+
+    t = simulate_familiarity(
+        {"m1": PlantedFamiliarity(judge_slope=-2.0, own_gap=-0.5)}, n_prompts=100, seed=2
+    ).pairs
+    roster = Roster.builtin()
+    for m in sorted(set(t["model_a"]) | set(t["model_b"])):
+        roster.add(Entry(m, m))
+    report = run_audit(
+        [Input("fam", "pairs", t, Source("fam", "pairs", len(t), judges=("m1",)))],
+        options=AuditOptions(n_boot=200, robustness=(), only=(ANALYSIS.id,)),
+        roster=roster,
+    )
+    return t, report
 
 
 def test_finding_is_the_slope_difference_its_unit_names(planted: Planted) -> None:
@@ -42,27 +72,11 @@ def test_min_n_reaches_the_estimator(planted: Planted) -> None:
     assert r.n == 15 and r.ci_low <= r.estimate <= r.ci_high
 
 
-def test_mediation_table_for_an_author_judge() -> None:
+def test_mediation_table_for_an_author_judge(author_audit: AuthorAudit) -> None:
     """A judge that is also an author gets the mediation table: the metric's numbers."""
-    from recuse.data.inputs import Input
-    from recuse.driver import AuditOptions, run_audit
     from recuse.metrics.familiarity_mediation import familiarity_mediation
-    from recuse.report import Source
-    from recuse.roster import Entry, Roster
-    from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
 
-    t = simulate_familiarity(
-        {"m1": PlantedFamiliarity(judge_slope=-2.0, own_gap=-0.5)}, n_prompts=100, seed=2
-    ).pairs
-    roster = Roster.builtin()
-    for m in sorted(set(t["model_a"]) | set(t["model_b"])):
-        roster.add(Entry(m, m))
-    options = AuditOptions(n_boot=200, robustness=(), only=(ANALYSIS.id,))
-    report = run_audit(
-        [Input("fam", "pairs", t, Source("fam", "pairs", len(t), judges=("m1",)))],
-        options=options,
-        roster=roster,
-    )
+    t, report = author_audit
     (table,) = [x for s in report.sections for x in s.tables if x.name == "mediation-fam"]
     ref = familiarity_mediation(t, judge="m1", boot=Resampling(n_boot=200))
     assert list(table.frame["part"]) == [r.metric for r in ref]
@@ -150,7 +164,7 @@ def test_the_unit_says_the_slopes_are_per_token_of_the_judges_tokenizer() -> Non
     assert "judges with other tokenizers are on other scales" in FAMILIARITY.unit
 
 
-def test_the_familiarity_tables_say_what_each_column_is() -> None:
+def test_the_familiarity_tables_say_what_each_column_is(author_audit: AuthorAudit) -> None:
     """The five tables of the section (Figures 3, 4 and 5, the gap, the mediation) had no
     column words. Each now has them, and the numbers are what they say, worked out with
     pandas on the planted pairs: a curve row's mean is the judge's mean P(a) over the pairs
@@ -160,24 +174,7 @@ def test_the_familiarity_tables_say_what_each_column_is() -> None:
     import numpy as np
     import pandas as pd
 
-    from recuse.data.inputs import Input
-    from recuse.driver import AuditOptions, run_audit
-    from recuse.report import Source
-    from recuse.roster import Entry
-    from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
-
-    t = simulate_familiarity(
-        {"m1": PlantedFamiliarity(judge_slope=-2.0, own_gap=-0.5)}, n_prompts=100, seed=2
-    ).pairs
-    roster = Roster.builtin()
-    for m in sorted(set(t["model_a"]) | set(t["model_b"])):
-        roster.add(Entry(m, m))
-    options = AuditOptions(n_boot=200, robustness=(), only=(ANALYSIS.id,))
-    report = run_audit(
-        [Input("fam", "pairs", t, Source("fam", "pairs", len(t), judges=("m1",)))],
-        options=options,
-        roster=roster,
-    )
+    t, report = author_audit
     tables = {x.name: x for s in report.sections for x in s.tables}
     names = ("perplexity-curve", "perplexity-curve-by-self", "own-perplexity-gap",
              "log-perplexity-by-model", "mediation")  # fmt: skip
@@ -210,7 +207,9 @@ def test_the_familiarity_tables_say_what_each_column_is() -> None:
     assert "a ratio" in tables["mediation-fam"].columns["estimate"]
 
 
-def test_the_perplexity_curves_open_bins_read_empty_in_csv_and_json(tmp_path: Path) -> None:
+def test_the_perplexity_curves_open_bins_read_empty_in_csv_and_json(
+    author_audit: AuthorAudit, tmp_path: Path
+) -> None:
     """The perplexity curves' open bins (d below the first edge, from the last edge up)
     read -inf / inf in the CSV and null in report.json: two values for one edge. Both
     now write them empty (null), as the columns' words say; the other bins' edges are
@@ -220,24 +219,9 @@ def test_the_perplexity_curves_open_bins_read_empty_in_csv_and_json(tmp_path: Pa
     import numpy as np
     import pandas as pd
 
-    from recuse.data.inputs import Input
-    from recuse.driver import AuditOptions, run_audit
-    from recuse.report import Source
     from recuse.report.export import to_dict, write_tables
-    from recuse.roster import Entry
-    from recuse.simulate.familiarity import PlantedFamiliarity, simulate_familiarity
 
-    t = simulate_familiarity(
-        {"m1": PlantedFamiliarity(judge_slope=-2.0, own_gap=-0.5)}, n_prompts=100, seed=2
-    ).pairs
-    roster = Roster.builtin()
-    for m in sorted(set(t["model_a"]) | set(t["model_b"])):
-        roster.add(Entry(m, m))
-    report = run_audit(
-        [Input("fam", "pairs", t, Source("fam", "pairs", len(t), judges=("m1",)))],
-        options=AuditOptions(n_boot=200, robustness=(), only=(ANALYSIS.id,)),
-        roster=roster,
-    )
+    _, report = author_audit
     tables = to_dict(report)["tables"]
     for name in ("perplexity-curve-fam", "perplexity-curve-by-self-fam"):
         words = tables[name]["columns"]

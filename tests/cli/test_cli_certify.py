@@ -31,6 +31,19 @@ def _pairs(tmp_path: Path) -> Path:
     return path
 
 
+def _certified(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], *, out: str = "run.json"
+) -> tuple[Path, Path, Path]:
+    """``recuse certify`` of :func:`_pairs`'s table at agreement 0.8, writing thr.json and
+    its --out file ``out``: the table, the thresholds file and the --out file."""
+    src = _pairs(tmp_path)
+    thr, written = tmp_path / "thr.json", tmp_path / out
+    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr),
+                       "--out", str(written)], capsys)  # fmt: skip
+    assert code == 0, text
+    return src, thr, written
+
+
 def test_certify_then_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src = _pairs(tmp_path)
     thr, out = tmp_path / "thr.json", tmp_path / "full.json"
@@ -436,11 +449,7 @@ def test_apply_says_its_guarantee_and_what_labels_it_was_given_show(
     items that have labels nothing of how its decisions agree with them. Applied to the
     calibration items themselves, its kept count and agreement are certify's own
     (n_kept, n_agree summed over the strata of the --out JSON)."""
-    src = _pairs(tmp_path)
-    thr, full = tmp_path / "thr.json", tmp_path / "full.json"
-    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr),
-                       "--out", str(full)], capsys)  # fmt: skip
-    assert code == 0, text
+    src, thr, full = _certified(tmp_path, capsys, out="full.json")
     strata = json.loads(full.read_text("utf-8"))["judges"][0]["strata"]
     kept, agree = sum(s["n_kept"] for s in strata), sum(s["n_agree"] for s in strata)
     assert 0 < agree < kept
@@ -1250,11 +1259,7 @@ def test_apply_with_run_refuses_thresholds_the_run_did_not_write(
     pair one run wrote applies (said), thresholds rewritten by another run or edited by
     one byte are refused, exit 2, one line naming both files and the fix, no decisions
     written; an --out file naming no thresholds file is refused too."""
-    src = _pairs(tmp_path)
-    thr, run = tmp_path / "thr.json", tmp_path / "run.json"
-    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr),
-                       "--out", str(run)], capsys)  # fmt: skip
-    assert code == 0, text
+    src, thr, run = _certified(tmp_path, capsys)
     decisions = tmp_path / "d.csv"
     apply = ["certify", "apply", str(thr), str(src), "--out", str(decisions), "--run", str(run)]
     code, text = _run(apply, capsys)
@@ -1356,11 +1361,7 @@ def test_apply_with_run_refuses_a_recorded_sha256_that_is_none_naming_the_run_fi
     ABC…"), which was not at fault, or (not a string) as "names no thresholds file".
     Now the --run file is refused, naming the field, what it holds (JSON, cut to 40
     characters) and the fix: one line, exit 2, nothing written."""
-    src = _pairs(tmp_path)
-    thr, run = tmp_path / "thr.json", tmp_path / "run.json"
-    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr),
-                       "--out", str(run)], capsys)  # fmt: skip
-    assert code == 0, text
+    src, thr, run = _certified(tmp_path, capsys)
     record = json.loads(run.read_text("utf-8"))
     if sha256 == "absent":
         del record["thresholds_file"]["sha256"]
@@ -1387,11 +1388,7 @@ def test_apply_with_run_refuses_a_thresholds_file_record_that_is_no_object(
     said to name no thresholds file, "written without --thresholds, or by an earlier
     recuse", which it was not. Now it is refused as edited or damaged, naming the
     field and what it holds: one line, exit 2."""
-    src = _pairs(tmp_path)
-    thr, run = tmp_path / "thr.json", tmp_path / "run.json"
-    code, text = _run(["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr),
-                       "--out", str(run)], capsys)  # fmt: skip
-    assert code == 0, text
+    src, thr, run = _certified(tmp_path, capsys)
     record = json.loads(run.read_text("utf-8"))
     record["thresholds_file"] = "thr.json"
     run.write_text(json.dumps(record), encoding="utf-8")

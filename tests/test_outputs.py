@@ -923,6 +923,43 @@ def test_a_folder_that_cannot_be_read_is_written_unlocked_and_says_so(
     assert (out / "b.txt").read_text("utf-8") == "ours"
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_the_model_cache_and_the_writes_take_one_folder_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model cache's lock (recuse.judging.models._lock) was a copy of the writes'
+    (_lock_folder) without its notes: both are outputs.lock_folder now, the cache's
+    without notes. A lock either takes keeps the other out (flock: two open
+    descriptions of one folder conflict, in one process too); the cache's refuses a
+    held folder at once, without a word; an unreadable folder is said by the writes'
+    lock only."""
+    import fcntl
+
+    from recuse.judging import models
+
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    held = os.open(folder, os.O_RDONLY)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert outputs.lock_folder(folder, wait=False, notes=True) is None
+        assert models._lock(folder, wait=False) is None
+    os.close(held)
+    assert said == []
+    fd = models._lock(folder, wait=False)
+    assert fd is not None
+    assert outputs.lock_folder(folder, wait=False, notes=False) is None  # the cache holds it
+    os.close(fd)
+    _unreadable(folder, monkeypatch)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert models._lock(folder, wait=True) is None
+    assert said == []
+    with pytest.warns(outputs.UnlockedFolder, match="no read permission"):
+        assert outputs.lock_folder(folder, wait=True, notes=True) is None
+
+
 @pytest.mark.skipif(
     sys.platform == "win32" or os.geteuid() == 0, reason="flock: POSIX; root reads any folder"
 )

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 import warnings
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from typing import Any
 from recuse.borrowed import Borrowed
 from recuse.errors import ConfigError, MissingDependencyError, ReaderNote
 from recuse.files import file_sha256, is_file
+from recuse.outputs import lock_folder
 
 DEFAULT_JUDGE = "smollm2-135m-instruct"
 CACHE_ENV = "RECUSE_MODEL_CACHE"
@@ -397,24 +397,9 @@ def _lock(folder: Path, *, wait: bool) -> int | None:
     """An open descriptor of ``folder`` holding an exclusive ``flock`` on it (waited
     for with ``wait``), or None where it cannot be opened or locked (not POSIX, no read
     permission, a file system without locks, held by another process and not
-    ``wait``)."""
-    if sys.platform == "win32":
-        return None
-    import fcntl
-
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    except BaseException:  # a Ctrl-C while waiting
-        os.close(fd)
-        raise
-    return fd
+    ``wait``): :func:`recuse.outputs.lock_folder` without its notes (a conversion says
+    what it does in its own words)."""
+    return lock_folder(folder, wait=wait, notes=False)
 
 
 @contextlib.contextmanager

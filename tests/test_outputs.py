@@ -874,16 +874,51 @@ def test_a_folder_that_cannot_be_locked_is_still_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A file system without locks (flock fails: ENOLCK): the write goes on unlocked,
-    neither an error nor a wait."""
+    neither an error nor a wait, and one note says so (it went on without a word)."""
     import fcntl
 
     def flock(fd: int, op: int) -> None:
         raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
 
     monkeypatch.setattr(fcntl, "flock", flock)
-    with outputs.staged(tmp_path / "out") as stage:
+    with pytest.warns(outputs.UnlockedFolder) as notes, outputs.staged(tmp_path / "out") as stage:
         stage.write_text("a.txt", "ours")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.txt"]
+    assert [str(n.message) for n in notes] == [
+        f"{tmp_path / 'out'} cannot be locked (its file system has no locks: "
+        f"{os.strerror(errno.ENOLCK)}): this write goes on unlocked — run one write into it "
+        "at a time, or write to a local folder"
+    ]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+@pytest.mark.parametrize("code", ["EOPNOTSUPP", "ENOLCK"])
+def test_a_write_without_locks_says_it_once_per_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: str
+) -> None:
+    """certify run's pair of files (outputs.locked) on a file system without locks:
+    one note for their folder, not one per file; the model cache's lock says nothing."""
+    import fcntl
+
+    from recuse.judging import models
+
+    number = getattr(errno, code)
+
+    def flock(fd: int, op: int) -> None:
+        raise OSError(number, os.strerror(number))
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    with (
+        pytest.warns(outputs.UnlockedFolder) as notes,
+        outputs.locked(tmp_path / "a.json", tmp_path / "b.json"),
+    ):
+        outputs.write_text(tmp_path / "a.json", "{}")
+        outputs.write_text(tmp_path / "b.json", "{}")
+    assert len(notes) == 1 and "its file system has no locks" in str(notes[0].message)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert models._lock(tmp_path, wait=True) is None
+    assert said == []
 
 
 def _unreadable(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:

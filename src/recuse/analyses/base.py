@@ -23,6 +23,7 @@ from typing import Any, Literal, get_args
 import pandas as pd
 
 from recuse.biases.heading import Heading
+from recuse.bootstrap_rules import Extrapolation
 from recuse.bootstrap_rules import check_interval_level as check_interval_level
 from recuse.choices import LEAST_N_BOOT as LEAST_N_BOOT
 from recuse.choices import SE as SE
@@ -398,6 +399,7 @@ def to_finding(
     absolute: bool = False,
     interval_rule: IntervalRule | None = None,
     heaviest_prompt: float | None = None,
+    extrapolated: Extrapolation | None = None,
 ) -> Finding | NotEstimated:
     """The one conversion of an estimate into a finding, or a skip saying why not.
 
@@ -408,7 +410,8 @@ def to_finding(
     because the value is fixed by construction (:attr:`Finding.fixed`); ``absolute``: the
     estimate is the absolute value of a signed statistic (:attr:`Finding.absolute`);
     ``interval_rule`` and ``heaviest_prompt``: which rule made a bootstrap interval, and
-    the exact bound's prompt-size factor (:attr:`Finding.interval_rule`).
+    the exact bound's prompt-size factor (:attr:`Finding.interval_rule`);
+    ``extrapolated``: the ends extrapolated past the resamples (:attr:`Finding.extrapolated`).
     """
     headline = bias.headline
     p = _or_none(p_value) if bias.tested else None
@@ -444,6 +447,7 @@ def to_finding(
         absolute=absolute,
         interval_rule=interval_rule,
         heaviest_prompt=heaviest_prompt,
+        extrapolated=extrapolated,
     )
 
 
@@ -475,14 +479,19 @@ def from_result(
         absolute=r.absolute,
         interval_rule=r.interval_rule,
         heaviest_prompt=r.heaviest,
+        extrapolated=r.extrapolated,
     )
 
 
 #: keys of a result's ``to_dict`` left out of the section's table: its counts and metric
-#: (said otherwise), ``fixed_by_construction``, which the warnings say in words, and the
+#: (said otherwise), ``fixed_by_construction``, which the warnings say in words, the
 #: interval's rule and prompt factor (the method says the rule; report.json's findings and
-#: ``metrics pairs --out`` carry both)
-_NOT_IN_TABLE = ("counts", "metric", "fixed_by_construction", "interval_rule", "heaviest_prompt")
+#: ``metrics pairs --out`` carry both) and its extrapolated ends (the warnings say them;
+#: report.json's findings carry them)
+_NOT_IN_TABLE = (
+    "counts", "metric", "fixed_by_construction", "interval_rule", "heaviest_prompt",
+    "extrapolated",
+)  # fmt: skip
 
 #: the columns of every estimates table that say what its numbers are: the metric's
 #: definition (the first clause of its method: the agreement table's two kappas, 0.425

@@ -64,16 +64,19 @@ from recuse.bootstrap_rules import (
     LEAST_LEVEL,
     MAX_N_BOOT,
     N_BOOT,
+    Extrapolation,
     SettingError,
+    beyond_fix,
+    beyond_warning,
     check_level,
     check_min_n,
     check_n_boot,
     check_seed,
     named_settings,
+    resolved_tail,
 )
 from recuse.borrowed import Borrowed
 from recuse.errors import ConfigError
-from recuse.numbers import percent, significant_beside
 
 __all__ = [
     "FLAGS",
@@ -82,6 +85,7 @@ __all__ = [
     "MAX_N_BOOT",
     "N_BOOT",
     "Combine",
+    "Extrapolation",
     "GroupEstimate",
     "GroupedStatistic",
     "Interval",
@@ -1004,23 +1008,6 @@ def expanded_probability(z: float, clusters: int) -> float:
     return float(t.cdf(z / math.sqrt(clusters / (clusters - 1)), clusters - 1))
 
 
-#: the fewest resamples that must lie beyond a tail's end for the resamples' own quantile
-#: to read it; a deeper end is extrapolated (:func:`tail_end`)
-TAIL_RESAMPLES = 5
-
-
-def resolved_tail(resamples: int) -> float:
-    """The deepest tail probability ``resamples`` resamples read an end at:
-    :data:`TAIL_RESAMPLES` of them beyond it, ``TAIL_RESAMPLES / resamples`` (0.0025 of
-    2,000: a 99.5% interval's plain ends, and no deeper); a deeper end is extrapolated
-    (:func:`tail_end`).
-
-    >>> resolved_tail(2000), resolved_tail(500)
-    (0.0025, 0.01)
-    """
-    return min(TAIL_RESAMPLES / max(resamples, 1), 0.5)
-
-
 def tail_end(
     sorted_col: FloatArray, zq: float, *, center: float, z0: float = 0.0, accel: float = 0.0
 ) -> tuple[float, bool]:
@@ -1157,69 +1144,6 @@ def beyond_side(est: GroupEstimate, level: float) -> str:
         for q in _tails(level)
     )
     return "ends" if low and high else "low end" if low else "high end" if high else ""
-
-
-def beyond_warning(
-    tail: float, *, resamples: int, clusters: int, level: float, side: str = "ends"
-) -> str:
-    """The words of an interval whose ``side`` (:func:`beyond_side`)
-    :func:`expanded_interval` extrapolated: the tail probability ``tail`` it asked of
-    ``resamples`` resamples from ``clusters`` prompts.
-
-    >>> beyond_warning(1.3e-7, resamples=2000, clusters=5, level=0.99)[:81]
-    "the 99% interval's ends lie beyond the 2,000 resamples (Student's t for 5 prompts"
-    >>> beyond_warning(1e-3, resamples=2000, clusters=75, level=0.99, side="low end")[:44]
-    "the 99% interval's low end lies beyond the 2"
-    >>> beyond_warning(2.496e-3, resamples=2000, clusters=90, level=0.99).split("; ")[0][-22:]
-    'for a tail of 0.002496'
-    """
-    fix = beyond_fix(level, resamples=resamples, tail=tail)
-    # the tail is below the resamples' reach: 2.496e-3 beside 0.0025 reads 0.002496
-    asked = f"{tail:.1e}"
-    if float(asked) >= resolved_tail(resamples):
-        asked = significant_beside(tail, resolved_tail(resamples), 2)
-    lies = "lie" if side == "ends" else "lies"
-    it = "they are" if side == "ends" else "it is"
-    return (
-        f"the {percent(level)} interval's {side} {lies} beyond the {resamples:,} resamples "
-        f"(Student's t for {clusters:,} prompts, bias-corrected, asks them for a tail of "
-        f"{asked}; they read "
-        f"{resolved_tail(resamples):.3g} and no deeper): {it} extrapolated along a normal "
-        "tail from the estimate through the resamples' deepest quantile (the smallest or "
-        f"largest resample read as the end was narrower) — {fix}"
-    )
-
-
-def beyond_fix(level: float, *, resamples: int, tail: float) -> str:
-    """What brings an end extrapolated at tail probability ``tail`` within reach of the
-    resamples: ``⌈TAIL_RESAMPLES / tail⌉`` resamples read it (named where that is at most
-    :data:`MAX_N_BOOT`: a bias-corrected 99% end from 75 prompts asks 1e-3, 5,000
-    resamples). More prompts shrink Student's quantile toward the normal's, whose tail
-    ``(1 − level) / 2`` ``resamples`` read where it is at least :func:`resolved_tail`;
-    past that (99.9% from 2,000 resamples, 99% from 500) no number of prompts does.
-
-    >>> beyond_fix(0.99, resamples=2000, tail=1.3e-7)
-    'add prompts'
-    >>> beyond_fix(0.99, resamples=2000, tail=1e-3)
-    'add prompts, or resamples: 5,000 (--n-boot) would read it'
-    >>> beyond_fix(0.999, resamples=2000, tail=3.2e-4).split(": ")[-1]
-    '15,625 resamples (--n-boot) would read it'
-    """
-    normal = (1.0 - level) / 2
-    need = math.ceil(TAIL_RESAMPLES / tail) if tail > 0 else math.inf
-    if normal >= resolved_tail(resamples):
-        if need <= MAX_N_BOOT:
-            return f"add prompts, or resamples: {need:,} (--n-boot) would read it"
-        return "add prompts"
-    says = (
-        f"{need:,} resamples (--n-boot) would read it"
-        if need <= MAX_N_BOOT
-        else f"more than the {MAX_N_BOOT:,} resamples allowed would read it"
-    )
-    return (
-        f"more prompts will not bring it within reach ({percent(level)}'s normal tail, "
-        f"{normal:.1e}, lies past it): {says}"
-    )
 
 
 def p_value(est: GroupEstimate, null: float, *, expanded: bool = False) -> float:

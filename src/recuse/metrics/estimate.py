@@ -58,12 +58,12 @@ from recuse.interval_rules import informative as informative
 from recuse.interval_rules import zero_width as zero_width
 from recuse.metrics.bootstrap import (
     INTERVAL_NAMES,
+    Extrapolation,
     GroupedStatistic,
     GroupEstimate,
     Interval,
     Resampling,
     beyond_side,
-    beyond_warning,
     cluster_bootstrap,
     counted,
     expanded_beyond,
@@ -83,6 +83,8 @@ __all__ = [
     "excludes_null",
     "expanded_error",
     "expanded_method",
+    "extrapolated_words",
+    "extrapolation",
     "flag_threshold",
     "fold",
     "informative",
@@ -278,9 +280,16 @@ EXPANDED_WORDS = (
 )
 
 
-#: what the method adds where an expanded end lay past the resamples' reach
-#: (:func:`~recuse.metrics.bootstrap.tail_end`; the result's warning says how far)
-EXTRAPOLATED_WORDS = "its ends past the resamples' reach extrapolated along a normal tail"
+def extrapolated_words(side: str) -> str:
+    """What the method adds where an expanded interval's ``side`` ("ends", "low end" or
+    "high end": :attr:`~recuse.metrics.bootstrap.Extrapolation.side`) lay past the
+    resamples' reach (:func:`~recuse.metrics.bootstrap.tail_end`; the result's warning
+    and ``extrapolated`` say how far). "its ends" was said where one end was.
+
+    >>> extrapolated_words("low end")
+    "its low end past the resamples' reach extrapolated along a normal tail"
+    """
+    return f"its {side} past the resamples' reach extrapolated along a normal tail"
 
 
 def expanded_method(*, boot: Resampling) -> str:
@@ -573,15 +582,12 @@ def to_results(
             expand = spec.expanded or few_move
             expand = expand and kind == "bca" and not (widen or unseen or cancel)
             low, high = est.ci_low, est.ci_high
-            far: tuple[str, ...] = ()
+            far: Extrapolation | None = None
             if expand:
                 low, high = expanded_interval(est, boot.level)
                 # ends past the resamples' reach (99% from 10 prompts or fewer): extrapolated
-                tail = expanded_beyond(est, boot.level)
-                if math.isfinite(tail):
-                    side = beyond_side(est, boot.level)  # "ends", or the one end
-                    far = (beyond_warning(tail, resamples=est.n_boot, clusters=est.n_clusters,
-                                          level=boot.level, side=side),)  # fmt: skip
+                far = extrapolation(est, boot.level)
+                if far is not None:
                     low, high = max(low, spec.extent[0]), min(high, spec.extent[1])
             # a null that is the metric's floor or ceiling is no hypothesis: no p-value
             p = math.nan if spec.bound else p_value(est, spec.null, expanded=expand)
@@ -629,8 +635,8 @@ def to_results(
                 if pad:  # the expanded ends, padded
                     words = padded_method(boot=boot, clusters=est.n_clusters, moving=est.moving,
                                           effective=est.effective)  # fmt: skip
-                if far:  # the method names the interval it is: part extrapolated
-                    words += f"; {EXTRAPOLATED_WORDS}"
+                if far:  # the method names the interval it is: which ends extrapolated
+                    words += f"; {extrapolated_words(far.side)}"
             if cancel:
                 # the bootstrap's ends on the estimate (flat) and no t step (effective 1):
                 # moved_span's exact bound on the moving prompts stands at both ends
@@ -698,7 +704,7 @@ def to_results(
                         exact=unseen or cancel,
                         moving=moving_pairs(spec, est) if widen else None,
                     )
-                    + far
+                    + ((far.warning(),) if far else ())
                     + (spec.warnings(est.totals) if spec.warnings else ()),
                     n_boot_unfit=est.n_unfit,
                     refit=spec.refit,
@@ -709,9 +715,26 @@ def to_results(
                     n_of=spec.n_count,
                     interval_rule=rule,
                     heaviest=est.heaviest if unseen else None,
+                    extrapolated=far,
                 )
             )
     return results, skipped
+
+
+def extrapolation(est: GroupEstimate, level: float) -> Extrapolation | None:
+    """Which ends of ``est``'s expanded interval at ``level``
+    (:func:`~recuse.metrics.bootstrap.expanded_interval`) were extrapolated past the
+    resamples (:func:`~recuse.metrics.bootstrap.beyond_side`, each end as
+    :func:`~recuse.metrics.bootstrap.tail_end` says), and the deepest tail they asked
+    (:func:`~recuse.metrics.bootstrap.expanded_beyond`); None where neither was."""
+    tail = expanded_beyond(est, level)
+    if not math.isfinite(tail):
+        return None
+    side = beyond_side(est, level)
+    return Extrapolation(
+        low=side in ("ends", "low end"), high=side in ("ends", "high end"), tail=tail,
+        resamples=est.n_boot, clusters=est.n_clusters, level=level,
+    )  # fmt: skip
 
 
 def unseen_span(

@@ -21,14 +21,12 @@ from typing import Any
 
 import pytest
 
+from recuse.analyses.base import warnings_texts
 from recuse.bootstrap_rules import Extrapolation
 from recuse.cli import main
 from recuse.metrics.bootstrap import beyond_warning
-from recuse.report.extrapolated import (
-    EXTRAPOLATED_TAG,
-    fold_extrapolated,
-    shorten_extrapolated,
-)
+from recuse.metrics.result import MetricResult
+from recuse.report.extrapolated import EXTRAPOLATED_TAG, fold_extrapolated
 from recuse.report.html import warning_tag
 
 BEYOND = re.compile(r"beyond the [\d,]+ resamples")
@@ -108,6 +106,13 @@ def test_agreement_at_99_says_the_extrapolated_ends_once(
     assert findings_table.count(f"&#9888; {EXTRAPOLATED_TAG}") == 6
     assert "6 intervals have an end beyond the 2,000 resamples" in findings_table
     assert f"resamples: {most:,} (--n-boot) would read them all" in findings_table
+    # the section's estimates table: each record's end in a line (the CSV keeps them
+    # whole: its 6 findings' and Krippendorff's alpha, which is no finding)
+    tidy = section.split("<h3>", 1)[1]
+    csv = (tmp_path / "r" / "tables" / "agreement-llmbar-mtbench.csv").read_text()
+    assert len(BEYOND.findall(csv)) == 7
+    assert tidy.count("99% low end extrapolated past the 2,000 resamples (tail ") == 7
+    assert "bias-corrected, asks them" not in tidy
 
 
 def test_one_warning_alone_is_kept_whole() -> None:
@@ -162,10 +167,15 @@ def test_a_matrix_cell_and_a_tidy_cell_read_the_end_and_the_advice() -> None:
     w = x.warning()
     assert warning_tag(w, x) == "99% high end extrapolated"  # was "the 99% interval's high…"
     assert warning_tag(w, None) == "the 99% interval's high end lies beyond…"  # no record
-    assert shorten_extrapolated(f"{w}; low n: 4 pairs") == (
-        "99% high end extrapolated past the 2,000 resamples (tail 2.4e-03): add prompts, "
-        "or resamples: 2,084 (--n-boot) would read it; low n: 4 pairs"
-    )
+    r = MetricResult("m", 0.5, 0.4, 0.6, 0.99, 60, 60, "m; BCa", warnings=(w, "low n: 4 pairs"),
+                     extrapolated=x)  # fmt: skip
+    assert warnings_texts([r, replace(r, extrapolated=None)]) == {
+        "warnings": [
+            "99% high end extrapolated past the 2,000 resamples (tail 2.4e-03): add prompts, "
+            "or resamples: 2,084 (--n-boot) would read it; low n: 4 pairs",
+            f"{w}; low n: 4 pairs",  # no record (the tidy cell's regex shortened it by its words)
+        ]
+    }
 
 
 def test_a_tail_just_inside_the_resamples_reach_is_not_written_on_it() -> None:

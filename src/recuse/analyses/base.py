@@ -532,6 +532,17 @@ def table_row(r: MetricResult, dataset: str, bias: str) -> dict[str, Any]:
     return rec
 
 
+def warnings_texts(results: Sequence[MetricResult]) -> dict[str, list[str]]:
+    """The page's ``warnings`` cells of an estimates table of ``results`` (one per row,
+    :attr:`~recuse.report.model.Table.texts`): each result's warnings joined by "; ",
+    its ends extrapolated past the resamples in a line's words, read from its
+    ``extrapolated`` record (:func:`~recuse.report.extrapolated.short_warnings`); the
+    CSV and report.json keep them whole (:func:`table_row`)."""
+    from recuse.report.extrapolated import short_warnings
+
+    return {"warnings": ["; ".join(short_warnings(r.warnings, r.extrapolated)) for r in results]}
+
+
 def add_pairwise_results(
     ctx: Context, analysis: Analysis, inp: Input, shared: PairwiseBias | None
 ) -> None:
@@ -547,9 +558,8 @@ def add_pairwise_results(
         return
     rows = []
     keys = bias_keys(analysis.metrics)
-    for r in shared.results:
-        if r.metric not in analysis.metrics:
-            continue
+    tabled = [r for r in shared.results if r.metric in analysis.metrics]
+    for r in tabled:
         rows.append(table_row(r, inp.name, keys[r.metric]))
         bias = analysis.metrics[r.metric]
         if bias is not None:
@@ -577,6 +587,7 @@ def add_pairwise_results(
                 f"All {analysis.title.lower()} estimates — {inp.name}",
                 table,
                 columns=estimate_columns(table),
+                texts=warnings_texts(tabled),
             )
         )
 

@@ -15,7 +15,6 @@ which ends, the deepest tail asked and what reads it
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from recuse.bootstrap_rules import Extrapolation
@@ -25,7 +24,6 @@ __all__ = [
     "fold_extrapolated",
     "gate_caveat",
     "short_warnings",
-    "shorten_extrapolated",
     "warning_head",
 ]
 
@@ -41,8 +39,8 @@ def _is_its(warning: str, far: Extrapolation | None) -> bool:
 def short_warnings(warnings: Sequence[str], far: Extrapolation | None) -> tuple[str, ...]:
     """``warnings`` with the one of ``far`` (a result's or finding's ``extrapolated``)
     in a line's words (:meth:`~recuse.bootstrap_rules.Extrapolation.short`): the page's
-    verdict list. Without ``far`` (none extrapolated, or a report written before the
-    field) they are as written.
+    verdict list and its estimates tables. Without ``far`` (none extrapolated, or a
+    report written before the field) they are as written.
 
     >>> x = Extrapolation(low=False, high=True, tail=1.6e-3, resamples=2000, clusters=75,
     ...                   level=0.9)
@@ -136,35 +134,6 @@ def resolved_words(resamples: int) -> str:
     from recuse.bootstrap_rules import resolved_tail
 
     return f"{resolved_tail(resamples):.3g}"
-
-
-_BEYOND_ANYWHERE = re.compile(
-    r"the (?P<level>[\d.]+%) interval's (?P<side>ends|low end|high end) lies? beyond the "
-    r"(?P<resamples>[\d,]+) resamples \(Student's t for [\d,]+ prompts, bias-corrected, "
-    r"asks them for a tail of (?P<tail>[0-9.]+(?:e[+-]\d+)?);.*? — "
-    r"(?P<fix>.*?(?:would read it|add prompts))(?=; |$)"
-)
-
-
-def shorten_extrapolated(text: str) -> str:
-    """``text`` (a tidy table's warnings, joined by ``"; "``) with each
-    :func:`~recuse.metrics.bootstrap.beyond_warning` in it said in a line's words: the
-    level, the end, the tail asked and the estimator's advice (the CSV and report.json
-    keep the whole).
-
-    >>> from recuse.metrics.bootstrap import beyond_warning
-    >>> w = beyond_warning(1.6e-3, resamples=2000, clusters=75, level=0.99, side="low end")
-    >>> shorten_extrapolated("low n; " + w).split(": ")  # doctest: +NORMALIZE_WHITESPACE
-    ['low n; 99% low end extrapolated past the 2,000 resamples (tail 1.6e-03)',
-     'add prompts, or resamples', '3,125 (--n-boot) would read it']
-    """
-    return _BEYOND_ANYWHERE.sub(
-        lambda m: (
-            f"{m['level']} {m['side']} extrapolated past the {m['resamples']} resamples "
-            f"(tail {m['tail']}): {m['fix']}"
-        ),
-        text,
-    )
 
 
 def gate_caveat(text: str, far: Extrapolation | None) -> str:

@@ -31,7 +31,6 @@ from recuse.report.extrapolated import (
     EXTRAPOLATED_TAG,
     fold_extrapolated,
     short_warnings,
-    shorten_extrapolated,
     warning_head,
 )
 from recuse.report.model import AuditReport, Finding
@@ -91,11 +90,11 @@ def _cell(
     :attr:`~recuse.report.model.Table.percent`) as :func:`recuse.numbers.share_percent`
     writes them (28.5%, 0.04%), and a number read against its row's threshold ``bound``
     (:attr:`~recuse.report.model.Table.beside`) on its own side of it (0.7996 beside a
-    target 0.8: ``0.7996``, not ``0.800``); a warnings column with the ends beyond the
-    resamples in a line's words (:func:`~recuse.report.extrapolated.shorten_extrapolated`)."""
+    target 0.8: ``0.7996``, not ``0.800``). An estimates table's warnings, with the ends
+    beyond the resamples in a line's words, are its
+    :attr:`~recuse.report.model.Table.texts` (:func:`recuse.analyses.base.warnings_texts`:
+    read from each result's ``extrapolated`` record)."""
     name = str(column).lower()
-    if name == "warnings" and isinstance(value, str):  # the ends beyond the resamples: short
-        return shorten_extrapolated(value)
     if _finite(value) and _finite(bound):
         if percent:
             return share_percent_beside(value, bound)

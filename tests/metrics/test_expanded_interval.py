@@ -4,6 +4,7 @@ ends and p-values against scipy's Student t, and where the pairwise metrics use 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -439,3 +440,35 @@ def test_the_results_extrapolated_record_is_what_tail_end_did_at_each_end() -> N
                 assert (x.resamples, x.clusters, x.level) == (2000, clusters, level)
                 seen[x.side] += 1
     assert all(seen.values()), seen  # each kind of record, and none, met
+
+
+@pytest.mark.parametrize(
+    ("shift", "z0", "side"),
+    [(0.0, -0.6, "high end"), (0.15, -0.6, "high end"), (0.15, 0.6, None)],
+)
+def test_a_folded_results_record_names_the_ends_of_its_absolute_value(
+    shift: float, z0: float, side: str | None
+) -> None:
+    """A result shown as |θ| (verbosity_deviation, |Eq. 6|): its signed interval's low
+    end extrapolated (a bias correction of −0.6, 75 prompts at 99%) is the high end of
+    |θ|'s interval, where the signed one lies below 0 (the ends swap) and where it holds
+    0 (|θ| in [0, −low]); a signed high end extrapolated nearer 0 than the low end is no
+    end of |θ|'s [0, −low], and nothing is said. The warning said "low end" of both."""
+    from recuse.metrics.bootstrap import end_tails
+    from recuse.metrics.estimate import extrapolated_words
+
+    reps = np.sort(shift - 0.1 - 0.05 * norm.ppf((np.arange(2000) + 0.5) / 2000) ** 2)
+    est = _estimate(reps, clusters=75, z0=z0, accel=0.0)
+    signed_low, signed_high = expanded_interval(est, 0.99)
+    assert signed_low < 0 and -signed_low > signed_high  # the low end is |θ|'s far end
+    spec = replace(_spec(True), folded=True, null=0.0)
+    (res,), _ = to_results([spec], [[est]], boot=Resampling(n_boot=2000, level=0.99))
+    assert res.ci_high == pytest.approx(-signed_low)  # the signed low end, folded
+    if side is None:
+        assert res.extrapolated is None and not any("beyond the" in w for w in res.warnings)
+        assert math.isnan(end_tails(est, 0.99)[0]) and not math.isnan(end_tails(est, 0.99)[1])
+        return
+    x = res.extrapolated
+    assert x is not None and x.side == side and x.tail == end_tails(est, 0.99)[0]
+    assert x.warning() in res.warnings and "interval's high end lies beyond" in x.warning()
+    assert res.method.endswith(f"; {extrapolated_words('high end')}")

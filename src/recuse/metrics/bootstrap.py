@@ -102,6 +102,7 @@ __all__ = [
     "cluster_bootstrap",
     "counted",
     "difference_of_ratios",
+    "end_tails",
     "expanded_beyond",
     "expanded_interval",
     "expanded_level",
@@ -1106,9 +1107,8 @@ def expanded_interval(est: GroupEstimate, level: float) -> tuple[float, float]:
 
 def expanded_beyond(est: GroupEstimate, level: float) -> float:
     """Where :func:`expanded_interval` extrapolated an end of ``est`` (its resamples do
-    not reach it), the tail it asked of them: the replicate level of its BCa end,
-    ``Φ(w)`` or ``1 − Φ(w)`` (the smaller of the two ends'; 0 past the acceleration's
-    range); NaN where neither end is extrapolated. A result's warning says it
+    not reach it), the tail it asked of them: the smaller of the two ends'
+    :func:`end_tails`; NaN where neither end is extrapolated. A result's warning says it
     (:func:`beyond_warning`).
 
     >>> e = GroupEstimate(0.5, 0.4, 0.6, 15, 5, 2000, 0, np.zeros(1),
@@ -1116,14 +1116,27 @@ def expanded_beyond(est: GroupEstimate, level: float) -> float:
     >>> f"{expanded_beyond(e, 0.99):.1e}", expanded_beyond(e, 0.9)
     ('1.3e-07', nan)
     """
+    return min((x for x in end_tails(est, level) if not math.isnan(x)), default=math.nan)
+
+
+def end_tails(est: GroupEstimate, level: float) -> tuple[float, float]:
+    """The tail each end of :func:`expanded_interval` asked of ``est``'s resamples where
+    :func:`tail_end` extrapolated it, low end then high: the replicate level of its BCa
+    end, ``Φ(w)`` or ``1 − Φ(w)`` (0 past the acceleration's range); NaN for an end
+    read off the resamples.
+
+    >>> e = GroupEstimate(0.5, 0.4, 0.6, 15, 5, 2000, 0, np.zeros(1),
+    ...                   replicates=np.linspace(0.3, 0.7, 2000))
+    >>> [f"{x:.1e}" for x in end_tails(e, 0.99)], end_tails(e, 0.9)
+    (['1.3e-07', '1.3e-07'], (nan, nan))
+    """
     tails = []
     for q in _tails(level):
         zq = expanded_quantile(q, est.n_clusters)
         kw = {"center": est.estimate, "z0": est.z0, "accel": est.accel}
-        if est.replicates.size and tail_end(est.replicates, zq, **kw)[1]:
-            w = _bca_z_at(zq, est.z0, est.accel)
-            tails.append(float(ndtr(-abs(w))))
-    return min(tails, default=math.nan)
+        far = bool(est.replicates.size) and tail_end(est.replicates, zq, **kw)[1]
+        tails.append(float(ndtr(-abs(_bca_z_at(zq, est.z0, est.accel)))) if far else math.nan)
+    return tails[0], tails[1]
 
 
 def beyond_side(est: GroupEstimate, level: float) -> str:

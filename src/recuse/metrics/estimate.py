@@ -63,10 +63,9 @@ from recuse.metrics.bootstrap import (
     GroupEstimate,
     Interval,
     Resampling,
-    beyond_side,
     cluster_bootstrap,
     counted,
-    expanded_beyond,
+    end_tails,
     expanded_interval,
     expanded_quantile,
     p_value,
@@ -589,6 +588,8 @@ def to_results(
                 far = extrapolation(est, boot.level)
                 if far is not None:
                     low, high = max(low, spec.extent[0]), min(high, spec.extent[1])
+                if far is not None and spec.folded:  # the ends of |θ| it names
+                    far = extrapolation(est, boot.level, folded=(low, high))
             # a null that is the metric's floor or ceiling is no hypothesis: no p-value
             p = math.nan if spec.bound else p_value(est, spec.null, expanded=expand)
             k = padded_factor(est.effective)
@@ -721,18 +722,37 @@ def to_results(
     return results, skipped
 
 
-def extrapolation(est: GroupEstimate, level: float) -> Extrapolation | None:
+def extrapolation(
+    est: GroupEstimate, level: float, *, folded: tuple[float, float] | None = None
+) -> Extrapolation | None:
     """Which ends of ``est``'s expanded interval at ``level``
     (:func:`~recuse.metrics.bootstrap.expanded_interval`) were extrapolated past the
-    resamples (:func:`~recuse.metrics.bootstrap.beyond_side`, each end as
-    :func:`~recuse.metrics.bootstrap.tail_end` says), and the deepest tail they asked
-    (:func:`~recuse.metrics.bootstrap.expanded_beyond`); None where neither was."""
-    tail = expanded_beyond(est, level)
-    if not math.isfinite(tail):
+    resamples (each end as :func:`~recuse.metrics.bootstrap.tail_end` says), and the
+    deepest tail they asked (:func:`~recuse.metrics.bootstrap.end_tails`); None where
+    neither was. ``folded``: the signed interval ``(low, high)`` of a result shown as
+    ``|θ|`` (:func:`fold`), whose ends the record then names: where it holds 0 the folded
+    interval is ``[0, max(−low, high)]``, its low end no resample's and its high end the
+    farther signed end; below 0 the two ends swap.
+
+    >>> e = GroupEstimate(-0.5, -0.6, -0.4, 15, 5, 2000, 0, np.zeros(1),
+    ...                   replicates=np.linspace(-0.7, -0.3, 2000))
+    >>> extrapolation(e, 0.99).side, extrapolation(e, 0.9) is None
+    ('ends', True)
+    >>> extrapolation(e, 0.99, folded=(-0.9, 0.1)).side  # |θ| in [0, 0.9]
+    'high end'
+    """
+    low_tail, high_tail = end_tails(est, level)
+    if folded is not None:
+        low, high = folded
+        if low <= 0 <= high:
+            low_tail, high_tail = math.nan, low_tail if -low >= high else high_tail
+        elif high < 0:
+            low_tail, high_tail = high_tail, low_tail
+    tails = [x for x in (low_tail, high_tail) if not math.isnan(x)]
+    if not tails:
         return None
-    side = beyond_side(est, level)
     return Extrapolation(
-        low=side in ("ends", "low end"), high=side in ("ends", "high end"), tail=tail,
+        low=not math.isnan(low_tail), high=not math.isnan(high_tail), tail=min(tails),
         resamples=est.n_boot, clusters=est.n_clusters, level=level,
     )  # fmt: skip
 

@@ -874,16 +874,51 @@ def test_a_folder_that_cannot_be_locked_is_still_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A file system without locks (flock fails: ENOLCK): the write goes on unlocked,
-    neither an error nor a wait."""
+    neither an error nor a wait, and one note says so (it went on without a word)."""
     import fcntl
 
     def flock(fd: int, op: int) -> None:
         raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
 
     monkeypatch.setattr(fcntl, "flock", flock)
-    with outputs.staged(tmp_path / "out") as stage:
+    with pytest.warns(outputs.UnlockedFolder) as notes, outputs.staged(tmp_path / "out") as stage:
         stage.write_text("a.txt", "ours")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.txt"]
+    assert [str(n.message) for n in notes] == [
+        f"{tmp_path / 'out'} cannot be locked (its file system has no locks: "
+        f"{os.strerror(errno.ENOLCK)}): this write goes on unlocked — run one write into it "
+        "at a time, or write to a local folder"
+    ]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+@pytest.mark.parametrize("code", ["EOPNOTSUPP", "ENOLCK"])
+def test_a_write_without_locks_says_it_once_per_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: str
+) -> None:
+    """certify run's pair of files (outputs.locked) on a file system without locks:
+    one note for their folder, not one per file; the model cache's lock says nothing."""
+    import fcntl
+
+    from recuse.judging import models
+
+    number = getattr(errno, code)
+
+    def flock(fd: int, op: int) -> None:
+        raise OSError(number, os.strerror(number))
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    with (
+        pytest.warns(outputs.UnlockedFolder) as notes,
+        outputs.locked(tmp_path / "a.json", tmp_path / "b.json"),
+    ):
+        outputs.write_text(tmp_path / "a.json", "{}")
+        outputs.write_text(tmp_path / "b.json", "{}")
+    assert len(notes) == 1 and "its file system has no locks" in str(notes[0].message)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert models._lock(tmp_path, wait=True) is None
+    assert said == []
 
 
 def _unreadable(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -921,6 +956,43 @@ def test_a_folder_that_cannot_be_read_is_written_unlocked_and_says_so(
     with pytest.warns(outputs.UnlockedFolder), outputs.locked(out / "b.txt"):
         outputs.write_text(out / "b.txt", "ours")
     assert (out / "b.txt").read_text("utf-8") == "ours"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+def test_the_model_cache_and_the_writes_take_one_folder_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model cache's lock (recuse.judging.models._lock) was a copy of the writes'
+    (_lock_folder) without its notes: both are outputs.lock_folder now, the cache's
+    without notes. A lock either takes keeps the other out (flock: two open
+    descriptions of one folder conflict, in one process too); the cache's refuses a
+    held folder at once, without a word; an unreadable folder is said by the writes'
+    lock only."""
+    import fcntl
+
+    from recuse.judging import models
+
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    held = os.open(folder, os.O_RDONLY)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert outputs.lock_folder(folder, wait=False, notes=True) is None
+        assert models._lock(folder, wait=False) is None
+    os.close(held)
+    assert said == []
+    fd = models._lock(folder, wait=False)
+    assert fd is not None
+    assert outputs.lock_folder(folder, wait=False, notes=False) is None  # the cache holds it
+    os.close(fd)
+    _unreadable(folder, monkeypatch)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert models._lock(folder, wait=True) is None
+    assert said == []
+    with pytest.warns(outputs.UnlockedFolder, match="no read permission"):
+        assert outputs.lock_folder(folder, wait=True, notes=True) is None
 
 
 @pytest.mark.skipif(

@@ -13,16 +13,23 @@ import contextlib
 import math
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from recuse.errors import ConfigError
+from recuse.numbers import percent, significant_beside
 
 __all__ = [
     "FLAGS",
     "LEAST_LEVEL",
     "MAX_N_BOOT",
     "N_BOOT",
+    "TAIL_RESAMPLES",
+    "Extrapolation",
     "SettingError",
+    "asked_tail",
+    "beyond_fix",
+    "beyond_warning",
     "check_interval_level",
     "check_level",
     "check_min_n",
@@ -30,6 +37,7 @@ __all__ = [
     "check_seed",
     "is_numpy",
     "named_settings",
+    "resolved_tail",
 ]
 
 
@@ -199,3 +207,202 @@ def check_interval_level(level: float, *, where: str = "--level") -> None:
     """
     with named_settings(lambda _setting: where):
         check_level(level, least=LEAST_LEVEL)
+
+
+#: the fewest resamples that must lie beyond a tail's end for the resamples' own quantile
+#: to read it; a deeper end is extrapolated (:func:`~recuse.metrics.bootstrap.tail_end`)
+TAIL_RESAMPLES = 5
+
+
+def resolved_tail(resamples: int) -> float:
+    """The deepest tail probability ``resamples`` resamples read an end at:
+    :data:`TAIL_RESAMPLES` of them beyond it, ``TAIL_RESAMPLES / resamples`` (0.0025 of
+    2,000: a 99.5% interval's plain ends, and no deeper); a deeper end is extrapolated
+    (:func:`~recuse.metrics.bootstrap.tail_end`).
+
+    >>> resolved_tail(2000), resolved_tail(500)
+    (0.0025, 0.01)
+    """
+    return min(TAIL_RESAMPLES / max(resamples, 1), 0.5)
+
+
+@dataclass(frozen=True)
+class Extrapolation:
+    """Which ends of an interval expanded for few prompts lie past the resamples'
+    reach, extrapolated along a normal tail
+    (:func:`~recuse.metrics.bootstrap.tail_end`): ``low`` and ``high``, and how far,
+    ``tail``, the deepest tail probability those ends asked of the ``resamples``
+    resamples from ``clusters`` prompts at ``level``
+    (:func:`~recuse.metrics.bootstrap.expanded_beyond`). A result carries it as data
+    (``MetricResult.extrapolated``, report.json's ``extrapolated``); its warning's
+    words are :meth:`warning`, its advice :meth:`fix`, and the resamples that read its
+    deepest end :attr:`need` (``⌈TAIL_RESAMPLES / tail⌉``, None past
+    :data:`MAX_N_BOOT`).
+
+    >>> x = Extrapolation(low=True, high=False, tail=1.6e-3, resamples=2000, clusters=75,
+    ...                   level=0.99)
+    >>> x.side, x.need
+    ('low end', 3125)
+    >>> x.short().split(": ")  # doctest: +NORMALIZE_WHITESPACE
+    ['99% low end extrapolated past the 2,000 resamples (tail 1.6e-03)',
+     'add prompts, or resamples', '3,125 (--n-boot) would read it']
+    >>> x.warning() == beyond_warning(1.6e-3, resamples=2000, clusters=75, level=0.99,
+    ...                               side="low end")
+    True
+    """
+
+    low: bool
+    high: bool
+    tail: float
+    resamples: int
+    clusters: int
+    level: float
+
+    @property
+    def side(self) -> str:
+        """The ends in words: "ends" (both), "low end" or "high end"."""
+        return "ends" if self.low and self.high else "low end" if self.low else "high end"
+
+    @property
+    def need(self) -> int | None:
+        """The resamples that read the deepest end, ``⌈TAIL_RESAMPLES / tail⌉``; None
+        where that passes :data:`MAX_N_BOOT` (only prompts help)."""
+        need = math.ceil(TAIL_RESAMPLES / self.tail) if self.tail > 0 else math.inf
+        return int(need) if need <= MAX_N_BOOT else None
+
+    @property
+    def asked(self) -> str:
+        """The tail as the warning writes it (:func:`asked_tail`)."""
+        return asked_tail(self.tail, resamples=self.resamples)
+
+    def fix(self) -> str:
+        """The estimator's advice (:func:`beyond_fix`)."""
+        return beyond_fix(self.level, resamples=self.resamples, tail=self.tail)
+
+    def warning(self) -> str:
+        """The result's warning (:func:`beyond_warning`)."""
+        return beyond_warning(
+            self.tail, resamples=self.resamples, clusters=self.clusters, level=self.level,
+            side=self.side,
+        )  # fmt: skip
+
+    def short(self) -> str:
+        """The warning in a line's words: the level, the end, the tail asked and the
+        advice (a tidy table's cell, the page's verdict list, ``recuse gate``)."""
+        return (
+            f"{percent(self.level)} {self.side} extrapolated past the {self.resamples:,} "
+            f"resamples (tail {self.asked}): {self.fix()}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """report.json's ``extrapolated``: the ends (``low_end``, ``high_end``), the
+        deepest ``tail`` asked, the ``resamples`` and ``clusters``, the ``level`` and
+        ``n_boot_to_read`` (:attr:`need`, null: none allowed reads it)."""
+        return {
+            "low_end": self.low,
+            "high_end": self.high,
+            "tail": self.tail,
+            "resamples": self.resamples,
+            "clusters": self.clusters,
+            "level": self.level,
+            "n_boot_to_read": self.need,
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> Extrapolation:
+        """The record :meth:`to_dict` wrote; a :class:`ValueError` saying which key is
+        missing or of the wrong kind."""
+        if not isinstance(data, dict):
+            raise ValueError(f"is not an object (got {type(data).__name__})")
+        kinds = {
+            "low_end": (bool,), "high_end": (bool,), "tail": (int, float),
+            "resamples": (int,), "clusters": (int,), "level": (int, float),
+        }  # fmt: skip
+        for key, kind in kinds.items():
+            value = data.get(key)
+            if not isinstance(value, kind) or (kind != (bool,) and isinstance(value, bool)):
+                raise ValueError(f"has no {key!r} of the right kind (got {value!r})")
+        if not (data["low_end"] or data["high_end"]) or not 0 < data["tail"] < 0.5:
+            raise ValueError(f"names no end or a tail outside (0, 0.5) (got {data!r})")
+        if data["resamples"] < 1 or data["clusters"] < 1 or not 0 < data["level"] < 1:
+            raise ValueError(f"has resamples, clusters or level out of range (got {data!r})")
+        return cls(
+            low=data["low_end"], high=data["high_end"], tail=float(data["tail"]),
+            resamples=data["resamples"], clusters=data["clusters"], level=float(data["level"]),
+        )  # fmt: skip
+
+
+def asked_tail(tail: float, *, resamples: int) -> str:
+    """The tail an extrapolated end asked, as its warning writes it: two significant
+    digits, more where those would put it on the resamples' reach
+    (:func:`resolved_tail`: 2.496e-3 beside 2,000 resamples' 0.0025 reads 0.002496).
+
+    >>> asked_tail(1.6e-3, resamples=2000), asked_tail(2.496e-3, resamples=2000)
+    ('1.6e-03', '0.002496')
+    """
+    asked = f"{tail:.1e}"
+    if float(asked) >= resolved_tail(resamples):
+        asked = significant_beside(tail, resolved_tail(resamples), 2)
+    return asked
+
+
+def beyond_warning(
+    tail: float, *, resamples: int, clusters: int, level: float, side: str = "ends"
+) -> str:
+    """The words of an interval whose ``side``
+    (:func:`~recuse.metrics.bootstrap.beyond_side`)
+    :func:`~recuse.metrics.bootstrap.expanded_interval` extrapolated: the tail
+    probability ``tail`` it asked of ``resamples`` resamples from ``clusters`` prompts.
+
+    >>> beyond_warning(1.3e-7, resamples=2000, clusters=5, level=0.99)[:81]
+    "the 99% interval's ends lie beyond the 2,000 resamples (Student's t for 5 prompts"
+    >>> beyond_warning(1e-3, resamples=2000, clusters=75, level=0.99, side="low end")[:44]
+    "the 99% interval's low end lies beyond the 2"
+    >>> beyond_warning(2.496e-3, resamples=2000, clusters=90, level=0.99).split("; ")[0][-22:]
+    'for a tail of 0.002496'
+    """
+    fix = beyond_fix(level, resamples=resamples, tail=tail)
+    # the tail is below the resamples' reach: 2.496e-3 beside 0.0025 reads 0.002496
+    asked = asked_tail(tail, resamples=resamples)
+    lies = "lie" if side == "ends" else "lies"
+    it = "they are" if side == "ends" else "it is"
+    return (
+        f"the {percent(level)} interval's {side} {lies} beyond the {resamples:,} resamples "
+        f"(Student's t for {clusters:,} prompts, bias-corrected, asks them for a tail of "
+        f"{asked}; they read "
+        f"{resolved_tail(resamples):.3g} and no deeper): {it} extrapolated along a normal "
+        "tail from the estimate through the resamples' deepest quantile (the smallest or "
+        f"largest resample read as the end was narrower) — {fix}"
+    )
+
+
+def beyond_fix(level: float, *, resamples: int, tail: float) -> str:
+    """What brings an end extrapolated at tail probability ``tail`` within reach of the
+    resamples: ``⌈TAIL_RESAMPLES / tail⌉`` resamples read it (named where that is at most
+    :data:`MAX_N_BOOT`: a bias-corrected 99% end from 75 prompts asks 1e-3, 5,000
+    resamples). More prompts shrink Student's quantile toward the normal's, whose tail
+    ``(1 − level) / 2`` ``resamples`` read where it is at least :func:`resolved_tail`;
+    past that (99.9% from 2,000 resamples, 99% from 500) no number of prompts does.
+
+    >>> beyond_fix(0.99, resamples=2000, tail=1.3e-7)
+    'add prompts'
+    >>> beyond_fix(0.99, resamples=2000, tail=1e-3)
+    'add prompts, or resamples: 5,000 (--n-boot) would read it'
+    >>> beyond_fix(0.999, resamples=2000, tail=3.2e-4).split(": ")[-1]
+    '15,625 resamples (--n-boot) would read it'
+    """
+    normal = (1.0 - level) / 2
+    need = math.ceil(TAIL_RESAMPLES / tail) if tail > 0 else math.inf
+    if normal >= resolved_tail(resamples):
+        if need <= MAX_N_BOOT:
+            return f"add prompts, or resamples: {need:,} (--n-boot) would read it"
+        return "add prompts"
+    says = (
+        f"{need:,} resamples (--n-boot) would read it"
+        if need <= MAX_N_BOOT
+        else f"more than the {MAX_N_BOOT:,} resamples allowed would read it"
+    )
+    return (
+        f"more prompts will not bring it within reach ({percent(level)}'s normal tail, "
+        f"{normal:.1e}, lies past it): {says}"
+    )

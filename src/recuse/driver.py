@@ -529,7 +529,12 @@ def _in_reference_words(section: Section, inputs: Sequence[Input]) -> Section:
         frame = t.frame.copy()
         for c in words:
             frame[c] = frame[c].map(lambda v: text(v, about=t.title) if isinstance(v, str) else v)
-        return replace(t, title=text(t.title), frame=frame, columns=columns)
+        # the page's own texts of those columns (an estimates table's warnings) alike
+        texts = {
+            c: [text(v, about=t.title) for v in vs] if c in PROSE_COLUMNS else vs
+            for c, vs in t.texts.items()
+        }
+        return replace(t, title=text(t.title), frame=frame, columns=columns, texts=texts)
 
     def figure(fig: Figure) -> Figure:
         about = f"{fig.title} {fig.caption} {fig.alt}"

@@ -665,7 +665,25 @@ def _lock_folder(folder: Path) -> int | None:
     without locks): then writes are not kept apart. Two audits with one ``--out`` at
     once each moved their files in, and the one that moved in last kept the other's
     tables its report does not list (it had looked for an earlier report's tables
-    before the other wrote any)."""
+    before the other wrote any). :func:`lock_folder` with its notes."""
+    return lock_folder(folder, wait=True, notes=True)
+
+
+#: what ``flock`` fails with on a file system without locks (NFS without its lock
+#: service: ENOLCK; one that has none: EOPNOTSUPP)
+NO_LOCKS = (errno.ENOLCK, errno.EOPNOTSUPP)
+
+
+def lock_folder(folder: Path, *, wait: bool, notes: bool) -> int | None:
+    """An open descriptor of ``folder`` holding an exclusive ``flock`` on it, or None
+    where it cannot be opened or locked (not POSIX, no read permission, a file system
+    without locks) or, without ``wait``, another process holds it. With ``wait`` a held
+    lock is waited for; with ``notes`` the waiting is said first
+    (:class:`WaitingForFolder`), and so is a folder that cannot be opened for reading
+    (:class:`UnlockedFolder`) or a file system without locks (:data:`NO_LOCKS`:
+    :class:`UnlockedFolder`), whose writes go on unlocked. The one helper of
+    :func:`staged`'s folder lock and the model cache's
+    (:mod:`recuse.judging.models`, without notes)."""
     if sys.platform == "win32":
         return None
     import fcntl
@@ -673,17 +691,23 @@ def _lock_folder(folder: Path) -> int | None:
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError as exc:
-        if exc.errno in (errno.EACCES, errno.EPERM):  # a folder one may write, not list
+        if notes and exc.errno in (errno.EACCES, errno.EPERM):  # write, but not list
             _note_unlocked(folder)
         return None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:  # another write holds it: said, then waited for
-            _note_waiting(folder)
+        except BlockingIOError:  # another holds it: said, then waited for (or not)
+            if not wait:
+                os.close(fd)
+                return None
+            if notes:
+                _note_waiting(folder)
             fcntl.flock(fd, fcntl.LOCK_EX)
-    except OSError:
+    except OSError as exc:
         os.close(fd)
+        if notes and exc.errno in NO_LOCKS:
+            _note_no_locks(folder, exc)
         return None
     except BaseException:  # a Ctrl-C while waiting: the descriptor is not kept open
         os.close(fd)
@@ -704,6 +728,20 @@ def _note_unlocked(folder: Path) -> None:
             f"(chmod u+r {folder}), or write elsewhere"
         ),
         stacklevel=2,
+    )
+
+
+def _note_no_locks(folder: Path, exc: OSError) -> None:
+    """An :class:`UnlockedFolder` note: ``folder``'s file system has no locks
+    (:data:`NO_LOCKS`: NFS without its lock service). Its writes went on unlocked
+    without a word, as documented but never said where it happened."""
+    warnings.warn(
+        UnlockedFolder(
+            f"{folder} cannot be locked (its file system has no locks: "
+            f"{exc.strerror or exc}): this write goes on unlocked — run one write into it "
+            "at a time, or write to a local folder"
+        ),
+        stacklevel=3,
     )
 
 

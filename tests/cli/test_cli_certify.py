@@ -1399,3 +1399,19 @@ def test_apply_with_run_refuses_a_thresholds_file_record_that_is_no_object(
         "writes (path, sha256): the file was edited or damaged — certify again with "
         "--thresholds and --out, or apply without --run"
     ), text
+
+
+def test_apply_with_run_checks_the_judge_before_it_prints_the_runs_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`certify apply --run` printed "thr.json is the thresholds file run.json records"
+    and then stopped on a --judge the file does not hold: a line saying the pair checks
+    out above an error, no decisions. The arguments are checked first: the one error
+    line alone, exit 2."""
+    src, thr, run = _certified(tmp_path, capsys)
+    decisions = tmp_path / "d.csv"
+    code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(decisions),
+                       "--run", str(run), "--judge", "nobody"], capsys)  # fmt: skip
+    assert code == 2, text
+    assert text.strip().splitlines() == [f"recuse: error: --judge 'nobody' is not in {thr}: gpt-4"]
+    assert not decisions.exists()

@@ -388,3 +388,79 @@ def test_an_unlistable_half_made_folder_is_said_and_converted_not_a_traceback(
         with pytest.warns(ReaderNote, match="holds an unfinished conversion"):
             models.default_judge()
     assert len(conversions) == 1 and models._holds_model(out)
+
+
+def _mode_0000(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every path inside ``folder`` fails to stat, and ``folder`` to list or open, as
+    under a folder of mode 0000 for a user other than root."""
+    real_stat, real_iterdir, real_open = Path.stat, Path.iterdir, os.open
+
+    def stat(self: Path, *args: Any, **kwargs: Any) -> Any:
+        if folder in self.parents:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_stat(self, *args, **kwargs)
+
+    def iterdir(self: Path) -> Any:
+        if self == folder or folder in self.parents:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_iterdir(self)
+
+    def refusing(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if Path(str(path)) == folder or folder in Path(str(path)).parents:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    monkeypatch.setattr(os, "open", refusing)
+
+
+def test_a_cache_folder_of_mode_0000_is_one_line_exit_2_not_a_traceback(
+    conversions: list[Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """RECUSE_MODEL_CACHE a folder of mode 0000 (simulated: root reads any folder):
+    looking in it for the converted model ended `recuse judge` in a PermissionError
+    traceback. Now one line names the folder, what could not be read, the variable
+    and the fix; exit 2, nothing converted."""
+    cache = tmp_path / "cache"
+    (cache / models.DEFAULT_JUDGE).mkdir(parents=True)
+    data = tmp_path / "pairs.csv"
+    data.write_text("item_id,prompt,response_a,response_b\n1,q,a,b\n")
+    store = tmp_path / "s.db"
+    with monkeypatch.context() as patched:
+        _mode_0000(cache, patched)
+        with pytest.raises(ConfigError) as raised:
+            models.default_judge()
+        args = ["judge", "--data", str(data), "--out", str(store), "--no-progress"]
+        assert main(args) == 2
+    said = str(raised.value)
+    assert said.startswith(
+        f"cannot look in the embedded judge's model cache {cache} "
+        f"(${models.CACHE_ENV} = {str(cache)!r}): {cache / models.DEFAULT_JUDGE}: "
+        "Permission denied — "
+    ), said
+    assert f"chmod -R u+rwX {cache}" in said and models.CACHE_ENV in said.split(" — ")[1]
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err and str(cache) in err, err
+    assert conversions == [] and not store.exists()
+
+
+@pytest.mark.skipif(
+    sys.platform == "win32" or os.geteuid() == 0, reason="mode 0000: POSIX; root reads any folder"
+)
+def test_a_real_cache_folder_of_mode_0000_is_a_clear_error(
+    conversions: list[Path], tmp_path: Path
+) -> None:
+    """The same with a real folder of mode 0000."""
+    cache = tmp_path / "cache"
+    (cache / models.DEFAULT_JUDGE).mkdir(parents=True)
+    cache.chmod(0)
+    try:
+        with pytest.raises(ConfigError, match="cannot look in the embedded judge's model cache"):
+            models.default_judge()
+    finally:
+        cache.chmod(0o700)
+    assert conversions == []

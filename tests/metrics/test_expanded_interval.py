@@ -4,6 +4,7 @@ ends and p-values against scipy's Student t, and where the pairwise metrics use 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -299,6 +300,8 @@ def test_a_99_percent_interval_from_5_prompts_holds_a_planted_accuracy() -> None
         varies = res.ci_low < res.ci_high
         assert any("beyond the 2,000 resamples" in w for w in res.warnings) == varies
         assert ("extrapolated along a normal tail" in res.method) == varies
+        assert (res.extrapolated is not None) == varies  # the record, as the words
+        assert res.extrapolated is None or res.extrapolated.warning() in res.warnings
         assert "Hesterberg" in res.method
     assert covered / 300 >= 0.94
     # at 90% from 40 prompts the ends are the resamples' own, and neither the method nor
@@ -399,3 +402,73 @@ def test_a_warning_names_the_one_end_extrapolated() -> None:
     assert "): it is extrapolated along a normal tail" in words
     assert beyond_side(_estimate(reps, clusters=5, z0=0.0, accel=0.0), 0.99) == "ends"
     assert beyond_side(est, 0.9) == ""
+
+
+def test_the_results_extrapolated_record_is_what_tail_end_did_at_each_end() -> None:
+    """``MetricResult.extrapolated`` (and report.json's ``extrapolated``) says which ends
+    :func:`tail_end` extrapolated: low exactly when it extrapolated the low end, high
+    exactly when the high one, the tail the smaller of the two ends' replicate levels
+    Φ(w), 1 − Φ(w) (w the BCa map of Student's expanded quantile, worked out here from
+    scipy's t), and the resamples ⌈5 / tail⌉ (none past the million allowed). Planted:
+    skewed resamples with a bias correction of either sign, from 5 to 200 prompts at 90%
+    and 99% — a bias correction sends one end past the resamples' reach and not the
+    other (the warning's words were the only record)."""
+    from recuse.metrics.estimate import extrapolation
+
+    rng = np.random.default_rng(27)
+    seen: dict[str, int] = {"ends": 0, "low end": 0, "high end": 0, "none": 0}
+    for clusters in (5, 12, 40, 75, 200):
+        for level in (0.9, 0.99):
+            for z0 in (-0.6, -0.3, 0.0, 0.3, 0.6):
+                reps = rng.gamma(3.0, size=2000)
+                est = _estimate(reps, clusters=clusters, z0=z0, accel=0.02)
+                kw = {"center": est.estimate, "z0": z0, "accel": 0.02}
+                zs = [math.sqrt(clusters / (clusters - 1)) * t.ppf(q, clusters - 1)
+                      for q in ((1 - level) / 2, (1 + level) / 2)]  # fmt: skip
+                far = [tail_end(est.replicates, z, **kw)[1] for z in zs]
+                ws = [z0 + (z0 + z) / (1 - 0.02 * (z0 + z)) for z in zs]
+                x = extrapolation(est, level)
+                if not any(far):
+                    assert x is None
+                    seen["none"] += 1
+                    continue
+                assert x is not None and (x.low, x.high) == tuple(far)
+                tails = [norm.cdf(-abs(w)) for w, f in zip(ws, far, strict=True) if f]
+                assert x.tail == pytest.approx(min(tails), rel=1e-9)
+                need = math.ceil(5 / x.tail)
+                assert x.need == (need if need <= 1_000_000 else None)  # past MAX_N_BOOT: none
+                assert (x.resamples, x.clusters, x.level) == (2000, clusters, level)
+                seen[x.side] += 1
+    assert all(seen.values()), seen  # each kind of record, and none, met
+
+
+@pytest.mark.parametrize(
+    ("shift", "z0", "side"),
+    [(0.0, -0.6, "high end"), (0.15, -0.6, "high end"), (0.15, 0.6, None)],
+)
+def test_a_folded_results_record_names_the_ends_of_its_absolute_value(
+    shift: float, z0: float, side: str | None
+) -> None:
+    """A result shown as |θ| (verbosity_deviation, |Eq. 6|): its signed interval's low
+    end extrapolated (a bias correction of −0.6, 75 prompts at 99%) is the high end of
+    |θ|'s interval, where the signed one lies below 0 (the ends swap) and where it holds
+    0 (|θ| in [0, −low]); a signed high end extrapolated nearer 0 than the low end is no
+    end of |θ|'s [0, −low], and nothing is said. The warning said "low end" of both."""
+    from recuse.metrics.bootstrap import end_tails
+    from recuse.metrics.estimate import extrapolated_words
+
+    reps = np.sort(shift - 0.1 - 0.05 * norm.ppf((np.arange(2000) + 0.5) / 2000) ** 2)
+    est = _estimate(reps, clusters=75, z0=z0, accel=0.0)
+    signed_low, signed_high = expanded_interval(est, 0.99)
+    assert signed_low < 0 and -signed_low > signed_high  # the low end is |θ|'s far end
+    spec = replace(_spec(True), folded=True, null=0.0)
+    (res,), _ = to_results([spec], [[est]], boot=Resampling(n_boot=2000, level=0.99))
+    assert res.ci_high == pytest.approx(-signed_low)  # the signed low end, folded
+    if side is None:
+        assert res.extrapolated is None and not any("beyond the" in w for w in res.warnings)
+        assert math.isnan(end_tails(est, 0.99)[0]) and not math.isnan(end_tails(est, 0.99)[1])
+        return
+    x = res.extrapolated
+    assert x is not None and x.side == side and x.tail == end_tails(est, 0.99)[0]
+    assert x.warning() in res.warnings and "interval's high end lies beyond" in x.warning()
+    assert res.method.endswith(f"; {extrapolated_words('high end')}")

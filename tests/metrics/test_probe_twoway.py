@@ -24,7 +24,7 @@ import pytest
 
 from recuse.metrics import probes
 from recuse.metrics.bootstrap import Resampling
-from recuse.metrics.estimate import EXTRAPOLATED_WORDS, MetricSpec, padded_factor, padded_span
+from recuse.metrics.estimate import MetricSpec, extrapolated_words, padded_factor, padded_span
 from recuse.metrics.probes import probe_effects
 from recuse.metrics.result import MetricResult
 
@@ -251,7 +251,8 @@ def test_a_padded_interval_extrapolated_past_the_resamples_says_so_in_its_method
     (x,) = res
     assert x.interval_rule == "widened" and "two more prompts' variance" in x.method, x.method
     assert any("beyond the 2,000 resamples" in w for w in x.warnings), x.warnings
-    assert x.method.endswith(f"; {EXTRAPOLATED_WORDS}"), x.method
+    assert x.extrapolated is not None and x.extrapolated.warning() in x.warnings
+    assert x.method.endswith(f"; {extrapolated_words(x.extrapolated.side)}"), x.method
 
 
 def test_every_description_of_the_widened_rule_and_the_effects_columns_names_the_padding() -> None:

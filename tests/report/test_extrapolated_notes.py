@@ -5,27 +5,28 @@ At 99% on LLMBar's MT-Bench set (75 prompts) the expanded agreement and κ inter
 carries :func:`~recuse.metrics.bootstrap.beyond_warning` (report.json keeps every one:
 29 in the whole audit). The terminal's table, ``--verbose`` and the page's section
 table said the whole 400-character warning on each row; they now say it once, with
-the count, the rows and the most resamples any of those warnings names (the estimator's
-advice for the deepest end), and report.json is unchanged.
+the count, the rows, which ends and the most resamples any of those records names (the
+estimator's advice for the deepest end). The note reads each result's record
+(``extrapolated``: which ends, the tail, the resamples), not the warning's words;
+report.json keeps both.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from recuse.analyses.base import warnings_texts
+from recuse.bootstrap_rules import Extrapolation
 from recuse.cli import main
 from recuse.metrics.bootstrap import beyond_warning
-from recuse.report.extrapolated import (
-    EXTRAPOLATED_TAG,
-    extrapolated_parts,
-    fold_extrapolated,
-    shorten_extrapolated,
-)
+from recuse.metrics.result import MetricResult
+from recuse.report.extrapolated import EXTRAPOLATED_TAG, fold_extrapolated
 from recuse.report.html import warning_tag
 
 BEYOND = re.compile(r"beyond the [\d,]+ resamples")
@@ -56,13 +57,35 @@ def _json_warnings(report: dict[str, Any]) -> list[str]:
     return [w for s in report["sections"] for f in s["findings"] for w in f["warnings"]]
 
 
+def _low(tail: float, *, clusters: int = 75, level: float = 0.99) -> Extrapolation:
+    """The record of an interval whose low end asked ``tail`` of 2,000 resamples."""
+    return Extrapolation(
+        low=True, high=False, tail=tail, resamples=2000, clusters=clusters, level=level
+    )
+
+
+def _rows(records: list[Extrapolation]) -> list[tuple[str, list[str], Extrapolation]]:
+    return [(str(k), [x.warning()], x) for k, x in enumerate(records)]
+
+
 def test_agreement_at_99_says_the_extrapolated_ends_once(
     tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     report, page, terminal = _audit(tmp_path, shared_data, capsys)
     whole = [w for w in _json_warnings(report) if BEYOND.search(w)]
     assert len(whole) == 6  # agreement and κ of the four judges: 2 + 4 past the 0.0025 tail
-    assert all(extrapolated_parts(w) is not None for w in whole)  # report.json keeps each
+    # report.json keeps each warning, and beside it the record it was written from
+    findings = [f for s in report["sections"] for f in s["findings"]]
+    records = [Extrapolation.from_dict(f["extrapolated"]) for f in findings if f["extrapolated"]]
+    assert sorted(x.warning() for x in records) == sorted(whole)
+    # a bias correction sent the low end past the resamples, not the high one: the
+    # method says which end (it said "its ends" of every such interval)
+    assert all(x.side == "low end" for x in records)
+    assert all(
+        f["method"].endswith("; its low end past the resamples' reach extrapolated along a "
+                             "normal tail")
+        for f in findings if f["extrapolated"]
+    )  # fmt: skip
     # the most resamples any one warning asks for reads every one of those ends
     most = max(_need(w) for w in whole)
     headline = [w for r in report["summary"] for f in r["findings"] for w in f["warnings"]]
@@ -72,6 +95,7 @@ def test_agreement_at_99_says_the_extrapolated_ends_once(
     assert len(notes) == 2, notes
     table_note, verbose_note = notes
     assert table_note.startswith("[1] 2 intervals have an end beyond the 2,000 resamples")
+    assert "; low ends: 2): Student's t" in table_note
     assert verbose_note.startswith("note: 2 intervals have an end beyond the 2,000")
     assert f"resamples: {most_headline:,} (--n-boot) would read them all" in table_note
     assert terminal.count(f"warning: {EXTRAPOLATED_TAG}") == 2
@@ -82,34 +106,76 @@ def test_agreement_at_99_says_the_extrapolated_ends_once(
     assert findings_table.count(f"&#9888; {EXTRAPOLATED_TAG}") == 6
     assert "6 intervals have an end beyond the 2,000 resamples" in findings_table
     assert f"resamples: {most:,} (--n-boot) would read them all" in findings_table
+    # the section's estimates table: each record's end in a line (the CSV keeps them
+    # whole: its 6 findings' and Krippendorff's alpha, which is no finding)
+    tidy = section.split("<h3>", 1)[1]
+    csv = (tmp_path / "r" / "tables" / "agreement-llmbar-mtbench.csv").read_text()
+    assert len(BEYOND.findall(csv)) == 7
+    assert tidy.count("99% low end extrapolated past the 2,000 resamples (tail ") == 7
+    assert "bias-corrected, asks them" not in tidy
 
 
 def test_one_warning_alone_is_kept_whole() -> None:
-    w = beyond_warning(1.6e-3, resamples=2000, clusters=75, level=0.99, side="low end")
-    shown, note = fold_extrapolated([("a", [w]), ("b", ["low n"])], level=0.99)
+    x = _low(1.6e-3)
+    w = x.warning()
+    shown, note = fold_extrapolated([("a", [w], x), ("b", ["low n"], None)], level=0.99)
     assert shown == [(w,), ("low n",)] and note == ""
+
+
+def test_the_note_reads_the_records_not_the_words() -> None:
+    """The note is tied to each row's ``extrapolated`` record: rows whose warnings read
+    like the estimator's but carry no record (a report written before the field) are
+    said whole, not folded (the regex folded them by their wording); rows with records
+    are counted by their ends, low and high apart."""
+    low, high = _low(2.0e-3), replace(_low(1.8e-3), low=False, high=True)
+    both = replace(_low(1.0e-3), high=True)
+    shown, note = fold_extrapolated(
+        [("a", [low.warning()], None), ("b", [high.warning()], None)], level=0.99
+    )
+    assert note == "" and shown == [(low.warning(),), (high.warning(),)]
+    rows = [("a", [low.warning()], low), ("b", [high.warning()], high), ("c", ["x"], None)]
+    shown, note = fold_extrapolated([*rows, ("d", ["low n", both.warning()], both)], level=0.99)
+    assert shown == [(EXTRAPOLATED_TAG,), (EXTRAPOLATED_TAG,), ("x",), ("low n", EXTRAPOLATED_TAG)]
+    assert note.startswith(
+        "3 intervals have an end beyond the 2,000 resamples (a; b; d; low ends: 1, high "
+        "ends: 1, both ends: 1): Student's t for their prompts asks for tails as deep as "
+        "1.0e-03,"
+    )
+    # 5 / 1e-3: the deepest record's resamples, as the estimator's advice for it says
+    assert both.fix() == "add prompts, or resamples: 5,000 (--n-boot) would read it"
+    assert "resamples: 5,000 (--n-boot) would read them all" in note
+    # a record whose warning is not among the row's (edited away) folds nothing of it
+    rows = [("a", ["other"], low), ("b", [high.warning()], high)]
+    _, note = fold_extrapolated(rows, level=0.99)
+    assert note == ""
 
 
 def test_the_note_names_the_deepest_ends_resamples_not_the_rounded_tails() -> None:
     # 5 / 1.57e-3 = 3,184.7: the estimator's 3,185; the tail as printed (1.6e-03) reads 3,125
-    tails = (2.0e-3, 1.57e-3, 1.8e-3)
-    ws = [beyond_warning(t, resamples=2000, clusters=75, level=0.99, side="low end") for t in tails]
-    _, note = fold_extrapolated([(str(k), [w]) for k, w in enumerate(ws)], level=0.99)
+    records = [_low(t) for t in (2.0e-3, 1.57e-3, 1.8e-3)]
+    _, note = fold_extrapolated(_rows(records), level=0.99)
     assert "resamples: 3,185 (--n-boot) would read them all" in note
     assert "tails as deep as 1.6e-03" in note
     # too deep for any number of prompts or resamples: the estimator's words stand
-    ws.append(beyond_warning(1e-9, resamples=2000, clusters=5, level=0.99))
-    _, note = fold_extrapolated([(str(k), [w]) for k, w in enumerate(ws)], level=0.99)
-    assert note.split(" — ")[-1].startswith("add prompts; each interval's own tail")
+    records.append(replace(_low(1e-9, clusters=5), high=True))
+    _, note = fold_extrapolated(_rows(records), level=0.99)
+    assert note.split(" — ")[-1].startswith("add prompts; each interval's own ends and tail")
 
 
 def test_a_matrix_cell_and_a_tidy_cell_read_the_end_and_the_advice() -> None:
-    w = beyond_warning(2.4e-3, resamples=2000, clusters=60, level=0.99, side="high end")
-    assert warning_tag(w) == "99% high end extrapolated"  # was "the 99% interval's high…"
-    assert shorten_extrapolated(f"{w}; low n: 4 pairs") == (
-        "99% high end extrapolated past the 2,000 resamples (tail 2.4e-03): add prompts, "
-        "or resamples: 2,084 (--n-boot) would read it; low n: 4 pairs"
-    )
+    x = replace(_low(2.4e-3, clusters=60), low=False, high=True)
+    w = x.warning()
+    assert warning_tag(w, x) == "99% high end extrapolated"  # was "the 99% interval's high…"
+    assert warning_tag(w, None) == "the 99% interval's high end lies beyond…"  # no record
+    r = MetricResult("m", 0.5, 0.4, 0.6, 0.99, 60, 60, "m; BCa", warnings=(w, "low n: 4 pairs"),
+                     extrapolated=x)  # fmt: skip
+    assert warnings_texts([r, replace(r, extrapolated=None)]) == {
+        "warnings": [
+            "99% high end extrapolated past the 2,000 resamples (tail 2.4e-03): add prompts, "
+            "or resamples: 2,084 (--n-boot) would read it; low n: 4 pairs",
+            f"{w}; low n: 4 pairs",  # no record (the tidy cell's regex shortened it by its words)
+        ]
+    }
 
 
 def test_a_tail_just_inside_the_resamples_reach_is_not_written_on_it() -> None:
@@ -117,8 +183,7 @@ def test_a_tail_just_inside_the_resamples_reach_is_not_written_on_it() -> None:
     # significant digit more read "2.5e-03 ... they read 0.0025", the tail on the reach
     w = beyond_warning(2.496e-3, resamples=2000, clusters=90, level=0.99)
     assert "asks them for a tail of 0.002496; they read 0.0025 and no deeper" in w
-    parts = extrapolated_parts(w)
-    assert parts is not None and parts.tail == 2.496e-3
+    assert Extrapolation(True, True, 2.496e-3, 2000, 90, 0.99).asked == "0.002496"
     # a tail well inside keeps its short form
     assert "a tail of 1.6e-03;" in beyond_warning(1.6e-3, resamples=2000, clusters=75, level=0.99)
 
@@ -148,14 +213,16 @@ def test_the_gate_says_the_extrapolated_end_in_a_line_and_names_the_audits_n_boo
 def test_the_pages_verdict_list_says_a_flagged_findings_extrapolated_end_in_a_line(
     sample_report: Any,
 ) -> None:
-    from dataclasses import replace
-
     from recuse.report.html import render_html
 
-    w = beyond_warning(1.6e-3, resamples=2000, clusters=75, level=0.9, side="high end")
+    x = replace(_low(1.6e-3, level=0.9), low=False, high=True)
+    w = x.warning()
     sections = tuple(
         replace(
-            s, findings=tuple(replace(f, warnings=(w,)) if f.flagged else f for f in s.findings)
+            s,
+            findings=tuple(
+                replace(f, warnings=(w,), extrapolated=x) if f.flagged else f for f in s.findings
+            ),
         )
         for s in sample_report.sections
     )
@@ -206,6 +273,37 @@ def test_the_pages_section_table_says_a_shared_warning_once(
 def test_the_note_writes_the_deepest_tail_as_the_estimator_wrote_it() -> None:
     # two ends just past 2,000 resamples' 0.0025: the note read "tails as deep as
     # 2.5e-03, and the resamples read 0.0025", the tail on the reach
-    ws = [beyond_warning(t, resamples=2000, clusters=90, level=0.99) for t in (2.496e-3, 2.498e-3)]
-    _, note = fold_extrapolated([("a", [ws[0]]), ("b", [ws[1]])], level=0.99)
+    records = [replace(_low(t, clusters=90), high=True) for t in (2.496e-3, 2.498e-3)]
+    _, note = fold_extrapolated(_rows(records), level=0.99)
     assert "tails as deep as 0.002496, and the resamples read 0.0025 and no deeper" in note
+
+
+def test_the_gate_reads_a_report_written_before_the_record_and_refuses_a_broken_one(
+    tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`recuse gate` reads report.json: one written before ``extrapolated`` (no such key)
+    still gates, its caveats printed as written; a record that is no record is a clear
+    error naming the finding, exit 2."""
+    report, _, _ = _audit(tmp_path, shared_data, capsys)
+    path = tmp_path / "r" / "report.json"
+    whole = sorted(
+        w
+        for r in report["summary"]
+        for f in r["findings"]
+        for w in f["warnings"]
+        if BEYOND.search(w)
+    )
+    for part in ("summary", "sections"):
+        for row in report[part]:
+            for f in row["findings"]:
+                del f["extrapolated"]
+    path.write_text(json.dumps(report))
+    assert main(["gate", str(path), "--min", "agreement_accuracy=0.5"]) == 0
+    caveats = [ln[4:] for ln in capsys.readouterr().out.splitlines() if ln.startswith("  ! ")]
+    assert sorted(caveats) == whole and len(whole) == 2
+    report["sections"][0]["findings"][0]["extrapolated"] = {"low_end": "yes"}
+    path.write_text(json.dumps(report))
+    assert main(["gate", str(path), "--min", "agreement_accuracy=0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "finding 1 of section 1: 'extrapolated' has no 'low_end' of the right kind" in err
+    assert "Traceback" not in err

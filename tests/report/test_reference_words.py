@@ -151,6 +151,10 @@ def test_an_audit_of_judgebench_alone_says_correctness_throughout(shared_data: P
             # "pairs with a human preference")
             for c, said in t.columns.items():
                 assert not HUMAN.search(said), (t.name, c, said)
+            # and the page's own texts of its cells (an estimates table's warnings, its
+            # extrapolated ends in a line), as its CSV's cells
+            for c, texts in t.texts.items():
+                assert not any(HUMAN.search(said) for said in texts), (t.name, c, texts)
         assert not any(HUMAN.search(n) for n in (*s.notes, *s.headlines)), s.id
     methods = {f.bias.key: f.method for s in report.sections for f in s.findings}
     assert methods["agreement_accuracy"].startswith("accuracy against the correctness label:")
@@ -232,3 +236,25 @@ def test_file_reference_looks_each_distinct_source_up_once(monkeypatch: pytest.M
     # the kinds: one look-up per distinct lowered source (4); the near-miss note: one per
     # distinct written source that is not empty (4: "JudgeBench" is written apart)
     assert len(asked) == 8, asked
+
+
+def test_a_tables_page_texts_are_worded_for_its_labels_as_its_cells() -> None:
+    """An estimates table's warnings reach the page as its own texts (their extrapolated
+    ends in a line, :func:`recuse.analyses.base.warnings_texts`); worded for the
+    dataset's labels as the CSV's cells are, not left saying "human"."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from recuse.driver import _in_reference_words
+    from recuse.report.model import Section, Table
+
+    said = "agrees with the human label on 3 pairs only"
+    frame = pd.DataFrame({"dataset": ["jb"], "warnings": [said]})
+    table = Table("t", "Estimates — jb", frame, texts={"warnings": [said]})
+    section = Section("s", "S", "intro", tables=(table,))
+    jb = SimpleNamespace(name="jb", source=SimpleNamespace(reference="correctness"))
+    (out,) = _in_reference_words(section, [jb]).tables
+    worded = "agrees with the correctness label on 3 pairs only"
+    assert out.frame["warnings"].tolist() == [worded]
+    assert out.texts == {"warnings": [worded]}

@@ -22,6 +22,7 @@ from recuse.analyses.base import (
     needs_verdicts,
     slug,
     table_row,
+    warnings_texts,
 )
 from recuse.biases.agreement import ACCURACY as ACCURACY
 from recuse.biases.agreement import ALPHA as ALPHA
@@ -108,6 +109,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                 f"Agreement estimates — {inp.name}",
                 frame,
                 columns=estimate_columns(frame),
+                texts=warnings_texts(results),
             )
         )
 

@@ -23,6 +23,7 @@ from typing import Any, Literal, get_args
 import pandas as pd
 
 from recuse.biases.heading import Heading
+from recuse.bootstrap_rules import Extrapolation
 from recuse.bootstrap_rules import check_interval_level as check_interval_level
 from recuse.choices import LEAST_N_BOOT as LEAST_N_BOOT
 from recuse.choices import SE as SE
@@ -398,6 +399,7 @@ def to_finding(
     absolute: bool = False,
     interval_rule: IntervalRule | None = None,
     heaviest_prompt: float | None = None,
+    extrapolated: Extrapolation | None = None,
 ) -> Finding | NotEstimated:
     """The one conversion of an estimate into a finding, or a skip saying why not.
 
@@ -408,7 +410,8 @@ def to_finding(
     because the value is fixed by construction (:attr:`Finding.fixed`); ``absolute``: the
     estimate is the absolute value of a signed statistic (:attr:`Finding.absolute`);
     ``interval_rule`` and ``heaviest_prompt``: which rule made a bootstrap interval, and
-    the exact bound's prompt-size factor (:attr:`Finding.interval_rule`).
+    the exact bound's prompt-size factor (:attr:`Finding.interval_rule`);
+    ``extrapolated``: the ends extrapolated past the resamples (:attr:`Finding.extrapolated`).
     """
     headline = bias.headline
     p = _or_none(p_value) if bias.tested else None
@@ -444,6 +447,7 @@ def to_finding(
         absolute=absolute,
         interval_rule=interval_rule,
         heaviest_prompt=heaviest_prompt,
+        extrapolated=extrapolated,
     )
 
 
@@ -475,14 +479,19 @@ def from_result(
         absolute=r.absolute,
         interval_rule=r.interval_rule,
         heaviest_prompt=r.heaviest,
+        extrapolated=r.extrapolated,
     )
 
 
 #: keys of a result's ``to_dict`` left out of the section's table: its counts and metric
-#: (said otherwise), ``fixed_by_construction``, which the warnings say in words, and the
+#: (said otherwise), ``fixed_by_construction``, which the warnings say in words, the
 #: interval's rule and prompt factor (the method says the rule; report.json's findings and
-#: ``metrics pairs --out`` carry both)
-_NOT_IN_TABLE = ("counts", "metric", "fixed_by_construction", "interval_rule", "heaviest_prompt")
+#: ``metrics pairs --out`` carry both) and its extrapolated ends (the warnings say them;
+#: report.json's findings carry them)
+_NOT_IN_TABLE = (
+    "counts", "metric", "fixed_by_construction", "interval_rule", "heaviest_prompt",
+    "extrapolated",
+)  # fmt: skip
 
 #: the columns of every estimates table that say what its numbers are: the metric's
 #: definition (the first clause of its method: the agreement table's two kappas, 0.425
@@ -523,6 +532,17 @@ def table_row(r: MetricResult, dataset: str, bias: str) -> dict[str, Any]:
     return rec
 
 
+def warnings_texts(results: Sequence[MetricResult]) -> dict[str, list[str]]:
+    """The page's ``warnings`` cells of an estimates table of ``results`` (one per row,
+    :attr:`~recuse.report.model.Table.texts`): each result's warnings joined by "; ",
+    its ends extrapolated past the resamples in a line's words, read from its
+    ``extrapolated`` record (:func:`~recuse.report.extrapolated.short_warnings`); the
+    CSV and report.json keep them whole (:func:`table_row`)."""
+    from recuse.report.extrapolated import short_warnings
+
+    return {"warnings": ["; ".join(short_warnings(r.warnings, r.extrapolated)) for r in results]}
+
+
 def add_pairwise_results(
     ctx: Context, analysis: Analysis, inp: Input, shared: PairwiseBias | None
 ) -> None:
@@ -538,9 +558,8 @@ def add_pairwise_results(
         return
     rows = []
     keys = bias_keys(analysis.metrics)
-    for r in shared.results:
-        if r.metric not in analysis.metrics:
-            continue
+    tabled = [r for r in shared.results if r.metric in analysis.metrics]
+    for r in tabled:
         rows.append(table_row(r, inp.name, keys[r.metric]))
         bias = analysis.metrics[r.metric]
         if bias is not None:
@@ -568,6 +587,7 @@ def add_pairwise_results(
                 f"All {analysis.title.lower()} estimates — {inp.name}",
                 table,
                 columns=estimate_columns(table),
+                texts=warnings_texts(tabled),
             )
         )
 

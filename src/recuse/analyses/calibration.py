@@ -17,6 +17,7 @@ from recuse.analyses.base import (
     judged,
     slug,
     table_row,
+    warnings_texts,
 )
 from recuse.biases.calibration import BRIER as BRIER
 from recuse.biases.calibration import BRIER_ISOTONIC as BRIER_ISOTONIC
@@ -187,6 +188,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                 f"Calibration estimates — {inp.name}",
                 frame,
                 columns={**estimate_columns(frame), **_of(PLUGIN_COLUMNS, frame)},
+                texts=warnings_texts(results),
             )
         )
     y = outcomes(data)

@@ -22,6 +22,7 @@ from recuse.analyses.base import (
     needs_verdicts,
     slug,
     table_row,
+    warnings_texts,
 )
 from recuse.biases.verbosity import HEADING
 from recuse.biases.verbosity import LONGER_GAP as LONGER_GAP
@@ -163,7 +164,9 @@ def _drop_equal_deviation(ctx: Context) -> None:
                                                              float("nan")))) < 1e-12
             for d, (_, row) in zip(is_dev, f.iterrows(), strict=True)
         ]  # fmt: skip
-        part.tables[i] = replace(t, frame=f[~np.array(same, dtype=bool)].reset_index(drop=True))
+        keep = ~np.array(same, dtype=bool)
+        texts = {c: [v for v, k in zip(vs, keep, strict=True) if k] for c, vs in t.texts.items()}
+        part.tables[i] = replace(t, frame=f[keep].reset_index(drop=True), texts=texts)
 
 
 def report_curve_table(name: str, frame: pd.DataFrame, dataset: str, o: AuditOptions) -> Table:
@@ -398,6 +401,7 @@ def _unjudged(ctx: Context, inp: Input) -> None:
                     "of the data's labels, no judge's bias",
                     row,
                     columns={c: words[c] for c in row.columns},
+                    texts=warnings_texts([r]),
                 )
             )
             note = (

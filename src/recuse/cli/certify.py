@@ -535,7 +535,13 @@ def apply_command(
     how often the decided items agree with them."""
     from recuse.data.inputs import load_input
     from recuse.mitigation.selective import PERSON
-    from recuse.mitigation.thresholds import DECISION_FIELDS, applied_guarantee, decide, observed
+    from recuse.mitigation.thresholds import (
+        DECISION_FIELDS,
+        applied_guarantee,
+        chosen_stages,
+        decide,
+        observed,
+    )
 
     settings, roster = cli_context(ctx, READING)
     read: list[str | Path] = [source, thresholds, *settings_files(ctx), *filter(None, [run])]
@@ -543,6 +549,7 @@ def apply_command(
     if path.suffix.lower() not in (".csv", ".json"):
         raise ConfigError(f"--out {out}: the file name must end in .csv or .json")
     spec, raw = _checked_thresholds(thresholds)
+    chosen_stages(spec, file=str(thresholds), judge=judge)  # a bad --judge: before any line
     if run is not None:
         _recorded_by(thresholds, raw, run)
     reading = _reading_as_certified(ctx, settings, spec, thresholds.name)

@@ -76,7 +76,7 @@ def run_gate(
     for line in result.lines:  # each one line (echo): CI reads the output line by line
         echo(line.text)
         for caveat in line.warnings:  # what the audit said to read the number with
-            echo(f"  ! {gate_caveat(caveat)}")
+            echo(f"  ! {gate_caveat(caveat, line.extrapolated)}")
     echo(result.verdict())
     return result.exit_code
 

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 import warnings
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from typing import Any
 from recuse.borrowed import Borrowed
 from recuse.errors import ConfigError, MissingDependencyError, ReaderNote
 from recuse.files import file_sha256, is_file
+from recuse.outputs import lock_folder
 
 DEFAULT_JUDGE = "smollm2-135m-instruct"
 CACHE_ENV = "RECUSE_MODEL_CACHE"
@@ -369,6 +369,21 @@ def _stale_error(out: Path, exc: OSError) -> ConfigError:
     )
 
 
+def _unreadable_error(root: Path, exc: PermissionError) -> ConfigError:
+    """The error for a model cache whose folders cannot be read or searched (mode 0000,
+    or another user's): looking in it for the converted model ended ``recuse judge`` in
+    a PermissionError traceback. It names the cache folder, what could not be read, the
+    variable that chose the folder and the fix."""
+    env = os.environ.get(CACHE_ENV)
+    chosen = f"${CACHE_ENV} = {env!r}" if env else "the default model cache"
+    return ConfigError(
+        f"cannot look in the embedded judge's model cache {root} ({chosen}): "
+        f"{exc.filename or root}: {exc.strerror or exc} — give yourself read and search "
+        f"permission on its folders (chmod -R u+rwX {root}), or point {CACHE_ENV} at a "
+        "folder you can read and write"
+    )
+
+
 def _conversion_folder(out: Path) -> tuple[Path, int | None]:
     """A new temporary folder beside ``out`` (its parents made) for a conversion to
     write, and the descriptor holding its lock (:func:`_lock`; None where it cannot be
@@ -397,24 +412,9 @@ def _lock(folder: Path, *, wait: bool) -> int | None:
     """An open descriptor of ``folder`` holding an exclusive ``flock`` on it (waited
     for with ``wait``), or None where it cannot be opened or locked (not POSIX, no read
     permission, a file system without locks, held by another process and not
-    ``wait``)."""
-    if sys.platform == "win32":
-        return None
-    import fcntl
-
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    except BaseException:  # a Ctrl-C while waiting
-        os.close(fd)
-        raise
-    return fd
+    ``wait``): :func:`recuse.outputs.lock_folder` without its notes (a conversion says
+    what it does in its own words)."""
+    return lock_folder(folder, wait=wait, notes=False)
 
 
 @contextlib.contextmanager
@@ -485,10 +485,16 @@ def default_judge(*, cache: Path | None = None) -> LocalModel:
     gguf = smollm2_gguf()
     stamp = gguf.with_suffix(".sha256")
     revision = stamp.read_text().strip() if stamp.is_file() else file_sha256(gguf)
-    out = (cache or cache_dir()) / DEFAULT_JUDGE / revision[:16]
-    clear_leftovers(out)
-    if not _holds_model(out):
-        _note_unfinished(out)
+    root = cache or cache_dir()
+    out = root / DEFAULT_JUDGE / revision[:16]
+    try:
+        clear_leftovers(out)
+        finished = _holds_model(out)
+        if not finished:
+            _note_unfinished(out)
+    except PermissionError as exc:  # a cache folder of mode 0000: its files cannot be seen
+        raise _unreadable_error(root, exc) from None
+    if not finished:
         convert_gguf(gguf, out)
         if not _holds_model(out):  # else every run would convert it again
             raise ConfigError(

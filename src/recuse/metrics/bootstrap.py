@@ -64,16 +64,19 @@ from recuse.bootstrap_rules import (
     LEAST_LEVEL,
     MAX_N_BOOT,
     N_BOOT,
+    Extrapolation,
     SettingError,
+    beyond_fix,
+    beyond_warning,
     check_level,
     check_min_n,
     check_n_boot,
     check_seed,
     named_settings,
+    resolved_tail,
 )
 from recuse.borrowed import Borrowed
 from recuse.errors import ConfigError
-from recuse.numbers import percent, significant_beside
 
 __all__ = [
     "FLAGS",
@@ -82,6 +85,7 @@ __all__ = [
     "MAX_N_BOOT",
     "N_BOOT",
     "Combine",
+    "Extrapolation",
     "GroupEstimate",
     "GroupedStatistic",
     "Interval",
@@ -98,6 +102,7 @@ __all__ = [
     "cluster_bootstrap",
     "counted",
     "difference_of_ratios",
+    "end_tails",
     "expanded_beyond",
     "expanded_interval",
     "expanded_level",
@@ -1004,23 +1009,6 @@ def expanded_probability(z: float, clusters: int) -> float:
     return float(t.cdf(z / math.sqrt(clusters / (clusters - 1)), clusters - 1))
 
 
-#: the fewest resamples that must lie beyond a tail's end for the resamples' own quantile
-#: to read it; a deeper end is extrapolated (:func:`tail_end`)
-TAIL_RESAMPLES = 5
-
-
-def resolved_tail(resamples: int) -> float:
-    """The deepest tail probability ``resamples`` resamples read an end at:
-    :data:`TAIL_RESAMPLES` of them beyond it, ``TAIL_RESAMPLES / resamples`` (0.0025 of
-    2,000: a 99.5% interval's plain ends, and no deeper); a deeper end is extrapolated
-    (:func:`tail_end`).
-
-    >>> resolved_tail(2000), resolved_tail(500)
-    (0.0025, 0.01)
-    """
-    return min(TAIL_RESAMPLES / max(resamples, 1), 0.5)
-
-
 def tail_end(
     sorted_col: FloatArray, zq: float, *, center: float, z0: float = 0.0, accel: float = 0.0
 ) -> tuple[float, bool]:
@@ -1119,9 +1107,8 @@ def expanded_interval(est: GroupEstimate, level: float) -> tuple[float, float]:
 
 def expanded_beyond(est: GroupEstimate, level: float) -> float:
     """Where :func:`expanded_interval` extrapolated an end of ``est`` (its resamples do
-    not reach it), the tail it asked of them: the replicate level of its BCa end,
-    ``Φ(w)`` or ``1 − Φ(w)`` (the smaller of the two ends'; 0 past the acceleration's
-    range); NaN where neither end is extrapolated. A result's warning says it
+    not reach it), the tail it asked of them: the smaller of the two ends'
+    :func:`end_tails`; NaN where neither end is extrapolated. A result's warning says it
     (:func:`beyond_warning`).
 
     >>> e = GroupEstimate(0.5, 0.4, 0.6, 15, 5, 2000, 0, np.zeros(1),
@@ -1129,14 +1116,27 @@ def expanded_beyond(est: GroupEstimate, level: float) -> float:
     >>> f"{expanded_beyond(e, 0.99):.1e}", expanded_beyond(e, 0.9)
     ('1.3e-07', nan)
     """
+    return min((x for x in end_tails(est, level) if not math.isnan(x)), default=math.nan)
+
+
+def end_tails(est: GroupEstimate, level: float) -> tuple[float, float]:
+    """The tail each end of :func:`expanded_interval` asked of ``est``'s resamples where
+    :func:`tail_end` extrapolated it, low end then high: the replicate level of its BCa
+    end, ``Φ(w)`` or ``1 − Φ(w)`` (0 past the acceleration's range); NaN for an end
+    read off the resamples.
+
+    >>> e = GroupEstimate(0.5, 0.4, 0.6, 15, 5, 2000, 0, np.zeros(1),
+    ...                   replicates=np.linspace(0.3, 0.7, 2000))
+    >>> [f"{x:.1e}" for x in end_tails(e, 0.99)], end_tails(e, 0.9)
+    (['1.3e-07', '1.3e-07'], (nan, nan))
+    """
     tails = []
     for q in _tails(level):
         zq = expanded_quantile(q, est.n_clusters)
         kw = {"center": est.estimate, "z0": est.z0, "accel": est.accel}
-        if est.replicates.size and tail_end(est.replicates, zq, **kw)[1]:
-            w = _bca_z_at(zq, est.z0, est.accel)
-            tails.append(float(ndtr(-abs(w))))
-    return min(tails, default=math.nan)
+        far = bool(est.replicates.size) and tail_end(est.replicates, zq, **kw)[1]
+        tails.append(float(ndtr(-abs(_bca_z_at(zq, est.z0, est.accel)))) if far else math.nan)
+    return tails[0], tails[1]
 
 
 def beyond_side(est: GroupEstimate, level: float) -> str:
@@ -1157,69 +1157,6 @@ def beyond_side(est: GroupEstimate, level: float) -> str:
         for q in _tails(level)
     )
     return "ends" if low and high else "low end" if low else "high end" if high else ""
-
-
-def beyond_warning(
-    tail: float, *, resamples: int, clusters: int, level: float, side: str = "ends"
-) -> str:
-    """The words of an interval whose ``side`` (:func:`beyond_side`)
-    :func:`expanded_interval` extrapolated: the tail probability ``tail`` it asked of
-    ``resamples`` resamples from ``clusters`` prompts.
-
-    >>> beyond_warning(1.3e-7, resamples=2000, clusters=5, level=0.99)[:81]
-    "the 99% interval's ends lie beyond the 2,000 resamples (Student's t for 5 prompts"
-    >>> beyond_warning(1e-3, resamples=2000, clusters=75, level=0.99, side="low end")[:44]
-    "the 99% interval's low end lies beyond the 2"
-    >>> beyond_warning(2.496e-3, resamples=2000, clusters=90, level=0.99).split("; ")[0][-22:]
-    'for a tail of 0.002496'
-    """
-    fix = beyond_fix(level, resamples=resamples, tail=tail)
-    # the tail is below the resamples' reach: 2.496e-3 beside 0.0025 reads 0.002496
-    asked = f"{tail:.1e}"
-    if float(asked) >= resolved_tail(resamples):
-        asked = significant_beside(tail, resolved_tail(resamples), 2)
-    lies = "lie" if side == "ends" else "lies"
-    it = "they are" if side == "ends" else "it is"
-    return (
-        f"the {percent(level)} interval's {side} {lies} beyond the {resamples:,} resamples "
-        f"(Student's t for {clusters:,} prompts, bias-corrected, asks them for a tail of "
-        f"{asked}; they read "
-        f"{resolved_tail(resamples):.3g} and no deeper): {it} extrapolated along a normal "
-        "tail from the estimate through the resamples' deepest quantile (the smallest or "
-        f"largest resample read as the end was narrower) — {fix}"
-    )
-
-
-def beyond_fix(level: float, *, resamples: int, tail: float) -> str:
-    """What brings an end extrapolated at tail probability ``tail`` within reach of the
-    resamples: ``⌈TAIL_RESAMPLES / tail⌉`` resamples read it (named where that is at most
-    :data:`MAX_N_BOOT`: a bias-corrected 99% end from 75 prompts asks 1e-3, 5,000
-    resamples). More prompts shrink Student's quantile toward the normal's, whose tail
-    ``(1 − level) / 2`` ``resamples`` read where it is at least :func:`resolved_tail`;
-    past that (99.9% from 2,000 resamples, 99% from 500) no number of prompts does.
-
-    >>> beyond_fix(0.99, resamples=2000, tail=1.3e-7)
-    'add prompts'
-    >>> beyond_fix(0.99, resamples=2000, tail=1e-3)
-    'add prompts, or resamples: 5,000 (--n-boot) would read it'
-    >>> beyond_fix(0.999, resamples=2000, tail=3.2e-4).split(": ")[-1]
-    '15,625 resamples (--n-boot) would read it'
-    """
-    normal = (1.0 - level) / 2
-    need = math.ceil(TAIL_RESAMPLES / tail) if tail > 0 else math.inf
-    if normal >= resolved_tail(resamples):
-        if need <= MAX_N_BOOT:
-            return f"add prompts, or resamples: {need:,} (--n-boot) would read it"
-        return "add prompts"
-    says = (
-        f"{need:,} resamples (--n-boot) would read it"
-        if need <= MAX_N_BOOT
-        else f"more than the {MAX_N_BOOT:,} resamples allowed would read it"
-    )
-    return (
-        f"more prompts will not bring it within reach ({percent(level)}'s normal tail, "
-        f"{normal:.1e}, lies past it): {says}"
-    )
 
 
 def p_value(est: GroupEstimate, null: float, *, expanded: bool = False) -> float:

@@ -58,15 +58,14 @@ from recuse.interval_rules import informative as informative
 from recuse.interval_rules import zero_width as zero_width
 from recuse.metrics.bootstrap import (
     INTERVAL_NAMES,
+    Extrapolation,
     GroupedStatistic,
     GroupEstimate,
     Interval,
     Resampling,
-    beyond_side,
-    beyond_warning,
     cluster_bootstrap,
     counted,
-    expanded_beyond,
+    end_tails,
     expanded_interval,
     expanded_quantile,
     p_value,
@@ -83,6 +82,8 @@ __all__ = [
     "excludes_null",
     "expanded_error",
     "expanded_method",
+    "extrapolated_words",
+    "extrapolation",
     "flag_threshold",
     "fold",
     "informative",
@@ -278,9 +279,16 @@ EXPANDED_WORDS = (
 )
 
 
-#: what the method adds where an expanded end lay past the resamples' reach
-#: (:func:`~recuse.metrics.bootstrap.tail_end`; the result's warning says how far)
-EXTRAPOLATED_WORDS = "its ends past the resamples' reach extrapolated along a normal tail"
+def extrapolated_words(side: str) -> str:
+    """What the method adds where an expanded interval's ``side`` ("ends", "low end" or
+    "high end": :attr:`~recuse.metrics.bootstrap.Extrapolation.side`) lay past the
+    resamples' reach (:func:`~recuse.metrics.bootstrap.tail_end`; the result's warning
+    and ``extrapolated`` say how far). "its ends" was said where one end was.
+
+    >>> extrapolated_words("low end")
+    "its low end past the resamples' reach extrapolated along a normal tail"
+    """
+    return f"its {side} past the resamples' reach extrapolated along a normal tail"
 
 
 def expanded_method(*, boot: Resampling) -> str:
@@ -573,16 +581,15 @@ def to_results(
             expand = spec.expanded or few_move
             expand = expand and kind == "bca" and not (widen or unseen or cancel)
             low, high = est.ci_low, est.ci_high
-            far: tuple[str, ...] = ()
+            far: Extrapolation | None = None
             if expand:
                 low, high = expanded_interval(est, boot.level)
                 # ends past the resamples' reach (99% from 10 prompts or fewer): extrapolated
-                tail = expanded_beyond(est, boot.level)
-                if math.isfinite(tail):
-                    side = beyond_side(est, boot.level)  # "ends", or the one end
-                    far = (beyond_warning(tail, resamples=est.n_boot, clusters=est.n_clusters,
-                                          level=boot.level, side=side),)  # fmt: skip
+                far = extrapolation(est, boot.level)
+                if far is not None:
                     low, high = max(low, spec.extent[0]), min(high, spec.extent[1])
+                if far is not None and spec.folded:  # the ends of |θ| it names
+                    far = extrapolation(est, boot.level, folded=(low, high))
             # a null that is the metric's floor or ceiling is no hypothesis: no p-value
             p = math.nan if spec.bound else p_value(est, spec.null, expanded=expand)
             k = padded_factor(est.effective)
@@ -629,8 +636,8 @@ def to_results(
                 if pad:  # the expanded ends, padded
                     words = padded_method(boot=boot, clusters=est.n_clusters, moving=est.moving,
                                           effective=est.effective)  # fmt: skip
-                if far:  # the method names the interval it is: part extrapolated
-                    words += f"; {EXTRAPOLATED_WORDS}"
+                if far:  # the method names the interval it is: which ends extrapolated
+                    words += f"; {extrapolated_words(far.side)}"
             if cancel:
                 # the bootstrap's ends on the estimate (flat) and no t step (effective 1):
                 # moved_span's exact bound on the moving prompts stands at both ends
@@ -698,7 +705,7 @@ def to_results(
                         exact=unseen or cancel,
                         moving=moving_pairs(spec, est) if widen else None,
                     )
-                    + far
+                    + ((far.warning(),) if far else ())
                     + (spec.warnings(est.totals) if spec.warnings else ()),
                     n_boot_unfit=est.n_unfit,
                     refit=spec.refit,
@@ -709,9 +716,45 @@ def to_results(
                     n_of=spec.n_count,
                     interval_rule=rule,
                     heaviest=est.heaviest if unseen else None,
+                    extrapolated=far,
                 )
             )
     return results, skipped
+
+
+def extrapolation(
+    est: GroupEstimate, level: float, *, folded: tuple[float, float] | None = None
+) -> Extrapolation | None:
+    """Which ends of ``est``'s expanded interval at ``level``
+    (:func:`~recuse.metrics.bootstrap.expanded_interval`) were extrapolated past the
+    resamples (each end as :func:`~recuse.metrics.bootstrap.tail_end` says), and the
+    deepest tail they asked (:func:`~recuse.metrics.bootstrap.end_tails`); None where
+    neither was. ``folded``: the signed interval ``(low, high)`` of a result shown as
+    ``|θ|`` (:func:`fold`), whose ends the record then names: where it holds 0 the folded
+    interval is ``[0, max(−low, high)]``, its low end no resample's and its high end the
+    farther signed end; below 0 the two ends swap.
+
+    >>> e = GroupEstimate(-0.5, -0.6, -0.4, 15, 5, 2000, 0, np.zeros(1),
+    ...                   replicates=np.linspace(-0.7, -0.3, 2000))
+    >>> extrapolation(e, 0.99).side, extrapolation(e, 0.9) is None
+    ('ends', True)
+    >>> extrapolation(e, 0.99, folded=(-0.9, 0.1)).side  # |θ| in [0, 0.9]
+    'high end'
+    """
+    low_tail, high_tail = end_tails(est, level)
+    if folded is not None:
+        low, high = folded
+        if low <= 0 <= high:
+            low_tail, high_tail = math.nan, low_tail if -low >= high else high_tail
+        elif high < 0:
+            low_tail, high_tail = high_tail, low_tail
+    tails = [x for x in (low_tail, high_tail) if not math.isnan(x)]
+    if not tails:
+        return None
+    return Extrapolation(
+        low=not math.isnan(low_tail), high=not math.isnan(high_tail), tail=min(tails),
+        resamples=est.n_boot, clusters=est.n_clusters, level=level,
+    )  # fmt: skip
 
 
 def unseen_span(

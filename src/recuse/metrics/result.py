@@ -10,6 +10,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from recuse import numbers
+from recuse.bootstrap_rules import Extrapolation
 from recuse.interval_rules import IntervalRule
 from recuse.terminal import one_line
 
@@ -190,6 +191,11 @@ class MetricResult:
     #: ``"exact_bound"`` interval is multiplied by (:func:`recuse.metrics.estimate.unseen_span`);
     #: None for every other rule
     heaviest: float | None = None
+    #: which ends of an interval expanded for few prompts were extrapolated past the
+    #: resamples, the deepest tail they asked and the resamples that would read it
+    #: (:class:`~recuse.bootstrap_rules.Extrapolation`; its warning is among
+    #: ``warnings``); None where no end was
+    extrapolated: Extrapolation | None = None
 
     @property
     def unsigned(self) -> bool:
@@ -268,7 +274,9 @@ class MetricResult:
         beside n_clusters 73 said nothing of why in the JSON, where the table's line
         said it), which rule made the interval and the exact bound's prompt factor
         (``interval_rule``, ``heaviest_prompt``: as a finding of report.json has them),
-        then ``counts`` and ``components``."""
+        which ends were extrapolated past the resamples (``extrapolated``:
+        :meth:`~recuse.bootstrap_rules.Extrapolation.to_dict`, null where none), then
+        ``counts`` and ``components``."""
         return {
             "metric": self.metric,
             "judge": self.judge,
@@ -293,6 +301,7 @@ class MetricResult:
             "fixed_by_construction": self.fixed,
             "interval_rule": self.interval_rule,
             "heaviest_prompt": self.heaviest,
+            "extrapolated": self.extrapolated.to_dict() if self.extrapolated else None,
             "counts": {k: int(v) for k, v in self.counts.items()},
             "components": {k: _clean(v) for k, v in self.components.items()},
         }

@@ -60,6 +60,7 @@ __all__ = [
     "applied_guarantee",
     "apply_thresholds",
     "certifies_any",
+    "chosen_stages",
     "decide",
     "observed",
     "read_thresholds",
@@ -404,16 +405,15 @@ def _stratum_order(names: Sequence[str]) -> list[str]:
     return [s for s in (*STRATA, "all") if s in names]
 
 
-def decide(
-    pairs: pd.DataFrame,
-    spec: Mapping[str, Any],
-    roster: Roster | None,
-    *,
-    file: str = "thresholds",
-    judge: str | None = None,
-) -> Applied:
-    """:func:`apply_thresholds`, with what each judge kept of the items of each stratum
-    reaching it beside the coverage it was certified at (:class:`Applied`)."""
+def chosen_stages(
+    spec: Mapping[str, Any], *, file: str = "thresholds", judge: str | None = None
+) -> list[dict[str, Any]]:
+    """The stages of the thresholds file ``spec`` (:func:`read_thresholds`) that decide:
+    every one of a cascade, or the one ``judge`` names (as the data names it, or in
+    another case) of a file of several judges. A :class:`~recuse.errors.ConfigError`
+    where ``judge`` is given for a cascade, missing for several judges, or not in the
+    file: `certify apply` checks it before it prints anything (with --run it printed
+    its check line first)."""
     stages = read_thresholds(spec, file=file)
     if spec.get("cascade") and judge is not None:  # it was ignored: all judges decided
         raise ConfigError(
@@ -434,6 +434,20 @@ def decide(
             stages = [s for s in stages if s["judge"] == named]
             if not stages:
                 raise ConfigError(f"--judge {judge!r} is not in {file}: {', '.join(names)}")
+    return stages
+
+
+def decide(
+    pairs: pd.DataFrame,
+    spec: Mapping[str, Any],
+    roster: Roster | None,
+    *,
+    file: str = "thresholds",
+    judge: str | None = None,
+) -> Applied:
+    """:func:`apply_thresholds`, with what each judge kept of the items of each stratum
+    reaching it beside the coverage it was certified at (:class:`Applied`)."""
+    stages = chosen_stages(spec, file=file, judge=judge)
     o = Options(strata=bool(spec.get("strata", True)),
                 self_scope=str(spec.get("self_scope", "snapshot")))  # fmt: skip
     ids = list(dict.fromkeys(as_texts(pairs["item_id"])))

@@ -1,186 +1,156 @@
 """One note for the intervals of a table whose ends lie beyond the resamples.
 
 An interval expanded for its prompts' number (Student's t) asks the resamples for a
-tail deeper than they read at 99% (:func:`recuse.metrics.bootstrap.beyond_warning`):
-each such result carries that warning, with its own tail and the resamples that would
-read it, in report.json. Read as a person reads a table, the same 400 characters under
+tail deeper than they read at 99%: each such result carries which ends were
+extrapolated and how far as data (:class:`~recuse.bootstrap_rules.Extrapolation`,
+``MetricResult.extrapolated``, report.json's ``extrapolated``) and its warning in words
+(:func:`recuse.metrics.bootstrap.beyond_warning`), with its own tail and the resamples
+that would read it. Read as a person reads a table, the same 400 characters under
 every agreement, verbosity and preference row (29 in one 99% audit of LLMBar's MT-Bench
 set) bury the warnings that differ. :func:`fold_extrapolated` keeps one short tag on
-each row and says the rest once: how many intervals, which, the deepest tail asked and
-what reads it (:func:`~recuse.metrics.bootstrap.beyond_fix` of that tail, the estimator's
-own advice).
+each row and says the rest once, from the rows' records: how many intervals, which,
+which ends, the deepest tail asked and what reads it
+(:attr:`~recuse.bootstrap_rules.Extrapolation.need`, the estimator's own advice).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from recuse.bootstrap_rules import Extrapolation
 
 __all__ = [
     "EXTRAPOLATED_TAG",
-    "Extrapolated",
-    "extrapolated_parts",
     "fold_extrapolated",
     "gate_caveat",
-    "shorten_extrapolated",
+    "short_warnings",
+    "warning_head",
 ]
 
 #: what a row shows in place of its extrapolation warning once the note says it
 EXTRAPOLATED_TAG = "an end extrapolated past the resamples (note below)"
 
-_BEYOND = re.compile(
-    r"^the (?P<level>[\d.]+%) interval's (?P<side>ends|low end|high end) lies? beyond the "
-    r"(?P<resamples>[\d,]+) resamples \(Student's t for (?P<clusters>[\d,]+) prompts, "
-    r"bias-corrected, asks them for a tail of (?P<tail>[0-9.]+(?:e[+-]\d+)?); they read "
-    r"(?P<reads>\S+) and no deeper\).* — (?P<fix>[^—]+)$"
-)
-_NEED = re.compile(r"([\d,]+)(?: resamples)? \(--n-boot\)")
+
+def _is_its(warning: str, far: Extrapolation | None) -> bool:
+    """Whether ``warning`` is the one ``far`` says (its :meth:`~Extrapolation.warning`)."""
+    return far is not None and warning == far.warning()
 
 
-@dataclass(frozen=True)
-class Extrapolated:
-    """What a ``beyond_warning`` says: the level's words, the ends, the resamples, the
-    prompts, the tail probability the expanded end asked of the resamples, the deepest
-    they read (as written), the advice and the resamples it names (0: none named)."""
+def short_warnings(warnings: Sequence[str], far: Extrapolation | None) -> tuple[str, ...]:
+    """``warnings`` with the one of ``far`` (a result's or finding's ``extrapolated``)
+    in a line's words (:meth:`~recuse.bootstrap_rules.Extrapolation.short`): the page's
+    verdict list and its estimates tables. Without ``far`` (none extrapolated, or a
+    report written before the field) they are as written.
 
-    level: str
-    side: str
-    resamples: int
-    clusters: int
-    tail: float
-    asked: str  # the tail as written (0.002496 beside a reach of 0.0025, not 2.5e-03)
-    reads: str
-    fix: str
-    need: int
-
-
-def extrapolated_parts(text: str) -> Extrapolated | None:
-    """The parts of a :func:`~recuse.metrics.bootstrap.beyond_warning`, or None for any
-    other warning.
-
-    >>> from recuse.metrics.bootstrap import beyond_warning
-    >>> extrapolated_parts(beyond_warning(1.6e-3, resamples=2000, clusters=75,
-    ...                                   level=0.99, side="low end"))
-    ... # doctest: +NORMALIZE_WHITESPACE
-    Extrapolated(level='99%', side='low end', resamples=2000, clusters=75, tail=0.0016,
-                 asked='1.6e-03', reads='0.0025', fix='add prompts, or resamples:
-                 3,125 (--n-boot) would read it', need=3125)
-    >>> extrapolated_parts("low n: only 8 pairs") is None
-    True
+    >>> x = Extrapolation(low=False, high=True, tail=1.6e-3, resamples=2000, clusters=75,
+    ...                   level=0.9)
+    >>> short_warnings(["low n", x.warning()], x)[1][:48]
+    '90% high end extrapolated past the 2,000 resampl'
     """
-    m = _BEYOND.match(text)
-    if m is None:
+    return tuple(far.short() if far and _is_its(w, far) else w for w in warnings)
+
+
+def warning_head(warning: str, far: Extrapolation | None) -> str | None:
+    """A matrix cell's tag of the warning of ``far`` ("99% low end extrapolated"), None
+    for any other warning."""
+    if far is None or not _is_its(warning, far):
         return None
-    return Extrapolated(
-        level=m["level"],
-        side=m["side"],
-        resamples=int(m["resamples"].replace(",", "")),
-        clusters=int(m["clusters"].replace(",", "")),
-        tail=float(m["tail"]),
-        asked=m["tail"],
-        reads=m["reads"],
-        fix=m["fix"],
-        need=int(n[1].replace(",", "")) if (n := _NEED.search(m["fix"])) else 0,
-    )
+    from recuse.numbers import percent
+
+    return f"{percent(far.level)} {far.side} extrapolated"
 
 
 def fold_extrapolated(
-    rows: Sequence[tuple[str, Sequence[str]]], *, level: float
+    rows: Sequence[tuple[str, Sequence[str], Extrapolation | None]], *, level: float
 ) -> tuple[list[tuple[str, ...]], str]:
     """Each row's warnings with its extrapolation warning replaced by
     :data:`EXTRAPOLATED_TAG`, and the one note that says them all, where two rows or
-    more carry one (a lone one stays whole; no note: ``""``). ``rows`` are ``(name,
-    warnings)``, the name saying which row (judge and metric); ``level`` the
-    intervals' (warnings of another level are left whole).
+    more extrapolated an end (a lone one stays whole; no note: ``""``). ``rows`` are
+    ``(name, warnings, extrapolated)``, the name saying which row (judge and metric),
+    ``extrapolated`` the row's record (``Finding.extrapolated``; None: no end, or a
+    report written before the field, whose warnings stay whole); ``level`` the
+    intervals' (records of another level are left whole).
 
-    The note names the rows (four, then how many more), the resamples, the deepest tail
-    asked and the advice the estimator gave for that end
-    (:func:`~recuse.metrics.bootstrap.beyond_fix`): the resamples that read the deepest
-    end read every other, the most any warning names.
+    The note names the rows (four, then how many more), which ends (low, high or both:
+    how many of each), the resamples, the deepest tail asked and the advice for that end
+    (:meth:`~recuse.bootstrap_rules.Extrapolation.fix`): the resamples that read the
+    deepest end read every other, the most any record names.
 
-    >>> from recuse.metrics.bootstrap import beyond_warning
-    >>> w = [beyond_warning(t, resamples=2000, clusters=75, level=0.99, side="low end")
-    ...      for t in (1.6e-3, 1.57e-3)]
-    >>> shown, note = fold_extrapolated([("a", [w[0]]), ("b", ["low n", w[1]])], level=0.99)
+    >>> x = [Extrapolation(low=True, high=False, tail=t, resamples=2000, clusters=75,
+    ...                    level=0.99) for t in (1.6e-3, 1.57e-3)]
+    >>> rows = [("a", [x[0].warning()], x[0]), ("b", ["low n", x[1].warning()], x[1])]
+    >>> shown, note = fold_extrapolated(rows, level=0.99)
     >>> shown  # doctest: +NORMALIZE_WHITESPACE
     [('an end extrapolated past the resamples (note below)',),
      ('low n', 'an end extrapolated past the resamples (note below)')]
-    >>> note[:60]
-    '2 intervals have an end beyond the 2,000 resamples (a; b): S'
+    >>> note[:68]
+    '2 intervals have an end beyond the 2,000 resamples (a; b; low ends: 2'
     >>> note.split(" — ")[-1].split(";")[0]  # 5 / 1.57e-3, not 5 / 1.6e-3 (3,125)
     'add prompts, or resamples: 3,185 (--n-boot) would read them all'
     """
-    from recuse.numbers import percent
-
-    parts = [[extrapolated_parts(w) for w in ws] for _, ws in rows]
-    parts = [[p if p and p.level == percent(level) else None for p in ps] for ps in parts]
     hits = [
-        (name, p) for (name, _), ps in zip(rows, parts, strict=True) for p in ps if p is not None
+        (name, far)
+        for name, ws, far in rows
+        if far is not None and far.level == level and any(_is_its(w, far) for w in ws)
     ]
-    many = {p.resamples for _, p in hits}
+    many = {far.resamples for _, far in hits}
     if len(hits) < 2 or len(many) != 1:  # one, or resamples that differ: said whole
-        return [tuple(ws) for _, ws in rows], ""
+        return [tuple(ws) for _, ws, _ in rows], ""
+    said = {id(far) for _, far in hits}
     shown = [
-        tuple(EXTRAPOLATED_TAG if p is not None else w for w, p in zip(ws, ps, strict=True))
-        for (_, ws), ps in zip(rows, parts, strict=True)
+        tuple(EXTRAPOLATED_TAG if id(far) in said and _is_its(w, far) else w for w in ws)
+        for _, ws, far in rows
     ]
     # the deepest end: the most resamples named, or none named (more than allowed)
-    deepest = max((p for _, p in hits), key=lambda p: (p.need == 0, p.need, -p.tail))
+    deepest = min((far for _, far in hits), key=lambda far: far.tail)
     names = list(dict.fromkeys(name for name, _ in hits))
     who = "; ".join(names[:4]) + (f"; and {len(names) - 4:,} more" if len(names) > 4 else "")
-    fix = deepest.fix.replace("would read it", "would read them all")
+    fix = deepest.fix().replace("would read it", "would read them all")
     return shown, (
         f"{len(hits):,} intervals have an end beyond the {deepest.resamples:,} resamples "
-        f"({who}): Student's t for their prompts asks for tails as deep as "
-        f"{deepest.asked}, and the resamples read {deepest.reads} and no deeper, so "
-        "those ends are extrapolated along a normal tail from the estimate through the "
-        f"resamples' deepest quantile — {fix}; each interval's own tail: report.json's "
-        "warnings"
+        f"({who}; {_ends([far for _, far in hits])}): Student's t for their prompts asks "
+        f"for tails as deep as {deepest.asked}, and the resamples read "
+        f"{resolved_words(deepest.resamples)} and no deeper, so those ends are "
+        "extrapolated along a normal tail from the estimate through the resamples' "
+        f"deepest quantile — {fix}; each interval's own ends and tail: report.json's "
+        "extrapolated"
     )
 
 
-_BEYOND_ANYWHERE = re.compile(
-    r"the (?P<level>[\d.]+%) interval's (?P<side>ends|low end|high end) lies? beyond the "
-    r"(?P<resamples>[\d,]+) resamples \(Student's t for [\d,]+ prompts, bias-corrected, "
-    r"asks them for a tail of (?P<tail>[0-9.]+(?:e[+-]\d+)?);.*? — "
-    r"(?P<fix>.*?(?:would read it|add prompts))(?=; |$)"
-)
+def _ends(fars: Sequence[Extrapolation]) -> str:
+    """How many intervals extrapolated which ends: "low ends: 2, high ends: 1, both
+    ends: 1" (those that occur)."""
+    sides = [far.side for far in fars]
+    counts = {
+        "low ends": sides.count("low end"),
+        "high ends": sides.count("high end"),
+        "both ends": sides.count("ends"),
+    }
+    return ", ".join(f"{k}: {v:,}" for k, v in counts.items() if v)
 
 
-def shorten_extrapolated(text: str) -> str:
-    """``text`` (a tidy table's warnings, joined by ``"; "``) with each
-    :func:`~recuse.metrics.bootstrap.beyond_warning` in it said in a line's words: the
-    level, the end, the tail asked and the estimator's advice (the CSV and report.json
-    keep the whole).
+def resolved_words(resamples: int) -> str:
+    """The deepest tail ``resamples`` read, as the warning writes it (0.0025)."""
+    from recuse.bootstrap_rules import resolved_tail
 
-    >>> from recuse.metrics.bootstrap import beyond_warning
-    >>> w = beyond_warning(1.6e-3, resamples=2000, clusters=75, level=0.99, side="low end")
-    >>> shorten_extrapolated("low n; " + w).split(": ")  # doctest: +NORMALIZE_WHITESPACE
-    ['low n; 99% low end extrapolated past the 2,000 resamples (tail 1.6e-03)',
-     'add prompts, or resamples', '3,125 (--n-boot) would read it']
-    """
-    return _BEYOND_ANYWHERE.sub(
-        lambda m: (
-            f"{m['level']} {m['side']} extrapolated past the {m['resamples']} resamples "
-            f"(tail {m['tail']}): {m['fix']}"
-        ),
-        text,
-    )
+    return f"{resolved_tail(resamples):.3g}"
 
 
-def gate_caveat(text: str) -> str:
-    """A finding's warning as ``recuse gate`` prints it under the finding's line: an
-    end beyond the resamples in a line's words (:func:`shorten_extrapolated`), its
-    advice naming the command that takes ``--n-boot`` (the gate reads a written
-    report; the audit draws the resamples).
+def gate_caveat(text: str, far: Extrapolation | None) -> str:
+    """A finding's warning as ``recuse gate`` prints it under the finding's line: the
+    one of its ``extrapolated`` record ``far`` in a line's words
+    (:meth:`~recuse.bootstrap_rules.Extrapolation.short`), its advice naming the
+    command that takes ``--n-boot`` (the gate reads a written report; the audit draws
+    the resamples); any other (and every one of a report written before the record) as
+    written.
 
-    >>> from recuse.metrics.bootstrap import beyond_warning
-    >>> w = beyond_warning(1.6e-3, resamples=2000, clusters=75, level=0.99, side="low end")
-    >>> gate_caveat(w).split(": ", 1)[1]
+    >>> x = Extrapolation(low=True, high=False, tail=1.6e-3, resamples=2000, clusters=75,
+    ...                   level=0.99)
+    >>> gate_caveat(x.warning(), x).split(": ", 1)[1]
     'add prompts, or resamples: 3,125 (recuse audit --n-boot) would read it'
+    >>> gate_caveat("low n", x)
+    'low n'
     """
-    short = shorten_extrapolated(text)
-    if short == text:
+    if far is None or not _is_its(text, far):
         return text
-    return short.replace("(--n-boot)", "(recuse audit --n-boot)")
+    return far.short().replace("(--n-boot)", "(recuse audit --n-boot)")

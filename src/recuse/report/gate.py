@@ -74,6 +74,7 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
+from recuse.bootstrap_rules import Extrapolation
 from recuse.errors import ConfigError, InputError
 from recuse.interval_rules import EXACT_BOUND, FEW_CLUSTERS, INTERVAL_RULES, informative
 from recuse.numbers import (
@@ -185,6 +186,10 @@ class GateLine:
     #: share the rule requires; None on a bias line
     coverage: float | None = None
     required_coverage: float | None = None
+    #: the finding's ends extrapolated past the resamples (report.json's
+    #: ``extrapolated``; None: none, or a report written before it): its warning is
+    #: printed in a line's words (:func:`recuse.report.extrapolated.gate_caveat`)
+    extrapolated: Extrapolation | None = None
 
 
 @dataclass(frozen=True)
@@ -468,6 +473,10 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
     for k in ("fixed_by_construction", "absolute_value"):  # optional (older reports lack them)
         if k in f and not isinstance(f[k], bool):  # the audit writes true or false, never null
             raise _bad(f"{where}: {k!r} is not true or false (got {_shown(f[k])})", p)
+    try:  # optional (older reports lack it: their warnings are printed whole)
+        _extrapolated(f)
+    except ValueError as exc:
+        raise _bad(f"{where}: 'extrapolated' {exc}", p) from None
     rule = f.get("interval_rule")  # optional (older reports lack it: the method's words)
     if rule is not None and rule not in INTERVAL_RULES:
         raise _bad(
@@ -673,7 +682,7 @@ def evaluate(
         return GateLine(str(finding["bias"]), str(finding["judge"]),
                         str(finding.get("dataset", "")), "inconclusive", text, None,
                         tuple(finding.get("warnings", ())), gap, False, est, (lo, hi), level,
-                        null)  # fmt: skip
+                        null, extrapolated=_extrapolated(finding))  # fmt: skip
     says = _bound_words(outcome, threshold.bound, lo, hi, null, x, edges)
     text = (
         f"{outcome.upper()}: {finding['bias']} of {_judge(finding)}: {numbers} "
@@ -726,7 +735,15 @@ def evaluate(
     return GateLine(str(finding["bias"]), str(finding["judge"]), str(finding.get("dataset", "")),
                     outcome, text, needed, tuple(finding.get("warnings", ())),
                     gap if outcome == "inconclusive" else None, too_close, est, (lo, hi),
-                    level, null)  # fmt: skip
+                    level, null, extrapolated=_extrapolated(finding))  # fmt: skip
+
+
+def _extrapolated(finding: Mapping[str, Any]) -> Extrapolation | None:
+    """A finding's ``extrapolated`` record (:class:`~recuse.bootstrap_rules.Extrapolation`),
+    None where it is null or absent (a report written before it); a
+    :class:`ValueError` saying what is wrong with one that is neither."""
+    found = finding.get("extrapolated")
+    return None if found is None else Extrapolation.from_dict(found)
 
 
 @fixed_decimals

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from recuse.bootstrap_rules import Extrapolation
 from recuse.errors import MissingDependencyError
 from recuse.numbers import (
     column_decimals,
@@ -28,11 +29,11 @@ from recuse.numbers import (
 )
 from recuse.report.extrapolated import (
     EXTRAPOLATED_TAG,
-    extrapolated_parts,
     fold_extrapolated,
-    shorten_extrapolated,
+    short_warnings,
+    warning_head,
 )
-from recuse.report.model import AuditReport
+from recuse.report.model import AuditReport, Finding
 from recuse.report.summary_table import nothing_in_table
 from recuse.terminal import shown
 
@@ -89,11 +90,11 @@ def _cell(
     :attr:`~recuse.report.model.Table.percent`) as :func:`recuse.numbers.share_percent`
     writes them (28.5%, 0.04%), and a number read against its row's threshold ``bound``
     (:attr:`~recuse.report.model.Table.beside`) on its own side of it (0.7996 beside a
-    target 0.8: ``0.7996``, not ``0.800``); a warnings column with the ends beyond the
-    resamples in a line's words (:func:`~recuse.report.extrapolated.shorten_extrapolated`)."""
+    target 0.8: ``0.7996``, not ``0.800``). An estimates table's warnings, with the ends
+    beyond the resamples in a line's words, are its
+    :attr:`~recuse.report.model.Table.texts` (:func:`recuse.analyses.base.warnings_texts`:
+    read from each result's ``extrapolated`` record)."""
     name = str(column).lower()
-    if name == "warnings" and isinstance(value, str):  # the ends beyond the resamples: short
-        return shorten_extrapolated(value)
     if _finite(value) and _finite(bound):
         if percent:
             return share_percent_beside(value, bound)
@@ -116,15 +117,28 @@ def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def warning_tag(text: str) -> str:
+def warning_tag(text: str, far: Extrapolation | None = None) -> str:
     """A warning's head for a matrix cell: the words before its first ':' or ' — ' (at
-    most 40 characters), e.g. "low n" or "only 4 prompts"; the full text is in the
-    cell's tooltip, the verdict list, the terminal and the JSON."""
-    far = extrapolated_parts(text)
-    if far is not None:  # its head ran past 40 characters: "the 99% interval's low end…"
-        return f"{far.level} {far.side} extrapolated"
+    most 40 characters), e.g. "low n" or "only 4 prompts", and the one of the
+    finding's ``extrapolated`` record ``far`` its level and end ("99% low end
+    extrapolated": :func:`~recuse.report.extrapolated.warning_head`); the full text is
+    in the cell's tooltip, the verdict list, the terminal and the JSON."""
+    head = warning_head(text, far)
+    if head is not None:  # its head ran past 40 characters: "the 99% interval's low end…"
+        return head
     head = text.split(":", 1)[0].split(" — ", 1)[0].strip()
     return head if len(head) <= 40 else head[:39].rstrip() + "…"
+
+
+def warning_tags(finding: Finding) -> list[str]:
+    """Each of ``finding``'s warnings as its matrix cell tags it (:func:`warning_tag`)."""
+    return [warning_tag(w, finding.extrapolated) for w in finding.warnings]
+
+
+def finding_short_warnings(finding: Finding) -> tuple[str, ...]:
+    """``finding``'s warnings with its extrapolated ends in a line's words: the verdict
+    list's (:func:`~recuse.report.extrapolated.short_warnings`)."""
+    return short_warnings(finding.warnings, finding.extrapolated)
 
 
 def _visible(value: Any) -> Any:
@@ -158,8 +172,8 @@ def _environment() -> Any:
     env.globals["table_digits"] = table_digits
     env.filters["percent"] = percent
     env.filters["cell"] = _cell
-    env.filters["warning_tag"] = warning_tag
-    env.filters["short_warning"] = shorten_extrapolated  # the verdict list's, in a line
+    env.filters["warning_tags"] = warning_tags
+    env.filters["short_warnings"] = finding_short_warnings  # the verdict list's, in a line
     return env
 
 
@@ -240,7 +254,9 @@ def section_warnings(report: AuditReport) -> dict[str, tuple[list[tuple[str, ...
     out: dict[str, tuple[list[tuple[str, ...]], str]] = {}
     for s in report.sections:
         names = [" · ".join(x for x in (f.judge, f.bias.label) if x) for f in s.findings]
-        rows = [(name, f.warnings) for name, f in zip(names, s.findings, strict=True)]
+        rows = [
+            (name, f.warnings, f.extrapolated) for name, f in zip(names, s.findings, strict=True)
+        ]
         shown, note = fold_extrapolated(rows, level=report.level)
         out[s.id] = said_once(list(zip(names, shown, strict=True)), keep=EXTRAPOLATED_TAG), note
     return out

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from recuse import numbers
+from recuse.bootstrap_rules import Extrapolation
 from recuse.choices import FigureFormat as FigureFormat
 from recuse.data.inputs import Source
 from recuse.interval_rules import IntervalRule
@@ -104,6 +105,11 @@ class Finding:
     #: (a ratio, at least 1), the factor the bound's share is multiplied by before it is
     #: capped at 1 (:func:`recuse.metrics.estimate.unseen_span`); None for every other rule
     heaviest_prompt: float | None = None
+    #: which ends of an interval expanded for few prompts were extrapolated past the
+    #: resamples, and how far (:attr:`recuse.metrics.result.MetricResult.extrapolated`;
+    #: its warning is among ``warnings``): the tables' one note reads it
+    #: (:func:`recuse.report.extrapolated.fold_extrapolated`). None where no end was
+    extrapolated: Extrapolation | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.bias, Bias):
@@ -372,6 +378,7 @@ class Finding:
             "interval_rule": self.interval_rule,
             "heaviest_prompt": self.heaviest_prompt,
             "warnings": list(self.warnings),
+            "extrapolated": self.extrapolated.to_dict() if self.extrapolated else None,
             "q_value": self.q_value,
             "adjustment_note": self.adjustment_note,
             "material": self.material,

@@ -33,6 +33,7 @@ from collections import Counter
 from dataclasses import dataclass
 from html import escape
 
+from recuse.bootstrap_rules import Extrapolation
 from recuse.numbers import percent
 from recuse.report.extrapolated import EXTRAPOLATED_TAG, fold_extrapolated
 from recuse.report.model import AuditReport, Baseline, Finding, NotEstimated, SummaryRow
@@ -84,6 +85,8 @@ class SummaryLine:
     flagged: bool = False
     #: why an interval outside no bias is unflagged (:attr:`Finding.adjustment_note`)
     note: str = ""
+    #: its ends extrapolated past the resamples (:attr:`Finding.extrapolated`)
+    extrapolated: Extrapolation | None = None
 
 
 def _bias_words(finding: Finding) -> str:
@@ -114,6 +117,7 @@ def summary_lines(report: AuditReport) -> tuple[SummaryLine, ...]:
                     warnings=f.warnings,
                     flagged=f.flagged,
                     note=f.adjustment_note,
+                    extrapolated=f.extrapolated,
                 )
             )
         estimated = {f.bias.key for f in found}
@@ -192,7 +196,7 @@ def summary_text(report: AuditReport) -> str:
     # the extrapolated ends of many intervals: one note, its number on each of their rows
     shown, note = fold_extrapolated(
         [
-            (f"{ln.judge} · {ln.bias.split(' (')[0]}", ws)
+            (f"{ln.judge} · {ln.bias.split(' (')[0]}", ws, ln.extrapolated)
             for ln, ws in zip(lines, said, strict=True)
         ],
         level=report.level,
@@ -338,7 +342,11 @@ def summary_sentences(report: AuditReport) -> list[str]:
     rows = report.summary()
     # the extrapolated ends of many intervals: a short tag on each, one note after them
     shown, note = fold_extrapolated(
-        [(f"{row.judge} · {f.bias.label}", f.warnings) for row in rows for f in row.findings],
+        [
+            (f"{row.judge} · {f.bias.label}", f.warnings, f.extrapolated)
+            for row in rows
+            for f in row.findings
+        ],
         level=report.level,
     )
     warned = iter(shown)

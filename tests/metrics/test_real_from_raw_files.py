@@ -237,3 +237,79 @@ def test_judgebench_headlines_from_the_upstream_files(
         assert r.estimate == pytest.approx(want[name], abs=1e-12), name
     if model.startswith("Skywork"):  # scores each answer alone: no position preference
         assert want["first"] == 0.5
+
+
+#: MT-Bench's six models by family (the built-in roster's families)
+MT_BENCH_FAMILIES = {
+    "gpt-4": "gpt", "gpt-3.5-turbo": "gpt", "claude-v1": "claude",
+    "vicuna-13b-v1.2": "llama", "alpaca-13b": "llama", "llama-13b": "llama",
+}  # fmt: skip
+
+
+def _calibrated_by_hand(t: pd.DataFrame, own: str, *, label: bool) -> float:
+    """The competence-calibrated self-preference with statsmodels: Bradley–Terry strengths
+    ``s`` from the human labels (a GLM on +1 / −1 model columns), then one row per judged
+    order, weight 1 / orders judged, ``logit P(a) = κ_c (s_a − s_b) + β·first [+ α·label]
+    + τ·own + φ·family`` with κ per MT-Bench category that has 20+ pairs without the
+    judge's answer (the rest pooled); Δ = mean over the own rows of picks − π, with π the
+    prediction without τ and φ."""
+    import statsmodels.api as sm
+    from scipy import special
+
+    d = t[t["model_a"].notna() & t["model_b"].notna()]
+    d = d[d["first"].notna() | d["second"].notna()].reset_index(drop=True)
+    models = sorted(set(d["model_a"]) | set(d["model_b"]))
+    design = np.zeros((len(d), len(models)))
+    for i, (a, b) in enumerate(zip(d["model_a"], d["model_b"], strict=True)):
+        design[i, models.index(a)], design[i, models.index(b)] = 1.0, -1.0
+    bt = sm.GLM(d["human"].to_numpy(), design[:, 1:], family=sm.families.Binomial()).fit()
+    strength = dict(zip(models, np.r_[0.0, bt.params] - np.r_[0.0, bt.params].mean(), strict=True))
+    own_side = np.where(d["model_a"] == own, 1.0, np.where(d["model_b"] == own, -1.0, 0.0))
+    fam = {m: f == MT_BENCH_FAMILIES[own] and m != own for m, f in MT_BENCH_FAMILIES.items()}
+    out = {m: f != MT_BENCH_FAMILIES[own] for m, f in MT_BENCH_FAMILIES.items()}
+    fam_a = d["model_a"].map(fam) & d["model_b"].map(out)
+    fam_b = d["model_b"].map(fam) & d["model_a"].map(out)
+    fam_side = np.where(fam_a, 1.0, np.where(fam_b, -1.0, 0.0))
+    without_own = d.loc[own_side == 0, "category"].value_counts()
+    stratum = d["category"].where(d["category"].isin(without_own[without_own >= 20].index), "-")
+    g = d["model_a"].map(strength).to_numpy() - d["model_b"].map(strength).to_numpy()
+    kappas = [g * (stratum == c).to_numpy() for c in sorted(stratum.unique())]
+    sign = np.where(d["human"] == 1, 1.0, -1.0)
+    orders = d[["first", "second"]].notna().sum(axis=1).to_numpy()
+    x, y, w = [], [], []
+    for column, first in (("first", 1.0), ("second", -1.0)):
+        ok = d[column].notna().to_numpy()
+        parts = [*kappas, np.full(len(d), first), *([sign] if label else []), own_side, fam_side]
+        x.append(np.column_stack(parts)[ok])
+        y.append(d[column].to_numpy()[ok])
+        w.append(1.0 / orders[ok])
+    xx, yy, ww = np.vstack(x), np.concatenate(y), np.concatenate(w)
+    fit = sm.GLM(yy, xx, family=sm.families.Binomial(), freq_weights=ww).fit()
+    p0 = special.expit(xx[:, :-2] @ fit.params[:-2])  # without τ·own and φ·family
+    mine = xx[:, -2]
+    m = mine != 0
+    picks = np.where(mine > 0, yy, 1 - yy)[m]
+    predicted = np.where(mine > 0, p0, 1 - p0)[m]
+    return float(((picks - predicted) * ww[m]).sum() / ww[m].sum())
+
+
+@pytest.mark.parametrize(("folder", "label"), [("GPT-4", True), ("ChatGPT", False)])
+def test_llmbar_mtbench_calibrated_headline_from_the_upstream_files(
+    shared_data: Path, mtbench: pd.DataFrame, folder: str, label: bool
+) -> None:
+    """The README's headline (GPT-4 −0.04 [−0.12, 0.05]): the audit's calibrated
+    self-preference, family term and category strata included, and for GPT-4, at its
+    ceiling, the label term, equals a statsmodels fit on the upstream files."""
+    from recuse.metrics import calibrated_self_preference
+    from recuse.roster import Roster
+
+    judge = LLMBAR_JUDGES[folder]
+    t = _llmbar_by_hand(shared_data, folder)
+    questions = _lines(shared_data / "mt_bench/question.jsonl")
+    t["category"] = t["question"].map({q["turns"][0]: q["category"] for q in questions})
+    want = _calibrated_by_hand(t, judge, label=label)
+    r = calibrated_self_preference(mtbench, judge=judge, families=Roster.builtin(), boot=BOOT)
+    assert ("conditioned on each pair's human label" in r.method) == label
+    assert r.estimate == pytest.approx(want, abs=1e-6)
+    if folder == "GPT-4":
+        assert round(want, 2) == -0.04  # the README's tour

@@ -11,7 +11,11 @@ import numpy as np
 import pandas as pd
 
 from recuse.analyses.base import Analysis, Context, families_of, red_caption, slug, to_finding
-from recuse.analyses.self_preference import line_hint_words, spelling_hint_words
+from recuse.analyses.self_preference import (
+    generators_of,
+    line_hint_words,
+    spelling_hint_words,
+)
 from recuse.biases.favoritism import FAMILY_BIAS as FAMILY_BIAS
 from recuse.biases.favoritism import HEADING
 from recuse.biases.favoritism import SELF_BIAS as SELF_BIAS
@@ -369,9 +373,9 @@ def _not_estimated(
         if j not in with_self:
             why = reason(f"self-bias of {j}")
             if why.endswith(NEVER_OWN):  # its own answers perhaps under another name
-                rated = {str(m) for m in inp.frame.loc[inp.frame["judge"] == j, "model"].dropna()}
+                rated = generators_of(inp.frame, j)
                 why += spelling_hint_words(j, rated, ctx.roster, columns="model")
-                why += line_hint_words(j, rated, ctx)
+                why += line_hint_words(j, rated, ctx.roster, self_scope=ctx.options.self_scope)
             ctx.skip(ANALYSIS, why, inp.name, j, bias=SELF_BIAS)
         f = fams.get(j)
         if f is not None and f not in with_family:

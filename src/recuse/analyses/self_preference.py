@@ -191,7 +191,8 @@ def _line_hint(skip: NotEstimated, frame: pd.DataFrame | None, ctx: Context) -> 
     which counts them as its own (:func:`line_hint_words`)."""
     if frame is None or not skip.judge:
         return skip
-    words = line_hint_words(skip.judge, _generators(frame, skip.judge), ctx)
+    models = generators_of(frame, skip.judge)
+    words = line_hint_words(skip.judge, models, ctx.roster, self_scope=ctx.options.self_scope)
     return dataclasses.replace(skip, reason=skip.reason + words) if words else skip
 
 
@@ -201,11 +202,11 @@ def _spelling_hint(skip: NotEstimated, frame: pd.DataFrame | None, ctx: Context)
     name (:func:`spelling_hint_words`)."""
     if frame is None or not skip.judge:
         return skip
-    words = spelling_hint_words(skip.judge, _generators(frame, skip.judge), ctx.roster)
+    words = spelling_hint_words(skip.judge, generators_of(frame, skip.judge), ctx.roster)
     return dataclasses.replace(skip, reason=skip.reason + words) if words else skip
 
 
-def _generators(frame: pd.DataFrame, judge: str) -> set[str]:
+def generators_of(frame: pd.DataFrame, judge: str) -> set[str]:
     """The models whose answers ``judge`` judged: ``model_a`` and ``model_b`` of a pairs
     table, ``model`` of a ratings table."""
     rows = frame[frame["judge"] == judge]
@@ -213,7 +214,9 @@ def _generators(frame: pd.DataFrame, judge: str) -> set[str]:
     return {str(m) for c in columns for m in rows[c].dropna()}
 
 
-def line_hint_words(judge: str, models: Collection[str], ctx: Context) -> str:
+def line_hint_words(
+    judge: str, models: Collection[str], roster: Roster, *, self_scope: str = "snapshot"
+) -> str:
     """What ends the reason of a judge none of whose judged ``models`` is itself (self =
     its snapshot, the default) where some are other models of its line: their names and
     ``--self-scope line``, which counts them as its own; '' where none is, where the
@@ -221,10 +224,10 @@ def line_hint_words(judge: str, models: Collection[str], ctx: Context) -> str:
     already. Judged by the API's undated name, which served one of those snapshots, its
     self-preference (or a ratings judge's self-bias) read 'not estimated' with nothing
     saying why its line's answers were not its own."""
-    if ctx.options.self_scope != "snapshot" or judge in models or judge not in ctx.roster:
+    if self_scope != "snapshot" or judge in models or judge not in roster:
         return ""
-    line = ctx.roster.line(judge)
-    kin = sorted(m for m in models if m in ctx.roster and ctx.roster.line(m) == line)
+    line = roster.line(judge)
+    kin = sorted(m for m in models if m in roster and roster.line(m) == line)
     if not kin:
         return ""
     named = ", ".join(repr(m) for m in kin[:3]) + (

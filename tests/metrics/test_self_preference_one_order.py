@@ -10,9 +10,10 @@ import math
 import pandas as pd
 import pytest
 
-from recuse.metrics import family_preference, self_preference
+from recuse.metrics import family_preference, self_preference, verbosity_bias
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.self_preference import Criterion
+from recuse.metrics.verbosity import prefer_longer_gap
 from recuse.roster import Roster
 from recuse.tables import validate_pairs
 
@@ -90,3 +91,25 @@ def test_family_member_always_second_in_one_order_is_said() -> None:
     assert r.estimate == pytest.approx(-1.0, abs=1e-12)
     (said,) = one_order_words(r.warnings)
     assert "shown second on 20 of its 20 pairs" in said and "a family member's answer" in said
+
+
+def test_longer_answer_always_first_in_one_order_is_said() -> None:
+    """The same confound in verbosity: the longer answer always in a, one order only.
+    By hand (the humans prefer a on the first 10 pairs): the first-picker picks the
+    longer on 20 of 20, the humans on 10 of 20 -> prefer-longer gap +0.5; Eq. 6: recall
+    1 where the humans prefer the longer, 0 where the shorter -> +1."""
+    t = first_picker(own_in_a=[True] * N, second=False).assign(len_a=30.0, len_b=10.0)
+    gap = prefer_longer_gap(t, boot=BOOT, min_n=4)
+    eq6 = verbosity_bias(t, boot=BOOT, min_n=4)
+    assert (gap.estimate, eq6.estimate) == pytest.approx((0.5, 1.0), abs=1e-12)
+    for r in (gap, eq6):
+        (said,) = one_order_words(r.warnings)
+        assert said.startswith("the longer answer was shown first on 20 of its 20 pairs")
+    # both orders: the verdicts average to 0.5 -> gap 0.5 - 0.5 = 0, Eq. 6 0.5 - 0.5 = 0
+    both = first_picker(own_in_a=[True] * N, second=True).assign(len_a=30.0, len_b=10.0)
+    for r in (
+        prefer_longer_gap(both, boot=BOOT, min_n=4),
+        verbosity_bias(both, boot=BOOT, min_n=4),
+    ):
+        assert r.estimate == pytest.approx(0.0, abs=1e-12)
+        assert not one_order_words(r.warnings)

@@ -231,24 +231,32 @@ def one_slot_columns(pairs: pd.DataFrame, side: NDArray[np.int8]) -> NDArray[np.
     return np.column_stack([shown_first, shown_second]).astype(float)
 
 
-def one_slot_words(first: float, second: float, n: float, *, relation: Relation) -> str | None:
-    """The warning where the judge's own (family) answer was shown in one slot on most
-    of its ``n`` pairs, each judged in that order only (``first`` / ``second`` of them,
+#: what the one-slot warning calls the favoured answer of each relation
+SLOT_WHO = {
+    "self": "the judge's own answer",
+    "family": "a family member's answer",
+    "longer": "the longer answer",
+}
+
+
+def one_slot_words(first: float, second: float, n: float, *, who: str) -> str | None:
+    """The warning where ``who`` (an answer the metric favours: the judge's own, a family
+    member's, the longer) was shown in one slot on most of the judge's ``n`` pairs, each
+    judged in that order only (``first`` / ``second`` of them,
     :func:`one_slot_columns`): its preference for a position then reads as a preference
     for that answer, in every number of the metric (a judge that always picks the answer
     shown first, its own answer always in a, judged with a first only: EO +1, DP the
     share the humans prefer the other). None where ``|first − second|`` is under
     :data:`ONE_SLOT_SHARE` of ``n`` or under :data:`ONE_SLOT_MIN`.
 
-    >>> one_slot_words(20, 0, 20, relation="self")[:52]
+    >>> one_slot_words(20, 0, 20, who=SLOT_WHO["self"])[:52]
     "the judge's own answer was shown first on 20 of its "
-    >>> one_slot_words(6, 4, 20, relation="self") is None
+    >>> one_slot_words(6, 4, 20, who=SLOT_WHO["self"]) is None
     True
     """
     net = first - second
     if n <= 0 or abs(net) < max(ONE_SLOT_SHARE * n, ONE_SLOT_MIN):
         return None
-    who = "the judge's own answer" if relation == "self" else "a family member's answer"
     slot, count = ("first", first) if net > 0 else ("second", second)
     return (
         f"{who} was shown {slot} on {count:,.0f} of its {n:,.0f} pairs, each judged in "
@@ -258,12 +266,16 @@ def one_slot_words(first: float, second: float, n: float, *, relation: Relation)
     )
 
 
-def _one_slot_warnings(relation: Relation) -> Callable[[NDArray[np.float64]], tuple[str, ...]]:
-    """The metric's warnings from its totals: columns 4 and 5 of :func:`preference_spec`'s
-    values (:func:`one_slot_columns`) over column 6, its pairs."""
+def one_slot_warnings(
+    who: str, columns: tuple[int, int, int]
+) -> Callable[[NDArray[np.float64]], tuple[str, ...]]:
+    """A metric's warnings from its totals: ``columns`` = the totals' columns of the
+    answer shown first only and second only (:func:`one_slot_columns`) and of its pairs
+    (:func:`one_slot_words`, of ``who``)."""
+    first, second, n = columns
 
     def warnings(t: NDArray[np.float64]) -> tuple[str, ...]:
-        said = one_slot_words(float(t[4]), float(t[5]), float(t[6]), relation=relation)
+        said = one_slot_words(float(t[first]), float(t[second]), float(t[n]), who=who)
         return () if said is None else (said,)
 
     return warnings
@@ -344,7 +356,7 @@ def preference_spec(
         )
         return MetricSpec(
             f"{relation}_preference_eo", stat, method, _eo_components, labelled=True,
-            warnings=_one_slot_warnings(relation),
+            warnings=one_slot_warnings(SLOT_WHO[relation], (4, 5, 6)),
         )  # fmt: skip
     if kind == "dp":
         # the same pairs on both sides: judged, holding S against a non-S answer, labelled
@@ -377,7 +389,7 @@ def preference_spec(
         )
         return MetricSpec(
             f"{relation}_preference_dp", stat, method, _dp_components, labelled=True,
-            expanded=True, warnings=_one_slot_warnings(relation),
+            expanded=True, warnings=one_slot_warnings(SLOT_WHO[relation], (4, 5, 6)),
         )  # fmt: skip
     raise ConfigError(f"kind must be 'eo' or 'dp'; got {kind!r}")
 

@@ -260,7 +260,7 @@ def one_slot_words(first: float, second: float, n: float, *, who: str) -> str | 
     slot, count = ("first", first) if net > 0 else ("second", second)
     return (
         f"{who} was shown {slot} on {count:,.0f} of its {n:,.0f} pairs, each judged in "
-        f"that one order only: the judge's preference for the answer shown {slot} reads "
+        f"that order alone: the judge's preference for the answer shown {slot} reads "
         "here as a preference for that answer — judge the other order too (p_a_second "
         "beside p_a_first), or put the answer in a or b at random"
     )

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from recuse.metrics import pairwise_bias
+from recuse.metrics import competence, pairwise_bias
 from recuse.metrics.bootstrap import Resampling
 from recuse.roster import Roster
 
@@ -52,8 +53,13 @@ def _separated(warnings: tuple[str, ...]) -> list[str]:
     return [w for w in warnings if "pairs between two models outside its family (under" in w]
 
 
-def test_every_family_pick_and_no_outsider_pair_is_said() -> None:
+@pytest.mark.parametrize("most", [competence.MAX_PATTERNS, 1])  # exact, then one-step resamples
+def test_every_family_pick_and_no_outsider_pair_is_said(
+    monkeypatch: pytest.MonkeyPatch, most: int
+) -> None:
+    monkeypatch.setattr(competence, "MAX_PATTERNS", most)
     r = _family(_table(always_family=True))
+    assert ("one Newton step" in r.method) == (most == 1)
     # by hand: gpt-3.5-turbo's answer picked in both orders of all 40 pairs
     assert r.components["family_pick_rate"] == 1.0
     (said,) = _separated(r.warnings)

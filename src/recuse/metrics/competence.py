@@ -1687,8 +1687,10 @@ def calibrated_specs(
         } | extra
 
     warned: dict[int, tuple[str, ...]] = {}
+    fam_warned: dict[int, tuple[str, ...]] = {}
     if one is not None:  # each judge's caveats from its model sums, looked up by judge
         warned = {code: model.warnings(t) for code, (t, _) in one.fits.items()}
+        fam_warned = {code: model.warnings_family(t) for code, (t, _) in one.fits.items()}
 
     def after(f: Callable[[NDArray[np.float64]], Any], own: str = "own", rung: bool = False,
               warn: bool = False) -> Callable[[NDArray[np.float64]], Any]:  # fmt: skip
@@ -1696,7 +1698,8 @@ def calibrated_specs(
         if one is None:
             return f
         if warn:
-            return lambda t: warned.get(one.judge_of(t), ())
+            said = fam_warned if own == "family" else warned
+            return lambda t: said.get(one.judge_of(t), ())
         return lambda t: rates(t, own, rung)
 
     if one is not None:
@@ -1734,8 +1737,7 @@ def calibrated_specs(
                        stat(FAMILY_CALIBRATED, model.combine_family, fam_req, "family"),
                        fam_method, after(model.components_family, "family"), n_count=FAMILY_PAIRS,
                        labelled=True, refit=refit,
-                       # exact refits only: one-step totals hold other columns
-                       warnings=model.warnings_family if one is None else None)
+                       warnings=after(model.warnings_family, "family", warn=True))
         )  # fmt: skip
     if rungs:
         for r, (name, words) in enumerate(CALIBRATED_RUNGS.items()):

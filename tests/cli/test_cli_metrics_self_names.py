@@ -56,3 +56,33 @@ def test_a_generator_spelt_like_the_judge_is_named(
     path = _pairs(tmp_path / "alike.csv", judge="acme-judge", own="acme-judge-v2")
     why = _why(capsys, path)["self_preference_eo"]
     assert "if 'acme-judge-v2' is this judge's model under another name" in why
+
+
+def test_recuse_favoritism_names_the_snapshot_and_the_spelling(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`recuse favoritism`'s note on a judge that never rates its own completions said
+    only that; it now names a model of its line (and `recuse audit --self-scope line`,
+    which this command does not take) or a generator spelt like it."""
+    from recuse.simulate import simulate_ratings
+
+    base = simulate_ratings(n_prompts=30, dimensions=("d1",), seed=0).ratings
+    base = base.astype({"judge": str, "model": str})
+    for judge, own, said in (
+        ("gpt-4o", "gpt-4o-2024-08-06",
+         "'gpt-4o-2024-08-06' of its model line wrote answers here, read as its family "
+         "(self is the judge's own snapshot): if the judge is one of them, `recuse audit "
+         "--self-scope line` counts them as its own"),
+        ("acme-judge", "acme-judge-v2",
+         "if 'acme-judge-v2' is this judge's model under another name, write one name for "
+         "both (in the judge and model columns"),
+    ):  # fmt: skip
+        path = tmp_path / f"{judge}.csv"
+        base.assign(
+            judge=base["judge"].replace({"j0": judge}), model=base["model"].replace({"j0": own})
+        ).to_csv(path, index=False)
+        code = main(["favoritism", str(path), "--out", str(tmp_path / judge)])
+        text = " ".join(capsys.readouterr().out.split())
+        assert code == 0
+        assert f"self-bias of {judge} not estimable: it never rates its own completions; " in text
+        assert said in text

@@ -215,7 +215,12 @@ def generators_of(frame: pd.DataFrame, judge: str) -> set[str]:
 
 
 def line_hint_words(
-    judge: str, models: Collection[str], roster: Roster, *, self_scope: str = "snapshot"
+    judge: str,
+    models: Collection[str],
+    roster: Roster,
+    *,
+    self_scope: str = "snapshot",
+    option: str | None = None,
 ) -> str:
     """What ends the reason of a judge none of whose judged ``models`` is itself (self =
     its snapshot, the default) where some are other models of its line: their names and
@@ -223,7 +228,8 @@ def line_hint_words(
     judge is among ``models`` or unknown to the roster, or where self is its line
     already. Judged by the API's undated name, which served one of those snapshots, its
     self-preference (or a ratings judge's self-bias) read 'not estimated' with nothing
-    saying why its line's answers were not its own."""
+    saying why its line's answers were not its own. ``option``: the words naming the
+    option (default: this command's ``--self-scope line``, or the API's keyword)."""
     if self_scope != "snapshot" or judge in models or judge not in roster:
         return ""
     line = roster.line(judge)
@@ -241,7 +247,7 @@ def line_hint_words(
             if line == judge  # the undated name may have served any of them
             else "to read its model line as one model, "  # a snapshot is not another
         )
-        + caller_option("--self-scope line", 'self_scope="line"')
+        + (option or caller_option("--self-scope line", 'self_scope="line"'))
         + " counts them as its own"
     )
 

@@ -11,6 +11,11 @@ import numpy as np
 import pandas as pd
 
 from recuse.analyses.base import Analysis, Context, families_of, red_caption, slug, to_finding
+from recuse.analyses.self_preference import (
+    generators_of,
+    line_hint_words,
+    spelling_hint_words,
+)
 from recuse.biases.favoritism import FAMILY_BIAS as FAMILY_BIAS
 from recuse.biases.favoritism import HEADING
 from recuse.biases.favoritism import SELF_BIAS as SELF_BIAS
@@ -22,6 +27,7 @@ from recuse.numbers import percent
 from recuse.regression import fit_favoritism
 from recuse.regression.explore import score_matrix
 from recuse.regression.favoritism import (
+    NEVER_OWN,
     FavoritismResult,
     coefficient_cells,
     corrects_anything,
@@ -365,7 +371,12 @@ def _not_estimated(
 
     for j in judges:
         if j not in with_self:
-            ctx.skip(ANALYSIS, reason(f"self-bias of {j}"), inp.name, j, bias=SELF_BIAS)
+            why = reason(f"self-bias of {j}")
+            if why.endswith(NEVER_OWN):  # its own answers perhaps under another name
+                rated = generators_of(inp.frame, j)
+                why += spelling_hint_words(j, rated, ctx.roster, columns="model")
+                why += line_hint_words(j, rated, ctx.roster, self_scope=ctx.options.self_scope)
+            ctx.skip(ANALYSIS, why, inp.name, j, bias=SELF_BIAS)
         f = fams.get(j)
         if f is not None and f not in with_family:
             ctx.skip(ANALYSIS, reason(f"family-bias of {f}"), inp.name, j, bias=FAMILY_BIAS)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+from collections.abc import Collection
 
 import numpy as np
 import pandas as pd
@@ -187,56 +188,87 @@ def _line_hint(skip: NotEstimated, frame: pd.DataFrame | None, ctx: Context) -> 
     """A judge with no answer of its own among its pairs (self = its snapshot, the
     default), some of whose generators are other models of its line (``gpt-4-0613``
     for the judge ``gpt-4``): the reason ends by naming them and ``--self-scope line``,
-    which counts them as its own. Judged by the API's undated name, which served one of
-    those snapshots, its self-preference read 'not estimated' with nothing saying why
-    its line's answers were not its own."""
-    if frame is None or not skip.judge or ctx.options.self_scope != "snapshot":
+    which counts them as its own (:func:`line_hint_words`)."""
+    if frame is None or not skip.judge:
         return skip
-    rows = frame[frame["judge"] == skip.judge]
-    models = {str(m) for m in pd.concat([rows["model_a"], rows["model_b"]]).dropna()}
-    if skip.judge in models or skip.judge not in ctx.roster:
-        return skip
-    line = ctx.roster.line(skip.judge)
-    kin = sorted(m for m in models if m in ctx.roster and ctx.roster.line(m) == line)
-    if not kin:
-        return skip
-    named = ", ".join(repr(m) for m in kin[:3]) + (
-        f" and {len(kin) - 3} more" if len(kin) > 3 else ""
-    )
-    return dataclasses.replace(
-        skip,
-        reason=f"{skip.reason}; {named} of its model line wrote answers here, read as its "
-        "family (self is the judge's own snapshot): "
-        + (
-            "if the judge is one of them, "
-            if line == skip.judge  # the undated name may have served any of them
-            else "to read its model line as one model, "  # a snapshot is not another
-        )
-        + caller_option("--self-scope line", 'self_scope="line"')
-        + " counts them as its own",
-    )
+    models = generators_of(frame, skip.judge)
+    words = line_hint_words(skip.judge, models, ctx.roster, self_scope=ctx.options.self_scope)
+    return dataclasses.replace(skip, reason=skip.reason + words) if words else skip
 
 
 def _spelling_hint(skip: NotEstimated, frame: pd.DataFrame | None, ctx: Context) -> NotEstimated:
     """A judge with no answer of its own among its pairs, one of whose generators is
-    spelt like it (:func:`_spelt_alike`): the reason ends by naming that generator and
-    how to give both one name, since a judge run as ``smollm2-135m-instruct`` over
-    answers recorded as ``SmolLM2-135M`` has no self-preference for that alone."""
+    spelt like it: the reason ends by naming that generator and how to give both one
+    name (:func:`spelling_hint_words`)."""
     if frame is None or not skip.judge:
         return skip
-    rows = frame[frame["judge"] == skip.judge]
-    models = sorted({str(m) for m in pd.concat([rows["model_a"], rows["model_b"]]).dropna()})
-    if skip.judge in models:
-        return skip
-    alike = [m for m in models if _spelt_alike(skip.judge, m, ctx.roster)]
+    words = spelling_hint_words(skip.judge, generators_of(frame, skip.judge), ctx.roster)
+    return dataclasses.replace(skip, reason=skip.reason + words) if words else skip
+
+
+def generators_of(frame: pd.DataFrame, judge: str) -> set[str]:
+    """The models whose answers ``judge`` judged: ``model_a`` and ``model_b`` of a pairs
+    table, ``model`` of a ratings table."""
+    rows = frame[frame["judge"] == judge]
+    columns = [c for c in ("model_a", "model_b", "model") if c in rows.columns]
+    return {str(m) for c in columns for m in rows[c].dropna()}
+
+
+def line_hint_words(
+    judge: str,
+    models: Collection[str],
+    roster: Roster,
+    *,
+    self_scope: str = "snapshot",
+    option: str | None = None,
+) -> str:
+    """What ends the reason of a judge none of whose judged ``models`` is itself (self =
+    its snapshot, the default) where some are other models of its line: their names and
+    ``--self-scope line``, which counts them as its own; '' where none is, where the
+    judge is among ``models`` or unknown to the roster, or where self is its line
+    already. Judged by the API's undated name, which served one of those snapshots, its
+    self-preference (or a ratings judge's self-bias) read 'not estimated' with nothing
+    saying why its line's answers were not its own. ``option``: the words naming the
+    option (default: this command's ``--self-scope line``, or the API's keyword)."""
+    if self_scope != "snapshot" or judge in models or judge not in roster:
+        return ""
+    line = roster.line(judge)
+    kin = sorted(m for m in models if m in roster and roster.line(m) == line)
+    if not kin:
+        return ""
+    named = ", ".join(repr(m) for m in kin[:3]) + (
+        f" and {len(kin) - 3} more" if len(kin) > 3 else ""
+    )
+    return (
+        f"; {named} of its model line wrote answers here, read as its family (self is the "
+        "judge's own snapshot): "
+        + (
+            "if the judge is one of them, "
+            if line == judge  # the undated name may have served any of them
+            else "to read its model line as one model, "  # a snapshot is not another
+        )
+        + (option or caller_option("--self-scope line", 'self_scope="line"'))
+        + " counts them as its own"
+    )
+
+
+def spelling_hint_words(
+    judge: str, models: Collection[str], roster: Roster, *, columns: str = "model_a / model_b"
+) -> str:
+    """What ends the reason of a judge none of whose judged ``models`` is itself where
+    one is spelt like it (:func:`_spelt_alike`): that generator and how to give both one
+    name (in the judge column and ``columns``, the table's model columns), since a judge
+    run as ``smollm2-135m-instruct`` over answers recorded as ``SmolLM2-135M`` has no
+    self-preference for that alone; '' where none is."""
+    if judge in models:
+        return ""
+    alike = [m for m in sorted(models) if _spelt_alike(judge, m, roster)]
     if not alike:
-        return skip
-    return dataclasses.replace(
-        skip,
-        reason=f"{skip.reason}; if {alike[0]!r} is this judge's model under another name, "
-        "write one name for both (in the judge and model_a / model_b columns, or "
-        "--judge-id on `recuse judge`) or give both one id in a roster file (--roster; "
-        "docs: your data, 'Your model names')",
+        return ""
+    return (
+        f"; if {alike[0]!r} is this judge's model under another name, write one name for "
+        f"both (in the judge and {columns} columns, or --judge-id on `recuse judge`) or "
+        "give both one id in a roster file (--roster; docs: your data, 'Your model names')"
     )
 
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
     import recuse.mitigation.debias as debiasing
     from recuse import outputs
+    from recuse.analyses import self_preference as self_words
     from recuse.data import inputs
     from recuse.data.inputs import Input
     from recuse.mitigation.debias import DebiasEffect
@@ -41,12 +42,14 @@ if TYPE_CHECKING:
     from recuse.regression import robustness as regression_robustness
     from recuse.regression.favoritism import FavoritismResult
     from recuse.regression.robustness import Battery
+    from recuse.roster import Roster
 else:  # imported as the command first uses them (recuse.lazy)
     outputs = lazy_module("recuse.outputs")
     inputs = lazy_module("recuse.data.inputs")
     debiasing = lazy_module("recuse.mitigation.debias")
     regression_favoritism = lazy_module("recuse.regression.favoritism")
     regression_robustness = lazy_module("recuse.regression.robustness")
+    self_words = lazy_module("recuse.analyses.self_preference")
 
 
 def _checks(text: str) -> list[str]:
@@ -232,7 +235,7 @@ def favoritism(
         normalize=normalize,
     )
     console = make_console()
-    _print_fit(console, source, loaded, bat)
+    _print_fit(console, source, loaded, bat, roster)
     effect = debiasing.debias_effect(ratings, bat.main, roster)
     unsubtracted = debiasing.not_subtracted(bat.main.coefficients)
     if not regression_favoritism.corrects_anything(bat.main.coefficients):  # as the audit says it
@@ -253,9 +256,10 @@ def favoritism(
     console.print(cell("wrote " + ", ".join(str(p) for p in written)))
 
 
-def _print_fit(console: Console, source: str, loaded: Input, bat: Battery) -> None:
+def _print_fit(console: Console, source: str, loaded: Input, bat: Battery, roster: Roster) -> None:
     """The fit's lines: counts, the source's notes, the self and family tables, the
-    fit's warnings and notes, and the robustness checks made or skipped."""
+    fit's warnings and notes (:func:`_with_name_hints`), and the robustness checks made
+    or skipped."""
     main = bat.main
     console.print(
         f"[bold]{escape(shown(source))}[/bold]: {main.n:,} ratings, "
@@ -275,11 +279,32 @@ def _print_fit(console: Console, source: str, loaded: Input, bat: Battery) -> No
     console.print(_table(main, "self"))
     console.print(_table(main, "family"))
     for note in main.notes:
-        console.print(cell(f"note: {note}"))
+        console.print(cell(f"note: {_with_name_hints(note, loaded.frame, roster)}"))
     if bat.results:
         console.print(cell(_robustness_line(bat.table(), len(bat.results))))
     for name, reason in bat.skipped.items():
         console.print(cell(f"skipped {name}: {reason}"))
+
+
+def _with_name_hints(note: str, ratings: pd.DataFrame, roster: Roster) -> str:
+    """A judge's "never rates its own completions" note with the audit's hints: a model
+    it rated spelt like it, or other models of its line (which `recuse audit
+    --self-scope line` counts as its own; this command reads self as the judge's own
+    snapshot). It said only that, where the audit named ``gpt-4o-2024-08-06`` beside the
+    judge ``gpt-4o``."""
+    head = "self-bias of "
+    tail = f" not estimable: {regression_favoritism.NEVER_OWN}"
+    if not (note.startswith(head) and note.endswith(tail)):
+        return note
+    judge = note[len(head) : -len(tail)]
+    rated = self_words.generators_of(ratings, judge)
+    return (
+        note
+        + self_words.spelling_hint_words(judge, rated, roster, columns="model")
+        + self_words.line_hint_words(
+            judge, rated, roster, option="`recuse audit --self-scope line`"
+        )
+    )
 
 
 def _robustness_line(tab: pd.DataFrame, variants: int) -> str:

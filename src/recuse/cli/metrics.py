@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 
     from recuse import files as recuse_files
     from recuse import outputs, tables
+    from recuse.analyses import self_preference as self_words
     from recuse.data import inputs, reading_notes
     from recuse.metrics import bootstrap, competence, summary
     from recuse.metrics import result as metric_results
@@ -63,6 +65,7 @@ else:  # imported as a command first uses them (recuse.lazy)
     competence = lazy_module("recuse.metrics.competence")
     metric_results = lazy_module("recuse.metrics.result")
     summary = lazy_module("recuse.metrics.summary")
+    self_words = lazy_module("recuse.analyses.self_preference")
 
 metrics_app = typer.Typer(
     help="Bias metrics of LLM judges with bootstrap confidence intervals.", no_args_is_help=True
@@ -263,6 +266,7 @@ def pairs_command(
         judge_ties=judge_ties, unit=unit, boot=boot,
         min_n=min_n, orders=orders, selves=roster.self_map(self_scope),
     ).for_reference(loaded.source.reference)  # fmt: skip
+    result = _name_hints(result, table, roster, self_scope)
 
     console = make_console()
     for note in reading_notes.read_in_orders(loaded.source.notes, table, orders=orders):
@@ -289,6 +293,27 @@ def pairs_command(
             kind=loaded.source.reference,
         )  # fmt: skip
         console.print(cell(f"wrote {write_results(result, out_path, meta=meta, words=words)}"))
+
+
+def _name_hints(
+    result: PairwiseBias, table: pd.DataFrame, roster: Roster, self_scope: str
+) -> PairwiseBias:
+    """``result`` with the audit's hints on a self-preference not estimated for want of
+    the judge's own answers: a generator spelt like the judge, or other models of its
+    line (:func:`recuse.analyses.self_preference.spelling_hint_words`,
+    :func:`~recuse.analyses.self_preference.line_hint_words`). `recuse metrics pairs`
+    said only "no pairs holding the judge's own answer" where `recuse audit` named
+    ``acme-judge-v2`` beside the judge ``acme-judge``."""
+    own = competence.OWN_PAIRS
+    hinted = []
+    for s in result.skipped:
+        if s.judge and s.reason.endswith(own) and not s.metric.startswith("family"):
+            models = self_words.generators_of(table, s.judge)
+            words = self_words.spelling_hint_words(s.judge, models, roster)
+            words += self_words.line_hint_words(s.judge, models, roster, self_scope=self_scope)
+            s = replace(s, reason=s.reason + words)
+        hinted.append(s)
+    return replace(result, skipped=tuple(hinted))
 
 
 def _refuse_labels_only(table: pd.DataFrame, roster: Roster, source: str, *, judged: bool) -> None:

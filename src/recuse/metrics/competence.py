@@ -504,6 +504,34 @@ class CompetenceModel:
             "predicted_family_pick_rate": float(pred / n_fam),
         }
 
+    def warnings_family(self, t: NDArray[np.float64]) -> tuple[str, ...]:
+        """The family preference's caveat: where the judge picked its family member's
+        answer on every family pair (or on none) and judged fewer than
+        :data:`SEPARATED_MIN` pairs holding neither its own nor a family answer, the
+        family term takes every pick (``φ`` runs to ±∞) and ``κ`` is learnt on nothing,
+        so ``π`` is where the fit started, not a measurement (a judge picking
+        gpt-3.5-turbo on all 40 of its pairs, each against an outsider: +0.50 [0.4995,
+        0.5003] with nothing said)."""
+        if self.fam is None:
+            return ()
+        n, y, _ = self.placed(t)
+        fam = self.fam != 0
+        n_fam = float(n[fam].sum())
+        neither = float(n[(self.own == 0) & ~fam].sum())
+        if not n_fam or neither >= SEPARATED_MIN:
+            return ()
+        picks = float(np.where(self.fam > 0, y, n - y)[fam].sum())
+        if TIE_TOL * n_fam < picks < n_fam * (1 - TIE_TOL):
+            return ()
+        which = "every one" if picks > n_fam / 2 else "none"
+        return (
+            f"it picked a family member's answer on {which} of its {n_fam:,.0f} family pairs "
+            f"and judged {neither:,.0f} pairs between two models outside its family (under "
+            f"{SEPARATED_MIN}): its family term takes every pick, its competence is learnt on "
+            "nothing, and the predicted rate is the fit's starting point, not the data's (its "
+            "interval too narrow to read) — add pairs between models outside its family",
+        )
+
     def components_rung(self, rung: int) -> Callable[[NDArray[np.float64]], dict[str, float]]:
         """A rung's own-pick and predicted rates over its own pairs, and its share."""
 
@@ -1540,6 +1568,9 @@ def calibrated_parts(
 
 #: the calibrated family preference (the family term of the same competence model)
 FAMILY_CALIBRATED = "family_preference_calibrated"
+#: the fewest pairs with neither the judge's own nor a family answer below which a family
+#: pick rate of 0 or 1 leaves the competence unlearnt (:meth:`CompetenceModel.warnings_family`)
+SEPARATED_MIN = 5
 #: the count beside the calibrated estimate's ``n`` (which counts :data:`OWN_PAIRS` or
 #: :data:`FAMILY_PAIRS`, the words of :mod:`recuse.metrics.self_preference`)
 COMPETENCE_PAIRS = "pairs without its own answer (its competence is learnt on them)"
@@ -1656,8 +1687,10 @@ def calibrated_specs(
         } | extra
 
     warned: dict[int, tuple[str, ...]] = {}
+    fam_warned: dict[int, tuple[str, ...]] = {}
     if one is not None:  # each judge's caveats from its model sums, looked up by judge
         warned = {code: model.warnings(t) for code, (t, _) in one.fits.items()}
+        fam_warned = {code: model.warnings_family(t) for code, (t, _) in one.fits.items()}
 
     def after(f: Callable[[NDArray[np.float64]], Any], own: str = "own", rung: bool = False,
               warn: bool = False) -> Callable[[NDArray[np.float64]], Any]:  # fmt: skip
@@ -1665,7 +1698,8 @@ def calibrated_specs(
         if one is None:
             return f
         if warn:
-            return lambda t: warned.get(one.judge_of(t), ())
+            said = fam_warned if own == "family" else warned
+            return lambda t: said.get(one.judge_of(t), ())
         return lambda t: rates(t, own, rung)
 
     if one is not None:
@@ -1702,7 +1736,8 @@ def calibrated_specs(
             MetricSpec(FAMILY_CALIBRATED,
                        stat(FAMILY_CALIBRATED, model.combine_family, fam_req, "family"),
                        fam_method, after(model.components_family, "family"), n_count=FAMILY_PAIRS,
-                       labelled=True, refit=refit)
+                       labelled=True, refit=refit,
+                       warnings=after(model.warnings_family, "family", warn=True))
         )  # fmt: skip
     if rungs:
         for r, (name, words) in enumerate(CALIBRATED_RUNGS.items()):

@@ -45,7 +45,7 @@ out (``"drop"``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from os import PathLike
 from typing import Any, Literal
@@ -200,6 +200,87 @@ def favored_side(
     return side
 
 
+#: the least share of a judge's pairs (net of the other slot) that show its own (family)
+#: answer in one slot and were judged in one order only, and the fewest such pairs, from
+#: which :func:`one_slot_words` speaks
+ONE_SLOT_SHARE = 0.5
+ONE_SLOT_MIN = 10
+
+
+def one_slot_columns(pairs: pd.DataFrame, side: NDArray[np.int8]) -> NDArray[np.float64]:
+    """Per row, ``(shown first only, shown second only)``: whether the favoured answer
+    (``side``: +1 = a, -1 = b) was shown first (second) in the only order judged: a with
+    ``p_a_first`` alone, b with ``p_a_second`` alone. Both 0 where both orders or only
+    ``p_a`` (an unknown order) were given.
+
+    >>> t = pd.DataFrame({"p_a_first": [1.0, 1.0, 1.0], "p_a_second": [None, None, 0.0]})
+    >>> one_slot_columns(t, np.array([1, -1, 1], dtype=np.int8)).tolist()
+    [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]
+    """
+    n = len(pairs)
+
+    def given(column: str) -> NDArray[np.bool_]:
+        if column not in pairs.columns:
+            return np.zeros(n, dtype=bool)
+        return np.asarray(pairs[column].notna().to_numpy(), dtype=bool)
+
+    first, second = given("p_a_first"), given("p_a_second")
+    a_first_only, a_second_only = first & ~second, second & ~first
+    shown_first = ((side == 1) & a_first_only) | ((side == -1) & a_second_only)
+    shown_second = ((side == 1) & a_second_only) | ((side == -1) & a_first_only)
+    return np.column_stack([shown_first, shown_second]).astype(float)
+
+
+#: what the one-slot warning calls the favoured answer of each relation
+SLOT_WHO = {
+    "self": "the judge's own answer",
+    "family": "a family member's answer",
+    "longer": "the longer answer",
+}
+
+
+def one_slot_words(first: float, second: float, n: float, *, who: str) -> str | None:
+    """The warning where ``who`` (an answer the metric favours: the judge's own, a family
+    member's, the longer) was shown in one slot on most of the judge's ``n`` pairs, each
+    judged in that order only (``first`` / ``second`` of them,
+    :func:`one_slot_columns`): its preference for a position then reads as a preference
+    for that answer, in every number of the metric (a judge that always picks the answer
+    shown first, its own answer always in a, judged with a first only: EO +1, DP the
+    share the humans prefer the other). None where ``|first − second|`` is under
+    :data:`ONE_SLOT_SHARE` of ``n`` or under :data:`ONE_SLOT_MIN`.
+
+    >>> one_slot_words(20, 0, 20, who=SLOT_WHO["self"])[:52]
+    "the judge's own answer was shown first on 20 of its "
+    >>> one_slot_words(6, 4, 20, who=SLOT_WHO["self"]) is None
+    True
+    """
+    net = first - second
+    if n <= 0 or abs(net) < max(ONE_SLOT_SHARE * n, ONE_SLOT_MIN):
+        return None
+    slot, count = ("first", first) if net > 0 else ("second", second)
+    return (
+        f"{who} was shown {slot} on {count:,.0f} of its {n:,.0f} pairs, each judged in "
+        f"that order alone: the judge's preference for the answer shown {slot} reads "
+        "here as a preference for that answer — judge the other order too (p_a_second "
+        "beside p_a_first), or put the answer in a or b at random"
+    )
+
+
+def one_slot_warnings(
+    who: str, columns: tuple[int, int, int]
+) -> Callable[[NDArray[np.float64]], tuple[str, ...]]:
+    """A metric's warnings from its totals: ``columns`` = the totals' columns of the
+    answer shown first only and second only (:func:`one_slot_columns`) and of its pairs
+    (:func:`one_slot_words`, of ``who``)."""
+    first, second, n = columns
+
+    def warnings(t: NDArray[np.float64]) -> tuple[str, ...]:
+        said = one_slot_words(float(t[first]), float(t[second]), float(t[n]), who=who)
+        return () if said is None else (said,)
+
+    return warnings
+
+
 def _eo_components(t: NDArray[np.float64]) -> dict[str, float]:
     return {
         "recall_human_prefers_s": float(t[0] / t[1]) if t[1] else float("nan"),
@@ -250,12 +331,14 @@ def preference_spec(
     empty = tuple(None if h else holding for h in holds[: len(labels)])
     ties = ties_note(verdict, judge_ties)
     tied = (side != 0) & (np.abs(h - 0.5) <= TIE_TOL)  # labels of 0.5: a tie or split votes
+    slots = one_slot_columns(pairs, side)  # summed beside the statistic, for its warning
     if kind == "eo":
         values, used = attribute_gap_values(h, v, human_ties=human_ties)
         group = np.where(used & (side != 0), codes, -1)
         stat = GroupedStatistic(
             name=f"{relation}_preference_eo",
-            values=values,
+            values=np.column_stack([values, slots, np.ones(len(values))]),
+            boot_k=4,
             group=group,
             labels=labels,
             combine=difference_of_ratios,
@@ -271,7 +354,10 @@ def preference_spec(
             f"recall when the human prefers {other}; {ties}, "
             + human_ties_words(pairs, tied, human_ties)
         )
-        return MetricSpec(f"{relation}_preference_eo", stat, method, _eo_components, labelled=True)
+        return MetricSpec(
+            f"{relation}_preference_eo", stat, method, _eo_components, labelled=True,
+            warnings=one_slot_warnings(SLOT_WHO[relation], (4, 5, 6)),
+        )  # fmt: skip
     if kind == "dp":
         # the same pairs on both sides: judged, holding S against a non-S answer, labelled
         used = np.isfinite(v) & np.isfinite(h) & (side != 0)
@@ -281,11 +367,15 @@ def preference_spec(
                 used.astype(float),
                 np.where(used, h, 0.0),
                 used.astype(float),
+                slots[:, 0],
+                slots[:, 1],
+                np.ones(len(v)),
             ]
         )
         stat = GroupedStatistic(
             name=f"{relation}_preference_dp",
             values=values,
+            boot_k=4,
             group=np.where(used, codes, -1),
             labels=labels,
             combine=difference_of_ratios,
@@ -299,7 +389,7 @@ def preference_spec(
         )
         return MetricSpec(
             f"{relation}_preference_dp", stat, method, _dp_components, labelled=True,
-            expanded=True,
+            expanded=True, warnings=one_slot_warnings(SLOT_WHO[relation], (4, 5, 6)),
         )  # fmt: skip
     raise ConfigError(f"kind must be 'eo' or 'dp'; got {kind!r}")
 

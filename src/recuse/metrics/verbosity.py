@@ -64,7 +64,12 @@ from recuse.metrics.bootstrap import (
 )
 from recuse.metrics.estimate import MetricSpec, clusters_of, items_of, run_one
 from recuse.metrics.result import MetricResult
-from recuse.metrics.self_preference import single_judge
+from recuse.metrics.self_preference import (
+    SLOT_WHO,
+    one_slot_columns,
+    one_slot_warnings,
+    single_judge,
+)
 from recuse.metrics.verdicts import (
     TIE_TOL,
     HumanTies,
@@ -293,6 +298,8 @@ def verbosity_spec(
     side, v, h = _for_longer(pairs, len_a, len_b, verdict, human_ties, judge_ties)
     values, used = attribute_gap_values(h, v, human_ties=human_ties)
     group = np.where(used & (side != 0), codes, -1)
+    # beside the statistic, for its warning: the longer answer shown in one order only
+    values = np.column_stack([values, one_slot_columns(pairs, side), np.ones(len(values))])
     if kind == "signed":
         name, what = "verbosity_bias", "signed, Eq. 6"
     elif kind == "absolute":
@@ -305,6 +312,7 @@ def verbosity_spec(
         group=group,
         labels=labels,
         combine=difference_of_ratios,
+        boot_k=4,
         required=(
             (1, "pairs where the human prefers the longer response"),
             (3, "pairs where the human prefers the shorter response"),
@@ -331,8 +339,9 @@ def verbosity_spec(
         }
 
     return MetricSpec(
-        name, stat, method, components, labelled=True, folded=kind == "absolute", expanded=True
-    )
+        name, stat, method, components, labelled=True, folded=kind == "absolute", expanded=True,
+        warnings=one_slot_warnings(SLOT_WHO["longer"], (4, 5, 6)),
+    )  # fmt: skip
 
 
 def verbosity_bias(
@@ -407,13 +416,16 @@ def longer_gap_spec(
     side, v, h = _for_longer(pairs, len_a, len_b, verdict, human_ties, judge_ties)
     used = np.isfinite(v) & longer_labelled(h, side, human_ties=human_ties)
     one = used.astype(float)
-    values = np.column_stack([np.where(used, v, 0.0), np.where(used, h, 0.0), one])
+    values = np.column_stack(
+        [np.where(used, v, 0.0), np.where(used, h, 0.0), one, one_slot_columns(pairs, side)]
+    )
     stat = GroupedStatistic(
         name="verbosity_longer_gap",
         values=values,
         group=np.where(used, codes, -1),
         labels=labels,
         combine=difference_of_means,
+        boot_k=3,
         required=((2, "pairs of unequal length with a verdict and a human label"),),
     )
     ties = ties_note(verdict, judge_ties)
@@ -430,8 +442,9 @@ def longer_gap_spec(
         }
 
     return MetricSpec(
-        "verbosity_longer_gap", stat, method, components, labelled=True, expanded=True
-    )
+        "verbosity_longer_gap", stat, method, components, labelled=True, expanded=True,
+        warnings=one_slot_warnings(SLOT_WHO["longer"], (3, 4, 2)),
+    )  # fmt: skip
 
 
 def prefer_longer_gap(

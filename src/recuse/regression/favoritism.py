@@ -119,6 +119,9 @@ SIGNIFICANCE_WORDS = (
     "Benjamini–Hochberg adjustment keeps (with --no-fdr, whose own interval excludes 0)"
 )
 REQUIRED = ("prompt_id", "model", "dimension", "judge", "rating", "reference")
+#: why a judge's self-bias term is left out where none of its rows is its own model's
+#: (the audit adds what it can: a model of its line, a spelling of its name)
+NEVER_OWN = "it never rates its own completions"
 
 
 # --------------------------------------------------------------------------- data
@@ -561,7 +564,7 @@ def design_matrix(
         if only:
             notes.append(f"self-bias of {j} not estimable: it rates only its own completions")
         elif n_own == 0:
-            notes.append(f"self-bias of {j} not estimable: it never rates its own completions")
+            notes.append(f"self-bias of {j} not estimable: {NEVER_OWN}")
     fcode, fams = _codes(frame["judge_family"])
     is_family = frame["is_family"].to_numpy(bool)
     n_family = np.bincount(fcode[is_family], minlength=len(fams))

@@ -1,0 +1,115 @@
+"""Self- and family preference where the judge's answer always sits in one slot and only
+one order was judged: the judge's preference for the answer shown first is then its
+preference for its own answer, in the equal-opportunity and demographic-parity numbers
+alike, and the result says so (a warning) where it stayed silent before."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from recuse.metrics import family_preference, self_preference, verbosity_bias
+from recuse.metrics.bootstrap import Resampling
+from recuse.metrics.self_preference import Criterion
+from recuse.metrics.verbosity import prefer_longer_gap
+from recuse.roster import Roster
+from recuse.tables import validate_pairs
+
+BOOT = Resampling(n_boot=200)
+N = 20
+
+
+def first_picker(
+    *, own_in_a: list[bool], second: bool, own: str = "gpt-4", other: str = "claude-v1"
+) -> pd.DataFrame:
+    """A judge (gpt-4) that picks the answer shown first, whatever it is: ``p_a_first`` =
+    1 and, with ``second``, ``p_a_second`` = 0 (b shown first, picked). The humans
+    prefer ``own``'s answer on the first half of the pairs and the other on the rest."""
+    rows = []
+    for i, in_a in enumerate(own_in_a):
+        own_better = i < len(own_in_a) // 2
+        rows.append(
+            {
+                "item_id": f"i{i}",
+                "prompt_id": f"p{i}",
+                "model_a": own if in_a else other,
+                "model_b": other if in_a else own,
+                "human": float(own_better == in_a),
+                "judge": "gpt-4",
+                "p_a_first": 1.0,
+                "p_a_second": 0.0 if second else math.nan,
+                "p_a": math.nan,
+            }
+        )
+    return validate_pairs(pd.DataFrame(rows))
+
+
+def one_order_words(warnings: tuple[str, ...]) -> list[str]:
+    return [w for w in warnings if "judged in that order alone" in w]
+
+
+@pytest.mark.parametrize("kind", ["eo", "dp"])
+def test_own_answer_always_first_in_one_order_is_said(kind: Criterion) -> None:
+    t = first_picker(own_in_a=[True] * N, second=False)
+    r = self_preference(t, kind=kind, boot=BOOT, min_n=4)
+    # by hand: the judge picks its own (first-shown) answer on every pair. EO: recall 1
+    # where the humans prefer it (10 pairs), 0 where they prefer the other (10) -> +1;
+    # DP: picks own 20 of 20, humans prefer it 10 of 20 -> +0.5. No self-preference in
+    # the judge at all: position alone.
+    assert r.estimate == pytest.approx(1.0 if kind == "eo" else 0.5, abs=1e-12)
+    (said,) = one_order_words(r.warnings)
+    assert "shown first on 20 of its 20 pairs" in said
+    assert "the judge's own answer" in said and "p_a_second" in said
+
+
+@pytest.mark.parametrize("kind", ["eo", "dp"])
+def test_both_orders_or_both_slots_keep_position_apart_and_say_nothing(kind: Criterion) -> None:
+    # both orders: the first-picker's verdicts average to 0.5 on every pair -> EO 0.5 -
+    # 0.5 = 0, DP 0.5 - 0.5 = 0
+    both = self_preference(
+        first_picker(own_in_a=[True] * N, second=True), kind=kind, boot=BOOT, min_n=4
+    )
+    assert both.estimate == pytest.approx(0.0, abs=1e-12)
+    assert not one_order_words(both.warnings)
+    # one order, own answer in a on even pairs: it is picked on the 5 of 10 pairs the
+    # humans prefer it where it is in a, and the other on the 5 of 10 where it is in b
+    # -> EO 0.5 - 0.5 = 0; DP: picked on 10 of 20, preferred on 10 of 20 -> 0
+    mixed = first_picker(own_in_a=[i % 2 == 0 for i in range(N)], second=False)
+    r = self_preference(mixed, kind=kind, boot=BOOT, min_n=4)
+    assert r.estimate == pytest.approx(0.0, abs=1e-12)
+    assert not one_order_words(r.warnings)
+
+
+def test_family_member_always_second_in_one_order_is_said() -> None:
+    # gpt-3.5-turbo, of gpt-4's family, always in b against claude-v1, one order: the
+    # first-picker never picks it. By hand: recall 0 where the humans prefer it (10),
+    # 1 where they prefer claude-v1 (10) -> EO -1
+    t = first_picker(own_in_a=[False] * N, second=False, own="gpt-3.5-turbo")
+    r = family_preference(t, Roster.builtin(), boot=BOOT, min_n=4)
+    assert r.estimate == pytest.approx(-1.0, abs=1e-12)
+    (said,) = one_order_words(r.warnings)
+    assert "shown second on 20 of its 20 pairs" in said and "a family member's answer" in said
+
+
+def test_longer_answer_always_first_in_one_order_is_said() -> None:
+    """The same confound in verbosity: the longer answer always in a, one order only.
+    By hand (the humans prefer a on the first 10 pairs): the first-picker picks the
+    longer on 20 of 20, the humans on 10 of 20 -> prefer-longer gap +0.5; Eq. 6: recall
+    1 where the humans prefer the longer, 0 where the shorter -> +1."""
+    t = first_picker(own_in_a=[True] * N, second=False).assign(len_a=30.0, len_b=10.0)
+    gap = prefer_longer_gap(t, boot=BOOT, min_n=4)
+    eq6 = verbosity_bias(t, boot=BOOT, min_n=4)
+    assert (gap.estimate, eq6.estimate) == pytest.approx((0.5, 1.0), abs=1e-12)
+    for r in (gap, eq6):
+        (said,) = one_order_words(r.warnings)
+        assert said.startswith("the longer answer was shown first on 20 of its 20 pairs")
+    # both orders: the verdicts average to 0.5 -> gap 0.5 - 0.5 = 0, Eq. 6 0.5 - 0.5 = 0
+    both = first_picker(own_in_a=[True] * N, second=True).assign(len_a=30.0, len_b=10.0)
+    for r in (
+        prefer_longer_gap(both, boot=BOOT, min_n=4),
+        verbosity_bias(both, boot=BOOT, min_n=4),
+    ):
+        assert r.estimate == pytest.approx(0.0, abs=1e-12)
+        assert not one_order_words(r.warnings)

@@ -893,6 +893,10 @@ def test_ids_are_read_without_the_spaces_around_them() -> None:
     assert got["item_id"].tolist() == ["i1", "i2", "i3"]
     with pytest.raises(InputError, match="empty prompt_id"):
         validate_pairs(pairs.assign(prompt_id=["p0", "  ", "p1"]))
+    for dtype in ("str", object):  # a CSV file's column, a DataFrame's: its row named
+        with pytest.raises(InputError, match="empty prompt_id") as err:
+            validate_pairs(pairs.assign(prompt_id=pd.Series(["p0", "p1", " "], dtype=dtype)))
+        assert err.value.row == 3
 
 
 def _rated(dimensions: list[str], *, answers: int) -> pd.DataFrame:

@@ -482,7 +482,7 @@ def _coerce(
         if isinstance(s.dtype, pd.StringDtype) or (  # texts alone: each distinct one read once
             s.dtype == object and pd.api.types.infer_dtype(s, skipna=True) == "string"
         ):
-            out = _texts_by_value(s, strip=strip)
+            out, texts = _texts_and_cells(s, strip=strip)
         else:
             # a missing cell as it is, any other as text (numpy's where: pandas' where
             # aligning an Arrow column with an object one took a third of validate_pairs)
@@ -491,7 +491,8 @@ def _coerce(
             )
             out = pd.Series(cells, index=s.index, name=s.name, dtype=object)
             out = out.str.strip() if strip else out
-        if col.kind == "id":
+            texts = np.array([""], dtype=object)  # not known: every cell is looked at
+        if col.kind == "id" and (texts == "").any():  # its distinct texts: one empty
             empty = out == ""
             if empty.any():
                 raise InputError(
@@ -586,6 +587,12 @@ def _texts_by_value(s: pd.Series, *, strip: bool) -> pd.Series:
     >>> _texts_by_value(pd.Series([" p0", "p0 ", None, " p0"], dtype="str"), strip=True).tolist()
     ['p0', 'p0', nan, 'p0']
     """
+    return _texts_and_cells(s, strip=strip)[0]
+
+
+def _texts_and_cells(s: pd.Series, *, strip: bool) -> tuple[pd.Series, NDArray[np.object_]]:
+    """:func:`_texts_by_value`'s column, and its distinct texts (a check of every
+    text, as the ids' for an empty one, reads those alone)."""
     codes, uniques = pd.factorize(s)  # a missing cell is -1, kept as it is
     texts = np.fromiter(
         (str(t).strip() if strip else str(t) for t in uniques), dtype=object, count=len(uniques)
@@ -596,7 +603,7 @@ def _texts_by_value(s: pd.Series, *, strip: bool) -> pd.Series:
         cells = s.to_numpy(dtype=object, copy=True)  # pointers: the texts are not made
         given = codes >= 0
         cells[given] = texts[codes[given]]
-    return pd.Series(cells, index=s.index, name=s.name, dtype=object)
+    return pd.Series(cells, index=s.index, name=s.name, dtype=object), texts
 
 
 def missing_columns_error(

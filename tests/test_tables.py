@@ -957,3 +957,28 @@ def test_spellings_that_give_one_answer_two_references_stay_two_dimensions() -> 
     assert sorted(out["dimension"].unique()) == ["Help", "help"]
     with pytest.warns(ReaderNote, match="'Help', 'help' as 'Help'"):  # one scale: joined
         assert validate_ratings(t.assign(reference=1.0))["dimension"].unique().tolist() == ["Help"]
+
+
+def test_among_is_isin_as_python_sets_read_it() -> None:
+    """recuse.cells.among (the id lookups of replay, the familiarity ensemble, sample and
+    the probe tables, where pandas 3's str ``isin`` made a pyarrow scalar per value) marks
+    the cells a Python set holds, in str, string[pyarrow] and object columns and an Index,
+    missing cells marked by no set of ids, from a set, a dict's keys, an array or an
+    Index of values; the same as pandas' own ``isin``."""
+    from recuse.cells import among
+
+    rng = np.random.default_rng(7)
+    ids = [f"item-{i}" for i in range(400)]
+    cells: list[str | None] = [ids[i] for i in rng.integers(0, 400, 3000)]
+    cells[::101] = [None] * len(cells[::101])
+    chosen = [ids[i] for i in rng.choice(400, 150, replace=False)] + ["not-a-cell"]
+    want = [c is not None and c in set(chosen) for c in cells]
+    assert 0 < sum(want) < len(cells)
+    for dtype in ("str", "string[pyarrow]", object):
+        column = pd.Series(cells, dtype=dtype)
+        for values in (set(chosen), dict.fromkeys(chosen), np.array(chosen, dtype=object),
+                       pd.Index(chosen, dtype="str")):  # fmt: skip
+            got = among(column, values)
+            assert got.dtype == bool and got.tolist() == want, (dtype, type(values))
+            assert got.tolist() == column.isin(list(values)).tolist()
+        assert among(pd.Index(column), chosen).tolist() == want

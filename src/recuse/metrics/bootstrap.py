@@ -570,11 +570,13 @@ def cluster_bootstrap(
     big = np.concatenate(dense_parts, axis=1) if dense_parts else np.empty((max(n_c, 1), 0))
     wide = sparse.hstack(sparse_parts, format="csc") if sparse_parts else None
     distinct, inverse = _distinct_columns(big)
+    resampled = big[:, distinct]
+    del big  # its distinct columns alone are held while they are resampled
     product = np.zeros(2)  # seconds of the dense and the sparse products
     dense_reps, sparse_reps = _replicate_sums(
-        big[:, distinct], wide, n_c, n_boot=n_boot, seed=seed, seconds=product
+        resampled, wide, n_c, n_boot=n_boot, seed=seed, seconds=product
     )
-    del big
+    del resampled
     dense_reps = dense_reps[:, inverse[np.concatenate(layout)] if layout else inverse]
     shares = work / np.maximum(work.sum(axis=0), 1.0)
     for i in range(len(stats)):

@@ -58,6 +58,7 @@ BENCH_QUICK = \
 	"interval_coverage.py --reps 400 --n-boot 300" \
 	"self_preference_calibration.py --reps 8 --compare-reps 0 --n-boot 200 --judges 1 --rates 0.76 0.95" \
 	"load_all.py --file-rows 20000" \
+	"ratings_read.py --rows 200000" \
 	"judge_http.py --requests 384 --repeat 3 --steady" \
 	"judge_local.py --pairs 3 --shortest --naive 0 --no-full-logits --repeat 2" \
 	"perplexity.py --answers 8 --chunk 8 --max-chars 600" \

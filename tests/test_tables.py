@@ -820,6 +820,66 @@ def test_missing_texts_are_found_as_pandas_isin_and_strip_find_them() -> None:
     assert tables._missing_texts_in(with_lists).tolist() == [False, True, False]
 
 
+def test_missing_texts_in_arrow_columns_are_those_python_strip_finds() -> None:
+    """An Arrow text column is read in Arrow's kernels (a missing text as written, or
+    one with ASCII spaces around it; a cell not in ASCII read in Python): each cell is
+    marked as ``str.strip`` and the set of missing texts mark it, spaces past ASCII
+    (U+0085, U+3000), control spaces (U+001C) and a zero-width space (no space to
+    ``str.strip``) among them, in pandas' ``str`` and ``string[pyarrow]`` columns."""
+    from recuse import tables
+    from recuse.cells import MISSING_TEXTS
+
+    spaces = ["", " ", "\t", "\x1c", "\x85", "\u3000", "\u200b", "\xa0 "]
+    words = [*sorted(MISSING_TEXTS), "x", "1.5", "é", "NA x", "p7"]
+    rng = np.random.default_rng(3)
+    drawn: list[str | None] = [
+        spaces[rng.integers(len(spaces))] + words[rng.integers(len(words))]
+        + spaces[rng.integers(len(spaces))]
+        for _ in range(2000)
+    ]  # fmt: skip
+    drawn[::97] = [None] * len(drawn[::97])
+    by_python = [
+        isinstance(v, str) and (v in MISSING_TEXTS or v.strip() in MISSING_TEXTS - {""})
+        for v in drawn
+    ]
+    wide = [v for v, b in zip(drawn, by_python, strict=True) if b and v and v[0] == "\u3000"]
+    assert sum(by_python) > 300 and wide
+    for dtype in ("str", "string[pyarrow]"):
+        s = pd.Series(drawn, dtype=dtype)
+        assert tables._arrow_backed(s)
+        assert tables._missing_texts_in(s).tolist() == by_python, dtype
+
+
+def test_text_and_number_columns_read_by_value_are_those_read_row_by_row() -> None:
+    """_coerce reads an object column of texts (a DataFrame's, or the model names the
+    roster gave) each distinct text once, and an Arrow column's numbers from Python
+    strings: the same cells as ``as_text`` and ``str.strip`` row by row (a missing
+    cell as it is: None stays None, NaN NaN) and as ``pd.to_numeric`` of the column."""
+    from recuse import tables
+    from recuse.cells import as_text
+
+    rng = np.random.default_rng(4)
+    ids = [" p0", "p0 ", "p1", "\u3000p2", np.str_("p3 ")]
+    cells = [ids[i] for i in rng.integers(0, len(ids), 500)]
+    cells[::50] = [None, np.nan] * 5
+    s = pd.Series(cells, dtype=object)
+    # what _coerce did row by row: a missing cell as it is, any other as text
+    cells_of = np.where(s.isna(), s.to_numpy(object), as_text(s).to_numpy(object))
+    by_row = pd.Series(cells_of, dtype=object)
+    for strip, want in ((True, by_row.str.strip()), (False, by_row)):
+        got = tables._texts_by_value(s, strip=strip)
+        assert got.dtype == object and len(got) == len(s)
+        assert [type(v) for v in got] == [type(v) for v in want]
+        assert got.fillna("<missing>").tolist() == want.fillna("<missing>").tolist()
+        assert [v is None for v in got] == [v is None for v in s]
+    numbers = [f"{x!r}" for x in rng.normal(size=400) * 10.0 ** rng.integers(-5, 5, 400)]
+    numbers[::40] = ["x", "", " 2.5 ", "1e400", "-0", "7", "", "nan", "1_0", "inf"]
+    text = pd.Series(numbers, dtype="str").replace("", np.nan)
+    want = pd.to_numeric(pd.Series(numbers, dtype=object).replace("", np.nan), errors="coerce")
+    got = tables._to_numeric(text)
+    assert np.array_equal(got.to_numpy(float), want.to_numpy(float), equal_nan=True)
+
+
 def test_ids_are_read_without_the_spaces_around_them() -> None:
     """A prompt_id "p0 " beside "p0" (a hand-edited CSV) was a second prompt: the bootstrap
     resampled the two as independent clusters, and a ratings file's dimension " ok" was
@@ -833,6 +893,10 @@ def test_ids_are_read_without_the_spaces_around_them() -> None:
     assert got["item_id"].tolist() == ["i1", "i2", "i3"]
     with pytest.raises(InputError, match="empty prompt_id"):
         validate_pairs(pairs.assign(prompt_id=["p0", "  ", "p1"]))
+    for dtype in ("str", object):  # a CSV file's column, a DataFrame's: its row named
+        with pytest.raises(InputError, match="empty prompt_id") as err:
+            validate_pairs(pairs.assign(prompt_id=pd.Series(["p0", "p1", " "], dtype=dtype)))
+        assert err.value.row == 3
 
 
 def _rated(dimensions: list[str], *, answers: int) -> pd.DataFrame:
@@ -893,3 +957,28 @@ def test_spellings_that_give_one_answer_two_references_stay_two_dimensions() -> 
     assert sorted(out["dimension"].unique()) == ["Help", "help"]
     with pytest.warns(ReaderNote, match="'Help', 'help' as 'Help'"):  # one scale: joined
         assert validate_ratings(t.assign(reference=1.0))["dimension"].unique().tolist() == ["Help"]
+
+
+def test_among_is_isin_as_python_sets_read_it() -> None:
+    """recuse.cells.among (the id lookups of replay, the familiarity ensemble, sample and
+    the probe tables, where pandas 3's str ``isin`` made a pyarrow scalar per value) marks
+    the cells a Python set holds, in str, string[pyarrow] and object columns and an Index,
+    missing cells marked by no set of ids, from a set, a dict's keys, an array or an
+    Index of values; the same as pandas' own ``isin``."""
+    from recuse.cells import among
+
+    rng = np.random.default_rng(7)
+    ids = [f"item-{i}" for i in range(400)]
+    cells: list[str | None] = [ids[i] for i in rng.integers(0, 400, 3000)]
+    cells[::101] = [None] * len(cells[::101])
+    chosen = [ids[i] for i in rng.choice(400, 150, replace=False)] + ["not-a-cell"]
+    want = [c is not None and c in set(chosen) for c in cells]
+    assert 0 < sum(want) < len(cells)
+    for dtype in ("str", "string[pyarrow]", object):
+        column = pd.Series(cells, dtype=dtype)
+        for values in (set(chosen), dict.fromkeys(chosen), np.array(chosen, dtype=object),
+                       pd.Index(chosen, dtype="str")):  # fmt: skip
+            got = among(column, values)
+            assert got.dtype == bool and got.tolist() == want, (dtype, type(values))
+            assert got.tolist() == column.isin(list(values)).tolist()
+        assert among(pd.Index(column), chosen).tolist() == want

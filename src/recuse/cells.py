@@ -13,10 +13,19 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from recuse.errors import InputError
 
-__all__ = ["FLAT_KINDS", "MISSING_TEXTS", "check_scalars", "column_list", "first_true", "shown"]
+__all__ = [
+    "FLAT_KINDS",
+    "MISSING_TEXTS",
+    "among",
+    "check_scalars",
+    "column_list",
+    "first_true",
+    "shown",
+]
 
 
 def column_list(names: Iterable[object], limit: int = 40) -> str:
@@ -128,6 +137,21 @@ def check_scalars(
 def first_true(mask: pd.Series) -> int:
     """Positional index of the first True in ``mask``."""
     return int(np.flatnonzero(mask.to_numpy())[0])
+
+
+def among(cells: pd.Series | pd.Index, values: Iterable[object]) -> NDArray[np.bool_]:
+    """Which of ``cells`` are among ``values``: what ``cells.isin(values)`` gives, each
+    value and cell hashed as the Python object it is. pandas 3's text columns and
+    indexes (``str``, held in Arrow) make a pyarrow scalar of each value in ``isin``:
+    0.95 s for 600,000 item ids among 300,000, against 0.1 s so.
+
+    >>> among(pd.Series(["a", "b", None, "c"], dtype="str"), {"c", "a"}).tolist()
+    [True, False, False, True]
+    """
+    given = values if isinstance(values, pd.Index | pd.Series | np.ndarray) else list(values)
+    table = pd.Index(np.asarray(given, dtype=object), dtype=object)
+    plain = pd.Series(np.asarray(cells, dtype=object), dtype=object)
+    return plain.isin(table).to_numpy(bool)
 
 
 def one_text(text: str) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from recuse.cells import check_scalars, first_true, shown
+from recuse.cells import among, check_scalars, first_true, shown
 from recuse.errors import InputError
 from recuse.probe_edits import RECOGNITION as RECOGNITION
 
@@ -120,7 +120,7 @@ def check_probe_table(df: pd.DataFrame, *, file: str | Path | None = None) -> pd
     # into the same store may have written the judge's own side there); without edits
     # an empty one takes the self-recognition rows' side (the judge's own answer)
     side_of = edits.drop_duplicates("base_item").set_index("base_item")["treated"]
-    is_original = (out["probe"] == ORIGINAL) & out["base_item"].isin(side_of.index)
+    is_original = (out["probe"] == ORIGINAL) & among(out["base_item"], side_of.index)
     out.loc[is_original, "treated"] = out.loc[is_original, "base_item"].map(side_of)
     asks = out[out["probe"] == RECOGNITION].drop_duplicates("base_item")
     pending = side_later & ~is_original

@@ -177,3 +177,52 @@ def test_a_line_break_inside_a_quoted_cell_is_read_whatever_the_line_ending(
     got = read_csv(path)
     assert got["note"].tolist() == [*cells, "end"]
     assert got["id"].astype(int).tolist() == [0, 1, 2, 3]
+
+
+def test_plain_files_are_checked_over_bytes_as_line_by_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The scan's fast check of a file without quotes (each line a record with the
+    header's separators) counts lines and separators over the bytes in numpy; seeded
+    files (CRLF, CR and LF endings, a BOM, blank and space-only lines at the end or
+    within, U+3000 lines, a blank header, rows one separator short or long, names given
+    twice, lines over the row limit in bytes but not in characters) get the answer, or
+    the error, the line-by-line check gives."""
+    import numpy as np
+
+    from recuse.data import delimited as d
+    from recuse.errors import InputError
+
+    monkeypatch.setenv("RECUSE_MAX_ROW_BYTES", "40")
+    monkeypatch.setattr(d, "_TRAILING_BLANKS", 3)
+    rng = np.random.default_rng(11)
+    cells = ["1", "é", "abc", "", " ", "x\u3000", "0.25", "ééééééééééééé"]
+    ends = ["", " ", "\u3000", "\t"]
+    outcomes = set()
+
+    def outcome(check: Callable[..., bool], *args: object) -> str:
+        try:
+            return str(check(*args))
+        except InputError as exc:
+            return f"error {exc}"
+
+    for _ in range(400):
+        sep, newline = [",", ";", "\t"][rng.integers(3)], ["\n", "\r\n", "\r"][rng.integers(3)]
+        names = ["a", "b", "c", "a"][: rng.integers(1, 5)]
+        lines = [sep.join(names) if rng.random() > 0.05 else " "]
+        for _ in range(rng.integers(0, 6)):
+            width = len(names) + (rng.integers(-1, 2) if rng.random() < 0.1 else 0)
+            lines.append(sep.join(cells[rng.integers(len(cells))] for _ in range(max(width, 1))))
+        lines += [ends[rng.integers(len(ends))] for _ in range(rng.integers(0, 6))]
+        body = newline.join(lines) + (newline if rng.random() < 0.5 else "")
+        raw = (d.BOM if rng.random() < 0.3 else b"") + body.encode("utf-8")
+        start = len(d.BOM) if raw.startswith(d.BOM) else 0
+        text = raw[start:].decode("utf-8")
+        ending = d.line_ending(text)
+        path = Path("t.csv")
+        fast = outcome(d._plainly_fine_bytes, raw, start, text, sep, ending, path)
+        lines = d._csv_lines(text, join_blank=False, newline=ending)
+        slow = outcome(d._plainly_fine, lines, sep, path)
+        assert fast == slow, repr(body)
+        outcomes.add(slow.split(":")[0])
+    assert {"True", "False"} <= outcomes and any(o.startswith("error") for o in outcomes)

@@ -18,7 +18,9 @@ from itertools import islice, repeat
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from recuse.borrowed import Borrowed
 from recuse.errors import WARNINGS_LOCK, InputError
@@ -265,7 +267,7 @@ def _scan_csv(raw: bytes, start: int, sep: str, path: Path) -> None:
     newline = line_ending(text)
     stray = _LONE_CR.search(text) is not None if newline == "\n" else "\n" in text
     plain = '"' not in text and not stray
-    if plain and _plainly_fine(_csv_lines(text, join_blank=False, newline=newline), sep, path):
+    if plain and _plainly_fine_bytes(raw, start, text, sep, newline, path):
         return
     CsvScan(
         _csv_lines(text, newline=newline), sep, path, stray="\r" if newline == "\n" else "\n"
@@ -308,6 +310,79 @@ def _plainly_fine(lines: list[str], sep: str, path: Path) -> bool:
     if width >= MAX_COLUMNS or counts.count(width) != end:
         return False
     CsvScan(lines[:1], sep, path).run()  # the header's names
+    return True
+
+
+#: trailing blank lines :func:`_plainly_fine_bytes` reads one by one before it leaves
+#: the file to :func:`_plainly_fine`
+_TRAILING_BLANKS = 1000
+
+
+#: bytes of a file looked at at once by :func:`_byte_positions` and :func:`_counts_before`
+#: (their working memory: a 100 MB line is not copied whole)
+_CHUNK = 1 << 20
+
+
+def _byte_positions(data: NDArray[np.uint8], byte: int) -> NDArray[np.intp]:
+    """Where ``byte`` lies in ``data``, a chunk at a time."""
+    parts = [
+        np.flatnonzero(data[at : at + _CHUNK] == byte) + at for at in range(0, len(data), _CHUNK)
+    ]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+
+
+def _counts_before(data: NDArray[np.uint8], byte: int, stops: NDArray[np.intp]) -> NDArray[np.intp]:
+    """How many ``byte`` lie before each of the sorted positions ``stops``, a chunk at a
+    time (each chunk's positions of the byte, never the whole file's)."""
+    out = np.empty(len(stops), dtype=np.intp)
+    bounds = np.searchsorted(stops, np.arange(0, len(data) + _CHUNK, _CHUNK))
+    total = 0
+    for k, at in enumerate(range(0, len(data), _CHUNK)):
+        hits = np.flatnonzero(data[at : at + _CHUNK] == byte) + at
+        lo, hi = bounds[k], bounds[k + 1]
+        out[lo:hi] = total + np.searchsorted(hits, stops[lo:hi])
+        total += len(hits)
+    out[bounds[-1] if len(data) else 0 :] = total  # at the end of the data
+    return out
+
+
+def _plainly_fine_bytes(
+    raw: bytes, start: int, text: str, sep: str, newline: str, path: Path
+) -> bool:
+    """:func:`_plainly_fine` of the lines of ``text`` (``raw[start:]`` decoded), its
+    lines found and their separators counted over the bytes in numpy: an ASCII
+    separator or line ending is the same byte in UTF-8 and in no other character's
+    bytes, so the lines and counts are the text's. A line's bytes are at least its
+    characters: where one reaches :func:`max_row_bytes` in bytes, and where more than
+    :data:`_TRAILING_BLANKS` blank lines end the file, the lines are read one by one
+    (:func:`_plainly_fine`), so the answer is always that one's. 0.17 s of a
+    960,000-row file's 0.26 s scan was those lines as a list of Python strings."""
+    data = np.frombuffer(raw, dtype=np.uint8, offset=start)
+    ends = _byte_positions(data, ord(newline))
+    starts = np.concatenate(([0], ends + 1))
+    stops = np.append(ends, len(data))
+
+    def line(i: int) -> str:
+        return raw[start + starts[i] : start + stops[i]].decode("utf-8")
+
+    if int((stops - starts).max()) >= max_row_bytes():  # first: no long line is decoded
+        return _plainly_fine(_csv_lines(text, join_blank=False, newline=newline), sep, path)
+    end = len(starts)
+    while end and not line(end - 1).strip():
+        end -= 1
+        if len(starts) - end > _TRAILING_BLANKS:
+            return _plainly_fine(_csv_lines(text, join_blank=False, newline=newline), sep, path)
+    if not end or not line(0).strip():
+        return False
+    header = line(0)
+    width = header.count(sep)
+    if width >= MAX_COLUMNS:
+        return False
+    # the separators before each line's end, less those before the line before's
+    before = _counts_before(data, ord(sep), stops[:end])
+    if not (np.diff(before, prepend=0) == width).all():
+        return False
+    CsvScan([header], sep, path).run()  # the header's names
     return True
 
 

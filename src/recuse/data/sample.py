@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from recuse.cells import among
 from recuse.errors import ConfigError
 from recuse.metrics.bootstrap import check_seed
 
@@ -36,7 +37,7 @@ def spread_over_prompts(
     keys = key.iloc[order]
     if prompts is not None:
         chosen = pd.unique(keys)[:prompts]
-        mask = keys.isin(chosen).to_numpy()
+        mask = among(keys, chosen)
         shuffled, keys = shuffled[mask], keys[mask]
     rank = keys.groupby(keys, sort=False).cumcount().to_numpy()
     out = shuffled.iloc[np.argsort(rank, kind="stable")]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from recuse.cells import among
 from recuse.judging.backends.replay import Recording, ReplayBackend, ReplayProtocol
 from recuse.judging.protocols import ORDERS, Order
 from recuse.judging.runner import RetryPolicy, Runner, RunSummary
@@ -53,7 +54,7 @@ def replay(
     held: dict[str, set[str]] = {}
     for rec in recording.outputs:
         held.setdefault(rec.item_id, set()).add(rec.order)
-    pairs = recording.pairs[recording.pairs["item_id"].astype(str).isin(held)]
+    pairs = recording.pairs[among(recording.pairs["item_id"].astype(str), held)]
     groups: dict[tuple[Order, ...], list[int]] = {}
     for i, item in enumerate(pairs["item_id"].astype(str)):
         orders = tuple(o for o in ORDERS if o in held[item])

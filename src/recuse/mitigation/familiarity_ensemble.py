@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from recuse.cells import among
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import (
     GroupedStatistic,
@@ -664,7 +665,7 @@ def compare_ensembles(
         raise EstimationError(
             "no item has a verdict and both perplexities from every member — nothing to compare"
         )
-    rows = rows[rows["item_id"].isin(common)].reset_index(drop=True)
+    rows = rows[among(rows["item_id"], common)].reset_index(drop=True)
 
     evaluators: list[tuple[str, str, float | None, pd.DataFrame]] = [
         (m, "single", None, rows[rows["judge"] == m].reset_index(drop=True)) for m in members

@@ -6,6 +6,7 @@ its "not estimated" reason said only "no pairs holding the judge's own answer", 
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -62,8 +63,8 @@ def test_recuse_favoritism_names_the_snapshot_and_the_spelling(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """`recuse favoritism`'s note on a judge that never rates its own completions said
-    only that; it now names a model of its line (and `recuse audit --self-scope line`,
-    which this command does not take) or a generator spelt like it."""
+    only that; it now names a model of its line (and --self-scope line, which it takes
+    as the audit does) or a generator spelt like it."""
     from recuse.simulate import simulate_ratings
 
     base = simulate_ratings(n_prompts=30, dimensions=("d1",), seed=0).ratings
@@ -71,8 +72,8 @@ def test_recuse_favoritism_names_the_snapshot_and_the_spelling(
     for judge, own, said in (
         ("gpt-4o", "gpt-4o-2024-08-06",
          "'gpt-4o-2024-08-06' of its model line wrote answers here, read as its family "
-         "(self is the judge's own snapshot): if the judge is one of them, `recuse audit "
-         "--self-scope line` counts them as its own"),
+         "(self is the judge's own snapshot): if the judge is one of them, --self-scope "
+         "line counts them as its own"),
         ("acme-judge", "acme-judge-v2",
          "if 'acme-judge-v2' is this judge's model under another name, write one name for "
          "both (in the judge and model columns"),
@@ -86,3 +87,42 @@ def test_recuse_favoritism_names_the_snapshot_and_the_spelling(
         assert code == 0
         assert f"self-bias of {judge} not estimable: it never rates its own completions; " in text
         assert said in text
+
+
+def test_recuse_favoritism_takes_self_scope_line_as_the_audit_does(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`recuse favoritism` pointed at `recuse audit --self-scope line` and took no such
+    option itself. Now it does: gpt-4o over gpt-4o-2024-08-06 gets a self-bias term,
+    the same γ̂ as the audit's fit with self_scope="line" (fit_favoritism with the
+    line's self map, read here independently of the command), and no hint."""
+    from recuse.regression import fit_favoritism
+    from recuse.roster import Roster
+    from recuse.simulate import simulate_ratings
+
+    base = simulate_ratings(n_prompts=30, dimensions=("d1",), seed=0).ratings
+    base = base.astype({"judge": str, "model": str})
+    frame = base.assign(
+        judge=base["judge"].replace({"j0": "gpt-4o"}),
+        model=base["model"].replace({"j0": "gpt-4o-2024-08-06"}),
+    )
+    path = tmp_path / "line.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "out"
+    code = main(["favoritism", str(path), "--self-scope", "line", "--out", str(out)])
+    text = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    assert "self-bias of gpt-4o not estimable" not in text
+    assert "--self-scope line counts" not in text
+    roster = Roster.builtin()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        roster.keep(sorted({*frame["judge"], *frame["model"]} - set(roster.entries)))
+    fit = fit_favoritism(frame, roster, selves=roster.self_map("line"))
+    gamma = fit.self_bias().set_index("judge").loc["gpt-4o", "estimate"]
+    written = json.loads((out / "favoritism.json").read_text())
+    assert written["settings"]["self_scope"] == "line"
+    coef = pd.read_csv(out / "coefficients.csv")
+    (estimate,) = coef.loc[(coef["kind"] == "self") & (coef["label"] == "gpt-4o"), "estimate"]
+    assert estimate == pytest.approx(gamma, abs=1e-12)
+    assert estimate == pytest.approx(0.0264, abs=5e-5)  # the audit's, on these ratings

@@ -113,3 +113,24 @@ def test_longer_answer_always_first_in_one_order_is_said() -> None:
     ):
         assert r.estimate == pytest.approx(0.0, abs=1e-12)
         assert not one_order_words(r.warnings)
+
+
+def test_the_rule_it_is_said_by_is_in_its_words_and_half_is_enough() -> None:
+    """The warning gave its counts but not when it is said, and the docs said "most of
+    its pairs" where half exactly warns. A mixed table: 30 pairs, the judge's answer in
+    a with p_a_first alone on 19, in b with p_a_first alone (shown second) on 4, both
+    orders on 7. Net 19 - 4 = 15 = half of 30 (and >= 10): said, naming the 4. With one
+    more pair of both orders in place of a first-only one: net 14 < 15, silent."""
+    said_rows = [True] * 19 + [False] * 4 + [True] * 7
+    t = first_picker(own_in_a=said_rows, second=False)
+    t.loc[23:, "p_a_second"] = 0.0  # the last 7 judged in both orders
+    r = self_preference(t, kind="dp", boot=BOOT, min_n=4)
+    (said,) = one_order_words(r.warnings)
+    assert said.startswith("the judge's own answer was shown first on 19 of its 30 pairs")
+    assert said.endswith(
+        "(said where such pairs outnumber those showing it second in the one order "
+        "judged, 4 here, by 50% of its pairs and 10 pairs or more)"
+    )
+    t.loc[0, "p_a_second"] = 0.0  # 18 first alone, 4 second alone: 14 < 15
+    quiet = self_preference(t, kind="dp", boot=BOOT, min_n=4)
+    assert not one_order_words(quiet.warnings)

@@ -73,6 +73,7 @@ from recuse.metrics.verdicts import (
     require_pairs,
     ties_note,
 )
+from recuse.numbers import share_percent
 from recuse.roster import Roster, self_keys
 from recuse.terminal import one_line
 
@@ -202,7 +203,8 @@ def favored_side(
 
 #: the least share of a judge's pairs (net of the other slot) that show its own (family)
 #: answer in one slot and were judged in one order only, and the fewest such pairs, from
-#: which :func:`one_slot_words` speaks
+#: which :func:`one_slot_words` speaks (at half exactly too: 10 of 20 pairs, 0 in the
+#: other slot, half the judge's slot preference in the number)
 ONE_SLOT_SHARE = 0.5
 ONE_SLOT_MIN = 10
 
@@ -257,12 +259,17 @@ def one_slot_words(first: float, second: float, n: float, *, who: str) -> str | 
     net = first - second
     if n <= 0 or abs(net) < max(ONE_SLOT_SHARE * n, ONE_SLOT_MIN):
         return None
-    slot, count = ("first", first) if net > 0 else ("second", second)
+    (slot, count), (other, rest) = sorted(
+        (("first", first), ("second", second)), key=lambda s: s[1], reverse=True
+    )
     return (
         f"{who} was shown {slot} on {count:,.0f} of its {n:,.0f} pairs, each judged in "
         f"that order alone: the judge's preference for the answer shown {slot} reads "
         "here as a preference for that answer — judge the other order too (p_a_second "
-        "beside p_a_first), or put the answer in a or b at random"
+        "beside p_a_first), or put the answer in a or b at random (said where such "
+        f"pairs outnumber those showing it {other} in the one order judged, {rest:,.0f} "
+        f"here, by {share_percent(ONE_SLOT_SHARE, 0)} of its pairs and {ONE_SLOT_MIN} "
+        "pairs or more)"
     )
 
 

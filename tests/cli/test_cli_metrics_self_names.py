@@ -126,3 +126,22 @@ def test_recuse_favoritism_takes_self_scope_line_as_the_audit_does(
     (estimate,) = coef.loc[(coef["kind"] == "self") & (coef["label"] == "gpt-4o"), "estimate"]
     assert estimate == pytest.approx(gamma, abs=1e-12)
     assert estimate == pytest.approx(0.0264, abs=5e-5)  # the audit's, on these ratings
+
+
+def test_the_hint_is_printed_once_per_judge_and_written_whole(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The terminal's 'Not estimated' table gave the line hint on each of the judge's
+    self-preference rows (EO, DP, the calibrated headline and its rungs: the same long
+    reason six times). It is printed once; the rows after it say which row holds it,
+    and the --out file keeps each reason whole."""
+    path = _pairs(tmp_path / "snap.csv", judge="gpt-4o", own="gpt-4o-2024-08-06")
+    out = tmp_path / "snap.json"
+    code = main(["metrics", "pairs", str(path), "--n-boot", "100", "-o", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert " ".join(text.split()).count("of its model line wrote answers here") == 1
+    assert "as for self_preference_eo above" in text
+    written = [s["reason"] for s in json.loads(out.read_text())["skipped"]]
+    hinted = [r for r in written if "of its model line wrote answers here" in r]
+    assert len(hinted) >= 3  # EO, DP and the calibrated headline at least

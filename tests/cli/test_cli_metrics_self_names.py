@@ -145,3 +145,23 @@ def test_the_hint_is_printed_once_per_judge_and_written_whole(
     written = [s["reason"] for s in json.loads(out.read_text())["skipped"]]
     hinted = [r for r in written if "of its model line wrote answers here" in r]
     assert len(hinted) >= 3  # EO, DP and the calibrated headline at least
+
+
+def test_metrics_pairs_orders_first_names_orders_both(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`recuse metrics pairs --orders first` on a table judged in both orders, the
+    judge's own answer always in a: the one-slot warning names --orders both."""
+    rows = [
+        {"item_id": f"i{i}", "prompt_id": f"p{i}", "model_a": "gpt-4", "model_b": "claude-v1",
+         "human": float(i % 2), "judge": "gpt-4", "p_a_first": 1.0, "p_a_second": 0.0}
+        for i in range(20)
+    ]  # fmt: skip
+    path = tmp_path / "own-in-a.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    code = main(["metrics", "pairs", str(path), "-m", "self_preference_dp", "--orders",
+                 "first", "--n-boot", "100"])  # fmt: skip
+    text = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    assert "shown first on 20 of its 20 pairs" in text
+    assert "where the table has it, --orders both reads it" in text

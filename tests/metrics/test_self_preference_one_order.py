@@ -14,6 +14,7 @@ from recuse.metrics import family_preference, self_preference, verbosity_bias
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.self_preference import Criterion
 from recuse.metrics.verbosity import prefer_longer_gap
+from recuse.metrics.verdicts import use_orders
 from recuse.roster import Roster
 from recuse.tables import validate_pairs
 
@@ -134,3 +135,15 @@ def test_the_rule_it_is_said_by_is_in_its_words_and_half_is_enough() -> None:
     t.loc[0, "p_a_second"] = 0.0  # 18 first alone, 4 second alone: 14 < 15
     quiet = self_preference(t, kind="dp", boot=BOOT, min_n=4)
     assert not one_order_words(quiet.warnings)
+
+
+def test_one_order_chosen_of_a_table_with_both_names_the_option_that_reads_both() -> None:
+    """Both orders judged, the first alone chosen (--orders first): the warning is said
+    (the number is the first-picker's +0.5, by hand as above), and its fix was only
+    'judge the other order too', which this table has. It now names the option that
+    reads it (orders="both" in Python; `recuse metrics pairs` says --orders both)."""
+    t = use_orders(first_picker(own_in_a=[True] * N, second=True), "first")
+    r = self_preference(t, kind="dp", boot=BOOT, min_n=4)
+    assert r.estimate == pytest.approx(0.5, abs=1e-12)
+    (said,) = one_order_words(r.warnings)
+    assert 'where the table has it, orders="both" reads it' in said

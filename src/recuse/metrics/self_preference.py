@@ -74,6 +74,7 @@ from recuse.metrics.verdicts import (
     ties_note,
 )
 from recuse.numbers import share_percent
+from recuse.renaming import caller_option
 from recuse.roster import Roster, self_keys
 from recuse.terminal import one_line
 
@@ -266,7 +267,9 @@ def one_slot_words(first: float, second: float, n: float, *, who: str) -> str | 
         f"{who} was shown {slot} on {count:,.0f} of its {n:,.0f} pairs, each judged in "
         f"that order alone: the judge's preference for the answer shown {slot} reads "
         "here as a preference for that answer — judge the other order too (p_a_second "
-        "beside p_a_first), or put the answer in a or b at random (said where such "
+        "beside p_a_first; where the table has it, "
+        + caller_option("--orders both", 'orders="both"')
+        + " reads it), or put the answer in a or b at random (said where such "
         f"pairs outnumber those showing it {other} in the one order judged, {rest:,.0f} "
         f"here, by {share_percent(ONE_SLOT_SHARE, 0)} of its pairs and {ONE_SLOT_MIN} "
         "pairs or more)"

@@ -130,7 +130,8 @@ def test_the_rule_it_is_said_by_is_in_its_words_and_half_is_enough() -> None:
     assert said.startswith("the judge's own answer was shown first on 19 of its 30 pairs")
     assert said.endswith(
         "(said where such pairs outnumber those showing it second in the one order "
-        "judged, 4 here, by 50% of its pairs and 10 pairs or more)"
+        "judged, 4 here, by 50% of its pairs and 10 pairs or more, all its pairs where it "
+        "has fewer than 10)"
     )
     t.loc[0, "p_a_second"] = 0.0  # 18 first alone, 4 second alone: 14 < 15
     quiet = self_preference(t, kind="dp", boot=BOOT, min_n=4)
@@ -147,3 +148,17 @@ def test_one_order_chosen_of_a_table_with_both_names_the_option_that_reads_both(
     assert r.estimate == pytest.approx(0.5, abs=1e-12)
     (said,) = one_order_words(r.warnings)
     assert 'where the table has it, orders="both" reads it' in said
+
+
+def test_a_judge_of_fewer_than_10_pairs_all_in_one_slot_is_warned_too() -> None:
+    """8 pairs, the judge's own answer in a on each, the first order alone: DP is
+    position alone, +0.5 by hand (picks own 8 of 8, the humans prefer it on 4 of 8),
+    estimated (min_n 4) and was silent (the warning's floor of 10 pairs). A judge of
+    fewer than 10 pairs is warned where all of them are so shown; 7 of 8 stays silent."""
+    t = first_picker(own_in_a=[True] * 8, second=False)
+    r = self_preference(t, kind="dp", boot=BOOT, min_n=4)
+    assert r.estimate == pytest.approx(0.5, abs=1e-12)
+    (said,) = one_order_words(r.warnings)
+    assert said.startswith("the judge's own answer was shown first on 8 of its 8 pairs")
+    t.loc[0, "p_a_second"] = 0.0  # 7 first alone of 8: under all of them
+    assert not one_order_words(self_preference(t, kind="dp", boot=BOOT, min_n=4).warnings)

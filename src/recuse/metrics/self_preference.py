@@ -250,7 +250,8 @@ def one_slot_words(first: float, second: float, n: float, *, who: str) -> str | 
     for that answer, in every number of the metric (a judge that always picks the answer
     shown first, its own answer always in a, judged with a first only: EO +1, DP the
     share the humans prefer the other). None where ``|first − second|`` is under
-    :data:`ONE_SLOT_SHARE` of ``n`` or under :data:`ONE_SLOT_MIN`.
+    :data:`ONE_SLOT_SHARE` of ``n`` or under :data:`ONE_SLOT_MIN` (under ``n`` where
+    ``n`` is smaller: 8 pairs all so shown and judged are its whole number).
 
     >>> one_slot_words(20, 0, 20, who=SLOT_WHO["self"])[:52]
     "the judge's own answer was shown first on 20 of its "
@@ -258,7 +259,7 @@ def one_slot_words(first: float, second: float, n: float, *, who: str) -> str | 
     True
     """
     net = first - second
-    if n <= 0 or abs(net) < max(ONE_SLOT_SHARE * n, ONE_SLOT_MIN):
+    if n <= 0 or abs(net) < max(ONE_SLOT_SHARE * n, min(ONE_SLOT_MIN, n)):
         return None
     (slot, count), (other, rest) = sorted(
         (("first", first), ("second", second)), key=lambda s: s[1], reverse=True
@@ -272,7 +273,7 @@ def one_slot_words(first: float, second: float, n: float, *, who: str) -> str | 
         + " reads it), or put the answer in a or b at random (said where such "
         f"pairs outnumber those showing it {other} in the one order judged, {rest:,.0f} "
         f"here, by {share_percent(ONE_SLOT_SHARE, 0)} of its pairs and {ONE_SLOT_MIN} "
-        "pairs or more)"
+        f"pairs or more, all its pairs where it has fewer than {ONE_SLOT_MIN})"
     )
 
 

@@ -11,6 +11,7 @@ import dataclasses
 import warnings
 
 import pandas as pd
+import pytest
 
 from analyses.conftest import OPTIONS, _input
 from recuse.analyses.favoritism import SELF_BIAS
@@ -74,3 +75,25 @@ def test_a_judge_that_rates_no_kin_keeps_the_plain_reason() -> None:
     assert (
         _reason(frame, "j0") == "self-bias of j0 not estimable: it never rates its own completions"
     )
+
+
+def test_the_correction_under_self_scope_line_takes_gamma_off_the_lines_answers() -> None:
+    """With self_scope="line" the fit reads gpt-4o's ratings of gpt-4o-2024-08-06 as its
+    own (γ̂ of gpt-4o is estimated, as above), but the correction read self as the exact
+    id: γ̂ came off none of them (the snapshot's change was 0, its ratings read as
+    family, a family with no λ̂). By hand: the snapshot's mean after = its mean before
+    minus γ̂ × (its ratings by gpt-4o) / (all its ratings) — every judge is in the
+    correction and j1-j4 each its own family."""
+    frame = _renamed("gpt-4o", "gpt-4o-2024-08-06")
+    report = run_audit(
+        [_input("r", "ratings", frame)],
+        options=dataclasses.replace(OPTIONS, self_scope="line"),
+        roster=_roster(frame),
+    )
+    (gamma,) = [f.estimate for f in report.findings if f.bias is SELF_BIAS and f.judge == "gpt-4o"]
+    (table,) = [t.frame for t in report.tables if t.name.startswith("debiased")]
+    row = table.set_index("model").loc["gpt-4o-2024-08-06"]
+    snap = frame[frame["model"] == "gpt-4o-2024-08-06"]
+    share = float((snap["judge"] == "gpt-4o").mean())
+    assert 0 < share < 1 and abs(gamma) > 0.01
+    assert row["after"] - row["before"] == pytest.approx(-gamma * share, abs=1e-12)

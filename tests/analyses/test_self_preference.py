@@ -4,6 +4,7 @@ author-judges without a self term nothing is flagged, a planted one is."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,13 @@ import pandas as pd
 import pytest
 
 from analyses.conftest import BOOT, Planted
-from recuse.analyses.self_preference import ANALYSIS, CALIBRATED, DP, EO
+from recuse.analyses.self_preference import (
+    ANALYSIS,
+    CALIBRATED,
+    DP,
+    EO,
+    spelling_hint_words,
+)
 from recuse.data.inputs import Input
 from recuse.driver import AuditOptions, run_audit
 from recuse.metrics.competence import calibrated_self_preference
@@ -157,6 +164,12 @@ def test_findings_recover_planted_self_preference() -> None:
         ("openai/gpt-4", "gpt-4", True),  # a provider's prefix on the judge's name
         ("gpt-4", "openai/gpt-4", True),  # ... or on its answers'
         ("openai/gpt-4", "gpt-4o", False),  # behind the prefix another model
+        # another number is another model, whether the shorter name ends inside the
+        # longer's number or the letters alone are alike (both unknown to the roster)
+        ("qwen2-7b", "qwen2-72b", False),
+        ("model-1", "model-10", False),
+        ("my-judge-v1", "my-judge-v2", False),
+        ("my-judge-v2", "my-judge-v2-final", True),  # the same number, a longer name
     ],
 )
 def test_a_generator_spelt_like_the_judge_is_named_with_the_fix(
@@ -401,3 +414,23 @@ def test_the_confusion_matrix_reads_the_pairs_as_eo_does(
     left = int(keep.sum()) - len(h)
     assert f"; {left} pairs without a usable label or verdict" in caption
     assert left == (17 if ties == "drop" else 0)
+
+
+def test_several_generators_spelt_like_the_judge_are_all_counted() -> None:
+    """A judge `model` over 200 generators `model-0` … `model-199` (all unknown to the
+    roster, each beginning with the judge's letters) was told "if 'model-0' is this
+    judge's model under another name", one of 200 picked by sorting: the hint now says
+    one of them, names the first three and counts the rest (200 - 3 = 197)."""
+    models = [f"model-{i}" for i in range(200)]
+    roster = Roster.builtin()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        roster.keep(["model", *models, "model-7-final"])
+    words = spelling_hint_words("model", set(models), roster)
+    assert words.startswith(
+        "; if one of 'model-0', 'model-1', 'model-10' (and 197 more) is this judge's model"
+    )
+    # one alike keeps the plain words
+    assert spelling_hint_words("model-7", {"model-7-final", "other"}, roster).startswith(
+        "; if 'model-7-final' is this judge's model under another name"
+    )

@@ -14,6 +14,7 @@ from recuse.metrics import family_preference, self_preference, verbosity_bias
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.self_preference import Criterion
 from recuse.metrics.verbosity import prefer_longer_gap
+from recuse.metrics.verdicts import use_orders
 from recuse.roster import Roster
 from recuse.tables import validate_pairs
 
@@ -113,3 +114,51 @@ def test_longer_answer_always_first_in_one_order_is_said() -> None:
     ):
         assert r.estimate == pytest.approx(0.0, abs=1e-12)
         assert not one_order_words(r.warnings)
+
+
+def test_the_rule_it_is_said_by_is_in_its_words_and_half_is_enough() -> None:
+    """The warning gave its counts but not when it is said, and the docs said "most of
+    its pairs" where half exactly warns. A mixed table: 30 pairs, the judge's answer in
+    a with p_a_first alone on 19, in b with p_a_first alone (shown second) on 4, both
+    orders on 7. Net 19 - 4 = 15 = half of 30 (and >= 10): said, naming the 4. With one
+    more pair of both orders in place of a first-only one: net 14 < 15, silent."""
+    said_rows = [True] * 19 + [False] * 4 + [True] * 7
+    t = first_picker(own_in_a=said_rows, second=False)
+    t.loc[23:, "p_a_second"] = 0.0  # the last 7 judged in both orders
+    r = self_preference(t, kind="dp", boot=BOOT, min_n=4)
+    (said,) = one_order_words(r.warnings)
+    assert said.startswith("the judge's own answer was shown first on 19 of its 30 pairs")
+    assert said.endswith(
+        "(said where such pairs outnumber those showing it second in the one order "
+        "judged, 4 here, by 50% of its pairs and 10 pairs or more, all its pairs where it "
+        "has fewer than 10)"
+    )
+    t.loc[0, "p_a_second"] = 0.0  # 18 first alone, 4 second alone: 14 < 15
+    quiet = self_preference(t, kind="dp", boot=BOOT, min_n=4)
+    assert not one_order_words(quiet.warnings)
+
+
+def test_one_order_chosen_of_a_table_with_both_names_the_option_that_reads_both() -> None:
+    """Both orders judged, the first alone chosen (--orders first): the warning is said
+    (the number is the first-picker's +0.5, by hand as above), and its fix was only
+    'judge the other order too', which this table has. It now names the option that
+    reads it (orders="both" in Python; `recuse metrics pairs` says --orders both)."""
+    t = use_orders(first_picker(own_in_a=[True] * N, second=True), "first")
+    r = self_preference(t, kind="dp", boot=BOOT, min_n=4)
+    assert r.estimate == pytest.approx(0.5, abs=1e-12)
+    (said,) = one_order_words(r.warnings)
+    assert 'where the table has it, orders="both" reads it' in said
+
+
+def test_a_judge_of_fewer_than_10_pairs_all_in_one_slot_is_warned_too() -> None:
+    """8 pairs, the judge's own answer in a on each, the first order alone: DP is
+    position alone, +0.5 by hand (picks own 8 of 8, the humans prefer it on 4 of 8),
+    estimated (min_n 4) and was silent (the warning's floor of 10 pairs). A judge of
+    fewer than 10 pairs is warned where all of them are so shown; 7 of 8 stays silent."""
+    t = first_picker(own_in_a=[True] * 8, second=False)
+    r = self_preference(t, kind="dp", boot=BOOT, min_n=4)
+    assert r.estimate == pytest.approx(0.5, abs=1e-12)
+    (said,) = one_order_words(r.warnings)
+    assert said.startswith("the judge's own answer was shown first on 8 of its 8 pairs")
+    t.loc[0, "p_a_second"] = 0.0  # 7 first alone of 8: under all of them
+    assert not one_order_words(self_preference(t, kind="dp", boot=BOOT, min_n=4).warnings)

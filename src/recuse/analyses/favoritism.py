@@ -396,7 +396,7 @@ def _debiasing(ctx: Context, inp: Input, res: FavoritismResult, judges: list[str
         return
     with ctx.timed(f"favoritism debiasing ({inp.name})", ANALYSIS):
         try:
-            eff = debias_effect(inp.frame, res, ctx.roster, judges=judges)
+            eff = debias_effect(inp.frame, res, ctx.roster, judges=judges, selves=ctx.selves)
         except RecuseError as exc:
             ctx.skip(ANALYSIS, f"debiasing: {exc}", inp.name, headline=False)
             return

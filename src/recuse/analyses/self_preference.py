@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 from collections.abc import Collection
 
 import numpy as np
@@ -265,8 +266,15 @@ def spelling_hint_words(
     alike = [m for m in sorted(models) if _spelt_alike(judge, m, roster)]
     if not alike:
         return ""
+    named = (
+        repr(alike[0])
+        if len(alike) == 1
+        else "one of "
+        + ", ".join(repr(m) for m in alike[:3])
+        + (f" (and {len(alike) - 3:,} more)" if len(alike) > 3 else "")
+    )
     return (
-        f"; if {alike[0]!r} is this judge's model under another name, write one name for "
+        f"; if {named} is this judge's model under another name, write one name for "
         f"both (in the judge and {columns} columns, or --judge-id on `recuse judge`) or "
         "give both one id in a roster file (--roster; docs: your data, 'Your model names')"
     )
@@ -275,8 +283,10 @@ def spelling_hint_words(
 def _spelt_alike(judge: str, model: str, roster: Roster) -> bool:
     """Whether generator ``model`` may be ``judge`` under another spelling, one of the two
     a name the roster does not know (so nothing said they were one model): one's letters
-    and digits begin the other's (``SmolLM2-135M``, ``smollm2-135m-instruct``), they
-    differ by a typo, or one is the other behind a provider's prefix (``openai/gpt-4``
+    and digits begin the other's (``SmolLM2-135M``, ``smollm2-135m-instruct``; not
+    ending inside one of its numbers: ``qwen2-7b`` is not ``qwen2-72b``), they differ by
+    a typo in their letters (their numbers the same: ``my-judge-v1`` is not
+    ``my-judge-v2``), or one is the other behind a provider's prefix (``openai/gpt-4``
     and ``gpt-4``, the name after the last ``/`` read through the roster)."""
     if judge not in roster.kept and model not in roster.kept:
         return False  # both known: the roster says they are two models
@@ -289,8 +299,17 @@ def _spelt_alike(judge: str, model: str, roster: Roster) -> bool:
     a, b = ("".join(ch for ch in name.casefold() if ch.isalnum()) for name in (judge, model))
     short, long = sorted((a, b), key=len)
     if len(short) >= 4 and long.startswith(short):
-        return True
+        # not where the shorter name ends inside the longer's number: qwen2-7b is not
+        # qwen2-72b, nor model-1 model-10
+        return not (short[-1].isdigit() and long[len(short) :][:1].isdigit())
+    # a typo, not another number: my-judge-v1 and my-judge-v2, qwen2-7b and qwen2-72b
+    # are two models (their letters alike, their numbers not)
+    if _DIGITS.findall(a) != _DIGITS.findall(b):
+        return False
     return difflib.SequenceMatcher(None, a, b).ratio() >= 0.85
+
+
+_DIGITS = re.compile(r"\d+")
 
 
 #: the calibrated estimate's reasons that say the judge has none of the pairs it needs

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from recuse.bootstrap_rules import check_interval_level
-from recuse.choices import CHECKS, NORMALIZE, SE_TYPES, Normalize
+from recuse.choices import CHECKS, NORMALIZE, SE_TYPES, Normalize, SelfScope
 from recuse.choices import SE as SEType
 from recuse.cli.app import (
     READING,
@@ -27,7 +27,7 @@ from recuse.cli.console import TerminalTable, cell, shown
 from recuse.cli.console import console as make_console
 from recuse.lazy import lazy_module
 from recuse.numbers import percent, share_percent
-from recuse.options import DEFAULTS, robustness_checks
+from recuse.options import DEFAULTS, robustness_checks, settings_fields
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -199,6 +199,9 @@ def favoritism(
     ] = None,
     reference_scorer: ReferenceScorerOption = None,
     reference_judge: ReferenceJudgeOption = None,
+    self_scope: Annotated[
+        SelfScope, typer.Option("--self-scope", help=settings_fields()["self_scope"].help)
+    ] = DEFAULTS.self_scope,
     config: ConfigOption = None,
 ) -> None:
     """Self- and family-bias of LLM judges from absolute ratings (Play Favorites, equation 1).
@@ -225,18 +228,15 @@ def favoritism(
         mapping=dict(settings.mapping),
         references=settings.references(),
     )
-    ratings = loaded.frame
-    bat = regression_robustness.battery(
-        ratings,
-        roster,
-        checks=checks,
-        se=se,
-        level=level,
-        normalize=normalize,
-    )
+    ratings, selves = loaded.frame, roster.self_map(self_scope)
+    bat = regression_robustness.battery(  # self read as the audit reads it (--self-scope)
+        ratings if selves is None
+        else regression_favoritism.prepare(ratings, roster, normalize=normalize, selves=selves),
+        roster, checks=checks, se=se, level=level, normalize=normalize,
+    )  # fmt: skip
     console = make_console()
-    _print_fit(console, source, loaded, bat, roster)
-    effect = debiasing.debias_effect(ratings, bat.main, roster)
+    _print_fit(console, source, loaded, bat, (roster, self_scope))
+    effect = debiasing.debias_effect(ratings, bat.main, roster, selves=selves)
     unsubtracted = debiasing.not_subtracted(bat.main.coefficients)
     if not regression_favoritism.corrects_anything(bat.main.coefficients):  # as the audit says it
         console.print(
@@ -250,16 +250,18 @@ def favoritism(
             f"the reference ranking {effect.taus}{unsubtracted}"
         )
     said = {"source": source, "se": se, "level": level, "normalize": normalize,
-            "robustness": checks}  # fmt: skip
+            "robustness": checks, "self_scope": self_scope}  # fmt: skip
     with outputs.keeping_earlier(out_path, OUT_FILES):
         written = write_outputs(bat, effect, out_path, settings=said)
     console.print(cell("wrote " + ", ".join(str(p) for p in written)))
 
 
-def _print_fit(console: Console, source: str, loaded: Input, bat: Battery, roster: Roster) -> None:
+def _print_fit(
+    console: Console, source: str, loaded: Input, bat: Battery, selves: tuple[Roster, str]
+) -> None:
     """The fit's lines: counts, the source's notes, the self and family tables, the
-    fit's warnings and notes (:func:`_with_name_hints`), and the robustness checks made
-    or skipped."""
+    fit's warnings and notes (:func:`_with_name_hints`, ``selves``: the roster and the
+    self scope), and the robustness checks made or skipped."""
     main = bat.main
     console.print(
         f"[bold]{escape(shown(source))}[/bold]: {main.n:,} ratings, "
@@ -279,19 +281,18 @@ def _print_fit(console: Console, source: str, loaded: Input, bat: Battery, roste
     console.print(_table(main, "self"))
     console.print(_table(main, "family"))
     for note in main.notes:
-        console.print(cell(f"note: {_with_name_hints(note, loaded.frame, roster)}"))
+        console.print(cell(f"note: {_with_name_hints(note, loaded.frame, *selves)}"))
     if bat.results:
         console.print(cell(_robustness_line(bat.table(), len(bat.results))))
     for name, reason in bat.skipped.items():
         console.print(cell(f"skipped {name}: {reason}"))
 
 
-def _with_name_hints(note: str, ratings: pd.DataFrame, roster: Roster) -> str:
+def _with_name_hints(note: str, ratings: pd.DataFrame, roster: Roster, self_scope: str) -> str:
     """A judge's "never rates its own completions" note with the audit's hints: a model
-    it rated spelt like it, or other models of its line (which `recuse audit
-    --self-scope line` counts as its own; this command reads self as the judge's own
-    snapshot). It said only that, where the audit named ``gpt-4o-2024-08-06`` beside the
-    judge ``gpt-4o``."""
+    it rated spelt like it, or other models of its line (which ``--self-scope line``
+    counts as its own, none under it). It said only that, where the audit named
+    ``gpt-4o-2024-08-06`` beside the judge ``gpt-4o``."""
     head = "self-bias of "
     tail = f" not estimable: {regression_favoritism.NEVER_OWN}"
     if not (note.startswith(head) and note.endswith(tail)):
@@ -302,7 +303,7 @@ def _with_name_hints(note: str, ratings: pd.DataFrame, roster: Roster) -> str:
         note
         + self_words.spelling_hint_words(judge, rated, roster, columns="model")
         + self_words.line_hint_words(
-            judge, rated, roster, option="`recuse audit --self-scope line`"
+            judge, rated, roster, self_scope=self_scope, option="--self-scope line"
         )
     )
 

@@ -424,11 +424,22 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
 
 
 def _print_skipped(console: Console, result: PairwiseBias) -> None:
-    """The estimates not made, each with its reason."""
+    """The estimates not made, each with its reason; a reason the row above gave for the
+    same judge reads "as for <that metric> above" (a judge over its line's snapshot had the
+    hint naming them and --self-scope line six times, one per self-preference metric;
+    the --out file keeps every reason whole)."""
     if result.skipped:
         skipped = TerminalTable(title="Not estimated")
         for col in ("judge", "metric", "why"):
             skipped.add_column(col, overflow="fold")
+        first: tuple[str | None, str, str] = (None, "", "")  # judge, metric, reason
         for s in result.skipped:
-            skipped.add_row(cell(s.judge or ""), cell(s.metric), cell(s.reason))
+            same = (s.judge, s.reason) == (first[0], first[2]) and s.judge is not None
+            skipped.add_row(
+                cell(s.judge or ""),
+                cell(s.metric),
+                cell(f"as for {first[1]} above" if same else s.reason),
+            )
+            if not same:
+                first = (s.judge, s.metric, s.reason)
         console.print(skipped)

@@ -73,6 +73,8 @@ from recuse.metrics.verdicts import (
     require_pairs,
     ties_note,
 )
+from recuse.numbers import share_percent
+from recuse.renaming import caller_option
 from recuse.roster import Roster, self_keys
 from recuse.terminal import one_line
 
@@ -202,7 +204,8 @@ def favored_side(
 
 #: the least share of a judge's pairs (net of the other slot) that show its own (family)
 #: answer in one slot and were judged in one order only, and the fewest such pairs, from
-#: which :func:`one_slot_words` speaks
+#: which :func:`one_slot_words` speaks (at half exactly too: 10 of 20 pairs, 0 in the
+#: other slot, half the judge's slot preference in the number)
 ONE_SLOT_SHARE = 0.5
 ONE_SLOT_MIN = 10
 
@@ -247,7 +250,8 @@ def one_slot_words(first: float, second: float, n: float, *, who: str) -> str | 
     for that answer, in every number of the metric (a judge that always picks the answer
     shown first, its own answer always in a, judged with a first only: EO +1, DP the
     share the humans prefer the other). None where ``|first − second|`` is under
-    :data:`ONE_SLOT_SHARE` of ``n`` or under :data:`ONE_SLOT_MIN`.
+    :data:`ONE_SLOT_SHARE` of ``n`` or under :data:`ONE_SLOT_MIN` (under ``n`` where
+    ``n`` is smaller: 8 pairs all so shown and judged are its whole number).
 
     >>> one_slot_words(20, 0, 20, who=SLOT_WHO["self"])[:52]
     "the judge's own answer was shown first on 20 of its "
@@ -255,14 +259,21 @@ def one_slot_words(first: float, second: float, n: float, *, who: str) -> str | 
     True
     """
     net = first - second
-    if n <= 0 or abs(net) < max(ONE_SLOT_SHARE * n, ONE_SLOT_MIN):
+    if n <= 0 or abs(net) < max(ONE_SLOT_SHARE * n, min(ONE_SLOT_MIN, n)):
         return None
-    slot, count = ("first", first) if net > 0 else ("second", second)
+    (slot, count), (other, rest) = sorted(
+        (("first", first), ("second", second)), key=lambda s: s[1], reverse=True
+    )
     return (
         f"{who} was shown {slot} on {count:,.0f} of its {n:,.0f} pairs, each judged in "
         f"that order alone: the judge's preference for the answer shown {slot} reads "
         "here as a preference for that answer — judge the other order too (p_a_second "
-        "beside p_a_first), or put the answer in a or b at random"
+        "beside p_a_first; where the table has it, "
+        + caller_option("--orders both", 'orders="both"')
+        + " reads it), or put the answer in a or b at random (said where such "
+        f"pairs outnumber those showing it {other} in the one order judged, {rest:,.0f} "
+        f"here, by {share_percent(ONE_SLOT_SHARE, 0)} of its pairs and {ONE_SLOT_MIN} "
+        f"pairs or more, all its pairs where it has fewer than {ONE_SLOT_MIN})"
     )
 
 

@@ -26,6 +26,8 @@ from recuse.errors import InputError
 from recuse.numbers import decimal
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from recuse.regression.favoritism import Families, FavoritismResult
 
 # recuse.regression.favoritism is imported where a correction is computed: this module
@@ -34,12 +36,24 @@ if TYPE_CHECKING:
 # (0.1-0.2 s of the command's start) that certifying never uses
 
 
-def debias(ratings: pd.DataFrame, result: FavoritismResult, families: Families) -> pd.DataFrame:
+def debias(
+    ratings: pd.DataFrame,
+    result: FavoritismResult,
+    families: Families,
+    *,
+    selves: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
     """Usable rows with ``y`` (normalised rating), ``y_debiased``, ``correction`` and
-    ``rating_debiased`` (raw scale). Uses the fit's normalisation."""
+    ``rating_debiased`` (raw scale). Uses the fit's normalisation. ``selves``: what
+    counted as the judge rating itself in the fit
+    (:meth:`~recuse.roster.Roster.self_map`; default its exact id): ``γ̂_j`` comes off
+    those rows, ``λ̂_F`` off the other rows of its family. Read with the fit's own
+    rule, or a fit with ``self_scope="line"`` took ``γ̂`` of ``gpt-4o`` off nothing
+    where it rated only ``gpt-4o-2024-08-06`` (read as family here)."""
     from recuse.regression.favoritism import prepare
 
-    p = prepare(ratings, families, normalize=result.normalize)  # type: ignore[arg-type]
+    normalize = result.normalize
+    p = prepare(ratings, families, normalize=normalize, selves=selves)  # type: ignore[arg-type]
     f = p.frame
     scale_fit = result.scales.set_index("dimension")["scale"]
     dims = set(f["dimension"].unique()) - set(scale_fit.index)
@@ -167,14 +181,16 @@ def debias_effect(
     families: Families,
     *,
     judges: list[str] | None = None,
+    selves: Mapping[str, str] | None = None,
 ) -> DebiasEffect:
     """Effect of debiasing on each model's mean score and on the model ranking.
 
     The mean is over all usable ratings of the model by ``judges`` (default: every
     judge), on the fit's normalised scale. ``rank_correlation_*`` is Kendall's τ
     between the judge ranking and the ranking by the mean reference score.
+    ``selves``: the fit's rule of self (:func:`debias`).
     """
-    d = debias(ratings, result, families)
+    d = debias(ratings, result, families, selves=selves)
     everyone = set(d["judge"].astype(str))
     if judges is not None:
         d = d[d["judge"].isin(judges)]

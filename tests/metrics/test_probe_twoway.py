@@ -277,7 +277,8 @@ def test_every_description_of_the_widened_rule_and_the_effects_columns_names_the
     assert "√(1 + 2 / ν)" in text
     page = Path(__file__).resolve().parents[2].joinpath("docs", "ci-gate.md").read_text("utf-8")
     assert "most half the prompts move, the expanded BCa interval padded" in " ".join(page.split())
-    assert "padded by two more effective prompts' variance" in TABLE_COLUMNS["ci_low"]
+    assert "padded by up to two more effective prompts' variance" in TABLE_COLUMNS["ci_low"]
+    assert "in proportion to the moving variance the fewer way carries" in " ".join(page.split())
 
 
 def test_the_padded_method_writes_the_effective_prompts_as_a_plain_number() -> None:

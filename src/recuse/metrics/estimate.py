@@ -528,8 +528,9 @@ def to_results(
     width at the no-bias value of an unseen rate not widened (a probe's effect) whose pairs
     move but cancel on each prompt is the exact bound on the share of prompts that move
     (:func:`moved_span`'s exact bound, rule "widened"); where such a rate's interval has
-    width and at most half the prompts move it (``MetricSpec.padded``), it is the BCa
-    interval expanded, and padded where its pairs moved both ways (:func:`padded_span`,
+    width and some prompts move it (``MetricSpec.padded``), it is the BCa interval
+    expanded (a share :func:`expansion_share` of the way past half the prompts moving),
+    and padded as its pairs moved both ways (:func:`padding_weight`, :func:`padded_span`,
     rule "widened"); one
     that is neither and excludes the no-bias value gets at
     least the sign test's p-value

@@ -37,16 +37,23 @@ prompts (``benchmarks/metric_coverage.py``, section ``probes``).
 Where the edit moves pairs both ways (some toward the treated answer, some away) on few
 prompts, the effect is a difference of two sparse counts, and the BCa interval held a
 planted truth 0.81–0.91 of the time at 10–40 prompts (0.861 pooled; section
-``probes-twoway``). So wherever at most half the prompts hold a moved pair, the pairs
-moved both ways (some base pair's share rose, another's fell) and the interval has
-width, it is the BCa interval expanded for the prompts and padded by two more effective
+``probes-twoway``). So wherever some prompts hold a moved pair and the interval has
+width, it is the BCa interval expanded for the prompts (a share ``τ = min(1, 2 (1 − m /
+G))`` of the way where more than half of them move: 0 where all do,
+:func:`~recuse.metrics.estimate.expansion_share`) and, as the pairs moved both ways
+(some base pair's share rose, another's fell), padded by up to two more effective
 prompts' variance (:func:`~recuse.metrics.estimate.padded_span`: each end's distance
-from the estimate times ``√(1 + 2 / ν)``, ``ν`` the prompts' effective number,
-``interval_rule`` "widened", the method naming it); its p-value inverts the padded ends
-(:func:`~recuse.metrics.estimate.padded_p_value`): 0.887–0.940 there, 0.904 pooled, and
-0.894 pooled on 12 designs it was not tuned on (``benchmarks/probe_heldout.py``). An
-effect moved one way only on at most half the prompts is expanded, not padded (section
-``probes``: 0.927 / 0.893).
+from the estimate times ``√(1 + 2 w τ / ν)``, ``ν`` the prompts' effective number, ``w
+= min(1, 8 r)`` with ``r`` the share of the moved pairs' squared moves that the fewer
+way carries: :func:`~recuse.metrics.estimate.padding_weight`; ``interval_rule``
+"widened", the method naming it), so one small pair moved back, or one more prompt
+moving past half, changes the interval a little, not by a leap; its p-value inverts the
+ends it shows (:func:`~recuse.metrics.estimate.padded_p_value`). Fully padded (``w`` = 1
+wherever a pair moved back): 0.887–0.940 there, 0.904 pooled, and 0.894 pooled on 12
+designs it was not tuned on (``benchmarks/probe_heldout.py``); weighted, the same tables
+(150 a cell) 0.911 / 0.894 against the full padding's 0.909 / 0.893. An effect moved one
+way only on at most half the prompts is expanded, not padded (section ``probes``: 0.927
+/ 0.893).
 
 With both model rewrites (:mod:`recuse.probes.rewrite`), the verbosity contrast
 (metric ``probe_verbosity``, Saito et al. §4's same-source comparison) is

@@ -62,7 +62,11 @@ true value is that interval's coverage.
   cells (300 tables each); the padded interval
   (:func:`recuse.metrics.estimate.padded_span`, ``√(1 + 2 / ν)`` where the pairs moved
   both ways; 2026-12-01) 0.887–0.940, 0.904 pooled (the first padding, a pseudo-prompt
-  ``s/8`` from the estimate, 0.85–0.94, 0.894). Target: the
+  ``s/8`` from the estimate, 0.85–0.94, 0.894); weighted by the fewer way's share of
+  the moving variance (``√(1 + 2 w τ / ν)``, :func:`recuse.metrics.estimate.padding_weight`,
+  so one small pair moved back pads little; faded past half the prompts moving) 0.911
+  pooled on 150 tables a cell, where the full padding read 0.909 on the same tables.
+  Target: the
   cells pooled at least :data:`TWOWAY_TARGET` (0.88), beside each cell's floor and
   ceiling.
 * Ladder (:func:`recuse.metrics.ladder.self_preference_ladder`, section ``ladder``): the

@@ -26,13 +26,16 @@ __all__ = [
 #: "percentile"), the BCa interval (the leaderboard's: the percentile one) expanded for
 #: its number of prompts ("expanded":
 #: Student's t on them, at any number, fading as it grows:
-#: :func:`~recuse.metrics.bootstrap.expanded_interval`), a position rate's widened
+#: :func:`~recuse.metrics.bootstrap.expanded_interval`; a probe's effect that more than
+#: half its prompts move: part of the way, :func:`~recuse.metrics.estimate.expansion_share`),
+#: a position rate's widened
 #: where few prompts change with the order ("widened":
 #: :func:`~recuse.metrics.estimate.moved_span`; a probe's effect whose moves cancel on each
 #: prompt: :func:`~recuse.metrics.estimate.moved_span`, the exact bound on the prompts
 #: that move, which the gate projects as a bootstrap's; a probe's effect whose pairs moved
-#: both ways on at most half the prompts: :func:`~recuse.metrics.estimate.padded_span`,
-#: the expanded BCa padded by two more effective prompts' variance), or the exact
+#: both ways: :func:`~recuse.metrics.estimate.padded_span`, the expanded BCa padded by up
+#: to two more effective prompts' variance, weighted by the fewer way's share of the
+#: moving variance and, past half the prompts moving, faded with the expansion), or the exact
 #: Clopper–Pearson bound where
 #: none does ("exact_bound": :func:`~recuse.metrics.estimate.unseen_span`, which the gate
 #: projects as it shrinks, 1/n)

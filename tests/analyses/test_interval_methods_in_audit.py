@@ -59,6 +59,8 @@ def test_notes_and_settings_name_the_percentile_interval_of_the_calibrated_estim
         assert "leaderboard's coefficients (the leaderboard's expanded for the prompts'" in text
         assert "(a probe's effect: where no pair moves)" in text
         assert "moved both ways on at most half the prompts: the BCa interval expanded" in text
+        assert "in proportion to the moving variance the fewer way carries" in text
+        assert "past half the prompts moving, the expansion and padding fade" in text
     assert "pairwise metrics use a BCa bootstrap" not in page
 
 

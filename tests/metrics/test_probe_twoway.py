@@ -139,8 +139,8 @@ def test_small_probability_moves_get_a_padding_their_size() -> None:
 def test_the_padded_interval_says_so_and_one_all_prompts_move_is_not_padded() -> None:
     """The rule and method words name the padding where few prompts move both ways (3 of
     10 here); where they move one way only, the interval is the expanded BCa; where more
-    than half do (every pair's pick moves on 20 prompts) the interval is the
-    BCa one, unpadded."""
+    than half do (18 of 20 prompts, one way) it is expanded a share ``2 (1 − 18/20)`` =
+    0.2 of the way (:func:`~recuse.metrics.estimate.expansion_share`), unpadded."""
     rows = []
     for q in range(10):
         for k in range(3):
@@ -168,7 +168,8 @@ def test_the_padded_interval_says_so_and_one_all_prompts_move_is_not_padded() ->
         )
     ]
     y = _effect(pd.DataFrame(dense), seed=0)
-    assert y.interval_rule == "bca" and "two more prompts" not in y.method, y.method
+    assert y.interval_rule == "expanded" and "more prompts" not in y.method, y.method
+    assert "expanded 0.2 of the way (18 of 20 prompts" in y.method, y.method
 
 
 def test_the_padded_ends_and_error_are_the_expanded_ones_times_k(
@@ -203,7 +204,12 @@ def test_the_padded_ends_and_error_are_the_expanded_ones_times_k(
     w = d.pivot_table(index=["prompt_id", "base_item"], columns="probe", values="s")
     per = (w["authority"] - w["placebo"]).groupby(level=0).agg(["sum", "size"])
     r2 = (per["sum"] - est * per["size"]) ** 2
-    k = math.sqrt(1 + 2 / (r2.sum() ** 2 / (r2**2).sum()))
+    # the weight by hand: the fewer way's share r of the squared moves, w = min(1, 8 r)
+    moves = w["authority"] - w["placebo"]
+    up, down = (moves[moves > 0] ** 2).sum(), (moves[moves < 0] ** 2).sum()
+    weight = min(1.0, 8 * min(up, down) / (up + down))
+    assert up == down == 3.0 and weight == 1.0  # 3 pairs moved each way: r = ½
+    k = math.sqrt(1 + 2 * weight / (r2.sum() ** 2 / (r2**2).sum()))
     assert k > 1.05 and g == 10
     assert math.isclose(padded.ci_low, est - k * (est - expanded.ci_low), rel_tol=1e-12)
     assert math.isclose(padded.ci_high, est + k * (expanded.ci_high - est), rel_tol=1e-12)
@@ -271,7 +277,8 @@ def test_every_description_of_the_widened_rule_and_the_effects_columns_names_the
     assert "√(1 + 2 / ν)" in text
     page = Path(__file__).resolve().parents[2].joinpath("docs", "ci-gate.md").read_text("utf-8")
     assert "most half the prompts move, the expanded BCa interval padded" in " ".join(page.split())
-    assert "padded by two more effective prompts' variance" in TABLE_COLUMNS["ci_low"]
+    assert "padded by up to two more effective prompts' variance" in TABLE_COLUMNS["ci_low"]
+    assert "in proportion to the moving variance the fewer way carries" in " ".join(page.split())
 
 
 def test_the_padded_method_writes_the_effective_prompts_as_a_plain_number() -> None:

@@ -37,7 +37,9 @@ TABLE_COLUMNS = {
     "ci_low": "the low end of its interval at level (cluster bootstrap over prompts, both "
     "versions of a pair resampled together, BCa; where at most half the prompts hold a "
     "moved pair, expanded for the prompts (pairs moved one way only), and where the pairs "
-    "moved both ways, expanded and padded by two more effective prompts' variance; where "
+    "moved both ways, expanded and padded by up to two more effective prompts' variance, "
+    "in proportion to the moving variance the fewer way carries; past half the prompts "
+    "moving, the expansion and padding fade, to the plain BCa where all move; where "
     "the moves cancel on each prompt, the exact bound on the prompts that move; where no "
     "pair moved, the exact bound the prompts allow: the report's method says which)",
     "ci_high": "the high end",

@@ -1104,7 +1104,23 @@ def _bca_z_at(zq: float, z0: float, a: float) -> float:
     return z0 + z / den
 
 
-def expanded_interval(est: GroupEstimate, level: float) -> tuple[float, float]:
+def blended_quantile(q: float, clusters: int, *, share: float = 1.0) -> float:
+    """The normal quantile ``Φ⁻¹(q)`` moved a ``share`` of the way to
+    :func:`expanded_quantile`'s, ``z + share · (z' − z)``: the expanded interval's at
+    ``share`` 1 (exactly), the plain BCa's at 0.
+
+    >>> round(blended_quantile(0.95, 20, share=0.5), 4)  # (1.64485 + 1.77405) / 2
+    1.7095
+    """
+    if share == 1.0:
+        return expanded_quantile(q, clusters)
+    z = float(ndtri(q))
+    return z + share * (expanded_quantile(q, clusters) - z)
+
+
+def expanded_interval(
+    est: GroupEstimate, level: float, *, share: float = 1.0
+) -> tuple[float, float]:
     """The BCa interval of ``est`` at ``level`` with each tail's nominal level expanded
     for its ``n_clusters`` prompts (:func:`expanded_level`): the replicate quantiles at
     ``Φ(z0 + (z0 + z') / (1 − a (z0 + z')))`` with ``z' = √(G / (G − 1)) · t_{G−1}(q)``
@@ -1112,10 +1128,12 @@ def expanded_interval(est: GroupEstimate, level: float) -> tuple[float, float]:
     read by :func:`tail_end`: beyond what the resamples resolve (99% from 10 prompts or
     fewer at 2,000 resamples, 90% from 3 or fewer) extrapolated from the deepest
     quantile they read, where it was their smallest or largest (:func:`expanded_beyond`
-    says whether). NaN ends where ``est`` has no replicates."""
+    says whether). NaN ends where ``est`` has no replicates. ``share`` below 1: each
+    quantile only that share of the way from the normal one (:func:`blended_quantile`;
+    0: the plain BCa ends, read by :func:`tail_end`)."""
     low, high = (
-        tail_end(est.replicates, expanded_quantile(q, est.n_clusters), center=est.estimate,
-                 z0=est.z0, accel=est.accel)[0]
+        tail_end(est.replicates, blended_quantile(q, est.n_clusters, share=share),
+                 center=est.estimate, z0=est.z0, accel=est.accel)[0]
         for q in _tails(level)
     )  # fmt: skip
     return low, high
@@ -1135,11 +1153,11 @@ def expanded_beyond(est: GroupEstimate, level: float) -> float:
     return min((x for x in end_tails(est, level) if not math.isnan(x)), default=math.nan)
 
 
-def end_tails(est: GroupEstimate, level: float) -> tuple[float, float]:
+def end_tails(est: GroupEstimate, level: float, *, share: float = 1.0) -> tuple[float, float]:
     """The tail each end of :func:`expanded_interval` asked of ``est``'s resamples where
     :func:`tail_end` extrapolated it, low end then high: the replicate level of its BCa
     end, ``Φ(w)`` or ``1 − Φ(w)`` (0 past the acceleration's range); NaN for an end
-    read off the resamples.
+    read off the resamples. ``share``: of :func:`expanded_interval` at that share.
 
     >>> e = GroupEstimate(0.5, 0.4, 0.6, 15, 5, 2000, 0, np.zeros(1),
     ...                   replicates=np.linspace(0.3, 0.7, 2000))
@@ -1148,7 +1166,7 @@ def end_tails(est: GroupEstimate, level: float) -> tuple[float, float]:
     """
     tails = []
     for q in _tails(level):
-        zq = expanded_quantile(q, est.n_clusters)
+        zq = blended_quantile(q, est.n_clusters, share=share)
         kw = {"center": est.estimate, "z0": est.z0, "accel": est.accel}
         far = bool(est.replicates.size) and tail_end(est.replicates, zq, **kw)[1]
         tails.append(float(ndtr(-abs(_bca_z_at(zq, est.z0, est.accel)))) if far else math.nan)

@@ -63,11 +63,11 @@ from recuse.metrics.bootstrap import (
     GroupEstimate,
     Interval,
     Resampling,
+    blended_quantile,
     cluster_bootstrap,
     counted,
     end_tails,
     expanded_interval,
-    expanded_quantile,
     p_value,
 )
 from recuse.metrics.result import MetricResult, NullBound, Refit, Skipped
@@ -180,11 +180,13 @@ class MetricSpec:
     #: :attr:`expanded`)
     widens: bool = True
     #: an :attr:`unseen` rate not widened (a probe's effect, whose pairs can move both
-    #: ways): from a group's totals, whether its pairs moved both ways (toward the treated
-    #: answer and away). Where at most half the prompts move it, its BCa interval is
-    #: expanded, and padded where they did (:func:`padded_span`, rule "widened"). None:
-    #: neither
-    padded: Callable[[NDArray[np.float64]], bool] | None = None
+    #: ways): from a group's totals, the share ``r`` (0 to ½) of its moving pairs' sum of
+    #: squared moves that the way fewer of it moved carries (toward the treated answer or
+    #: away; 0: one way only). Where some prompts move it, its BCa interval is expanded
+    #: (a share :func:`expansion_share` of the way, all of it up to half the prompts), and
+    #: padded by :func:`padding_weight` of ``r`` (:func:`padded_span`, rule "widened").
+    #: None: neither
+    padded: Callable[[NDArray[np.float64]], float] | None = None
 
 
 def fold(estimate: float, low: float, high: float) -> tuple[float, float, float]:
@@ -526,8 +528,9 @@ def to_results(
     width at the no-bias value of an unseen rate not widened (a probe's effect) whose pairs
     move but cancel on each prompt is the exact bound on the share of prompts that move
     (:func:`moved_span`'s exact bound, rule "widened"); where such a rate's interval has
-    width and at most half the prompts move it (``MetricSpec.padded``), it is the BCa
-    interval expanded, and padded where its pairs moved both ways (:func:`padded_span`,
+    width and some prompts move it (``MetricSpec.padded``), it is the BCa interval
+    expanded (a share :func:`expansion_share` of the way past half the prompts moving),
+    and padded as its pairs moved both ways (:func:`padding_weight`, :func:`padded_span`,
     rule "widened"); one
     that is neither and excludes the no-bias value gets at
     least the sign test's p-value
@@ -569,13 +572,21 @@ def to_results(
             # two pairs on each), the resamples cannot vary either, and nothing cancels
             cancel = spec.unseen and not spec.widens and flat and est.moving > 0
             cancel = cancel and zero_width(spec.null, *sorted((est.estimate, spec.null)))
-            # a probe's effect moved on at most half the prompts: expanded; where its pairs
-            # moved both ways (toward the treated answer and away), padded (padded_span)
+            # a probe's effect some prompts move: expanded (all the way up to half of them
+            # moving, then less, to none where all do: expansion_share); padded as its
+            # pairs moved both ways (toward the treated answer and away): by the share of
+            # the moving variance the fewer way carries (padding_weight), so one small
+            # back-move pads little, and by the expansion's share (padded_span)
             few_move = spec.padded is not None and kind == "bca" and est.std_error > 0
             few_move = few_move and not (flat or widen or unseen or cancel)
-            few_move = few_move and 0 < est.moving <= est.n_clusters / 2
-            pad = few_move and math.isfinite(est.effective)
-            pad = pad and spec.padded is not None and spec.padded(est.totals)
+            few_move = few_move and 0 < est.moving < est.n_clusters
+            share = expansion_share(est.moving, est.n_clusters) if few_move else 1.0
+            few_move = few_move and share > 0
+            weight = 0.0
+            if few_move and spec.padded is not None and math.isfinite(est.effective):
+                weight = padding_weight(spec.padded(est.totals)) * share
+            k = padded_factor(est.effective, weight=weight)
+            pad = few_move and k > 1.0
             # a BCa interval from few prompts is expanded (Student's t for them; the
             # moved_span and unseen_span intervals carry their own small-sample rule)
             expand = spec.expanded or few_move
@@ -583,20 +594,19 @@ def to_results(
             low, high = est.ci_low, est.ci_high
             far: Extrapolation | None = None
             if expand:
-                low, high = expanded_interval(est, boot.level)
+                low, high = expanded_interval(est, boot.level, share=share)
                 # ends past the resamples' reach (99% from 10 prompts or fewer): extrapolated
-                far = extrapolation(est, boot.level)
+                far = extrapolation(est, boot.level, share=share)
                 if far is not None:
                     low, high = max(low, spec.extent[0]), min(high, spec.extent[1])
                 if far is not None and spec.folded:  # the ends of |θ| it names
-                    far = extrapolation(est, boot.level, folded=(low, high))
+                    far = extrapolation(est, boot.level, folded=(low, high), share=share)
             # a null that is the metric's floor or ceiling is no hypothesis: no p-value
             p = math.nan if spec.bound else p_value(est, spec.null, expanded=expand)
-            k = padded_factor(est.effective)
-            if pad and not spec.bound:
+            if (pad or (few_move and share < 1)) and not spec.bound:
                 # the level at whose padded end null falls, read through the same ends
                 # (padded_p_value): excludes null exactly when p < 1 − level
-                p = padded_p_value(est, spec.null, factor=k)
+                p = padded_p_value(est, spec.null, factor=k, share=share)
             few = est.n_clusters < FEW_CLUSTERS  # as unreliable an interval as a flat one
             beyond = not low <= spec.null <= high
             if (flat or few) and constant is None and beyond and not spec.bound:
@@ -610,9 +620,11 @@ def to_results(
                 # the standard error the expanded interval implies: the resamples' spread
                 # times the expansion's factor, or "±0.27 detectable" and the gate's
                 # projection (z · se) describe the narrower interval it replaced
-                std_error = expanded_error(std_error, clusters=est.n_clusters, level=boot.level)
+                std_error = expanded_error(
+                    std_error, clusters=est.n_clusters, level=boot.level, share=share
+                )
             if pad:
-                low, high = padded_span(value, low, high, effective=est.effective)
+                low, high = padded_span(value, low, high, effective=est.effective, weight=weight)
                 # the padding stretches the ends past the resamples: within the values the
                 # metric can take (an effect moved +1 on 3 of 6 prompts read [−0.01, 1.01])
                 low, high = max(low, spec.extent[0]), min(high, spec.extent[1])
@@ -633,9 +645,13 @@ def to_results(
                 words = moved_method(boot=boot, interval=kind)
             else:
                 words = expanded_method(boot=boot) if expand else interval_method(boot, kind)
+                if few_move and share < 1:  # partly expanded (more than half move)
+                    words = partly_expanded_method(boot=boot, share=share, moving=est.moving,
+                                                   clusters=est.n_clusters)  # fmt: skip
                 if pad:  # the expanded ends, padded
                     words = padded_method(boot=boot, clusters=est.n_clusters, moving=est.moving,
-                                          effective=est.effective)  # fmt: skip
+                                          effective=est.effective, weight=weight,
+                                          share=share)  # fmt: skip
                 if far:  # the method names the interval it is: which ends extrapolated
                     words += f"; {extrapolated_words(far.side)}"
             if cancel:
@@ -723,7 +739,11 @@ def to_results(
 
 
 def extrapolation(
-    est: GroupEstimate, level: float, *, folded: tuple[float, float] | None = None
+    est: GroupEstimate,
+    level: float,
+    *,
+    folded: tuple[float, float] | None = None,
+    share: float = 1.0,
 ) -> Extrapolation | None:
     """Which ends of ``est``'s expanded interval at ``level``
     (:func:`~recuse.metrics.bootstrap.expanded_interval`) were extrapolated past the
@@ -732,7 +752,8 @@ def extrapolation(
     neither was. ``folded``: the signed interval ``(low, high)`` of a result shown as
     ``|θ|`` (:func:`fold`), whose ends the record then names: where it holds 0 the folded
     interval is ``[0, max(−low, high)]``, its low end no resample's and its high end the
-    farther signed end; below 0 the two ends swap.
+    farther signed end; below 0 the two ends swap. ``share``: of the interval expanded
+    that share of the way (:func:`~recuse.metrics.bootstrap.blended_quantile`).
 
     >>> e = GroupEstimate(-0.5, -0.6, -0.4, 15, 5, 2000, 0, np.zeros(1),
     ...                   replicates=np.linspace(-0.7, -0.3, 2000))
@@ -741,7 +762,7 @@ def extrapolation(
     >>> extrapolation(e, 0.99, folded=(-0.9, 0.1)).side  # |θ| in [0, 0.9]
     'high end'
     """
-    low_tail, high_tail = end_tails(est, level)
+    low_tail, high_tail = end_tails(est, level, share=share)
     if folded is not None:
         low, high = folded
         if low <= 0 <= high:
@@ -895,7 +916,7 @@ def widened_error(std_error: float, low: float, high: float, *, level: float) ->
     return max(std_error, (high - low) / (2 * NormalDist().inv_cdf((1 + level) / 2)))
 
 
-def expanded_error(std_error: float, *, clusters: int, level: float) -> float:
+def expanded_error(std_error: float, *, clusters: int, level: float, share: float = 1.0) -> float:
     """The standard error of an estimate whose BCa interval
     :func:`~recuse.metrics.bootstrap.expanded_interval` expanded for its ``clusters``
     prompts ``G``: the resamples' standard deviation times the expansion's factor,
@@ -910,7 +931,9 @@ def expanded_error(std_error: float, *, clusters: int, level: float) -> float:
     plain interval's is ``z · se``, and the estimate's standard error keeps its relation
     to the interval that the plain BCa results have; the half-width of an expanded BCa
     interval also carries its skew and, from few prompts, the replicates' range (from 2
-    prompts at 90% both ends are the extreme replicates). NaN stays NaN.
+    prompts at 90% both ends are the extreme replicates). NaN stays NaN. ``share``: the
+    quantile only that share of the way to the expanded one (:func:`expansion_share`,
+    :func:`~recuse.metrics.bootstrap.blended_quantile`), as the interval is.
 
     >>> round(expanded_error(0.1, clusters=20, level=0.9), 4)  # √(20/19)·1.7291/1.6449
     0.1079
@@ -920,7 +943,7 @@ def expanded_error(std_error: float, *, clusters: int, level: float) -> float:
     if math.isnan(std_error) or clusters < 2:
         return std_error
     q = (1 + level) / 2
-    return std_error * expanded_quantile(q, clusters) / NormalDist().inv_cdf(q)
+    return std_error * blended_quantile(q, clusters, share=share) / NormalDist().inv_cdf(q)
 
 
 #: said in place of the zero-width warning of a position rate whose resamples cannot vary
@@ -1033,43 +1056,104 @@ def moved_span(
     return new_low, new_high, p
 
 
-def padded_factor(effective: float) -> float:
-    """How much :func:`padded_span` widens an interval: the standard error with two more
-    prompts' worth of variance over the resamples' own, each an average one of the
+#: how fast a probe's padding grows with the share ``r`` of its moving variance that the
+#: way fewer pairs moved carries (:func:`padding_weight`: full from ``r = 1/c``)
+BACK_WEIGHT = 8.0
+
+
+def padding_weight(back_share: float) -> float:
+    """How much of :func:`padded_factor`'s two pseudo-prompts a probe's effect gets, from
+    the share ``r`` (0 to ½) of its moving pairs' sum of squared moves that the way fewer
+    of it moved carries (``r = min(S₊, S₋) / (S₊ + S₋)``, ``S₊`` the squared moves
+    toward the treated answer, ``S₋`` away)::
+
+        w = min(1, c · r),   c = BACK_WEIGHT (8)
+
+    0 for an effect moved one way only (expanded, not padded: section ``probes``), 1
+    from an eighth of the moving variance on the fewer way (one full-size move back
+    among up to 7 the other way: the evidence of two-way moves the rule before padded
+    for). One back-move of size ``δ`` beside moves of squared size ``S`` the other way
+    weighs ``c δ² / (S + δ²)``: a share moved 0.05 back beside four moves of 1 pads by
+    ``w ≈ 0.005``, not the whole (the rule before padded any back-move fully, so one
+    small pair widened a one-way interval 1.17–1.55 times). ``c`` = 8 keeps the
+    coverage of the full padding (150 tables a cell, the same tables both ways:
+    ``probes-twoway`` 0.911 pooled, the rule before 0.909; ``probe_heldout.py`` 0.894 /
+    0.893, small moves 0.893 / 0.897); ``c`` = 4 read 0.905, 0.886 and 0.877, ``c`` = 2
+    0.899, 0.878 and 0.863.
+
+    >>> padding_weight(0.0), padding_weight(0.05), padding_weight(0.3)
+    (0.0, 0.4, 1.0)
+    """
+    if not back_share > 0:
+        return 0.0
+    return min(1.0, BACK_WEIGHT * back_share)
+
+
+def expansion_share(moving: int, clusters: int) -> float:
+    """The share ``τ`` of the way a probe's BCa interval is expanded (and its padding
+    weighted) where ``m`` of its ``G`` prompts move it::
+
+        τ = min(1, 2 (1 − m / G))
+
+    1 up to half the prompts (the rule before: expanded and padded there, the plain BCa
+    above), falling by ``2 / G`` a prompt to 0 where all move (the plain BCa ends), so
+    the prompt past half no longer drops the expansion and the padding at once.
+
+    >>> expansion_share(10, 20), round(expansion_share(11, 20), 12), expansion_share(20, 20)
+    (1.0, 0.9, 0.0)
+    """
+    if clusters <= 0:
+        return 0.0
+    return max(0.0, min(1.0, 2.0 * (1.0 - moving / clusters)))
+
+
+def padded_factor(effective: float, *, weight: float = 1.0) -> float:
+    """How much :func:`padded_span` widens an interval: the standard error with ``2 w``
+    more prompts' worth of variance over the resamples' own, each an average one of the
     ``ν`` effective prompts (:func:`~recuse.metrics.bootstrap.sparse_counts`), so
-    ``k = √(1 + 2 / ν)`` (1 where ``ν`` is infinite or not a number: nothing moved).
+    ``k = √(1 + 2 w / ν)`` (``w``: ``weight``, :func:`padding_weight` times
+    :func:`expansion_share`; 1 where ``ν`` is infinite or not a number: nothing moved).
 
     >>> round(padded_factor(4.0), 4), padded_factor(math.inf)  # √(1 + 2/4)
     (1.2247, 1.0)
+    >>> round(padded_factor(4.0, weight=0.25), 4)  # √(1 + 0.5/4)
+    1.0607
     """
-    if not math.isfinite(effective) or effective <= 0:
+    if not math.isfinite(effective) or effective <= 0 or not weight > 0:
         return 1.0
-    return math.sqrt(1.0 + 2.0 / effective)
+    return math.sqrt(1.0 + 2.0 * weight / effective)
 
 
-def padded_span(value: float, low: float, high: float, *, effective: float) -> tuple[float, float]:
+def padded_span(
+    value: float, low: float, high: float, *, effective: float, weight: float = 1.0
+) -> tuple[float, float]:
     """The interval of a probe's effect whose pairs moved both ways (toward the treated
-    answer and away) on at most half the prompts, from its expanded BCa interval ``[low,
+    answer and away), from its expanded BCa interval ``[low,
     high]`` (:func:`~recuse.metrics.bootstrap.expanded_interval`) of ``value``: each
     end's distance from the estimate times :func:`padded_factor`'s ``k``::
 
         low' = value − k (value − low),  high' = value + k (high − value)
-        k = √(1 + 2 / ν)
+        k = √(1 + 2 w / ν)
 
     for ``ν`` the prompts' effective number (Satterthwaite's, ``(Σ r_p²)² / Σ r_p⁴``
-    over the prompts' residuals ``r_p``: about the number that move it). Such an effect
+    over the prompts' residuals ``r_p``: about the number that move it) and ``w`` the
+    ``weight``: :func:`padding_weight` (how much of the moving variance came the fewer
+    way) times :func:`expansion_share` (1 up to half the prompts moving). Such an effect
     is a difference of two sparse counts: its variance rests on the few prompts that
     move, and where by chance those moved mostly one way, their resamples understate how
     far it could lie (as a Wald interval of a small count does). The resamples' variance
-    ``se²`` is about ``ν`` effective prompts' ``se²/ν`` each; ``k²`` adds two more, one for
-    each way the pairs moved (the add-two-pseudo-observations idea of Agresti–Coull):
-    ``se'² = se² (ν + 2) / ν``. The scale is the data's own (the moving prompts' terms,
-    through ``se``), so small probability moves get a small padding. An effect moved one
-    way only is not padded (:attr:`MetricSpec.padded`), only expanded: it held 0.927 /
-    0.893 in ``benchmarks/metric_coverage.py``'s section ``probes``, and any padding on
-    its one or two moving prompts (``ν`` ≈ 2) lifted the first to 0.98.
+    ``se²`` is about ``ν`` effective prompts' ``se²/ν`` each; ``k²`` adds two more at
+    full weight, one for each way the pairs moved (the add-two-pseudo-observations idea
+    of Agresti–Coull): ``se'² = se² (ν + 2w) / ν``. The scale is the data's own (the
+    moving prompts' terms, through ``se``), so small probability moves get a small
+    padding. An effect moved one way only is not padded (``w`` = 0), only expanded: it
+    held 0.927 / 0.893 in ``benchmarks/metric_coverage.py``'s section ``probes``, and
+    any padding on its one or two moving prompts (``ν`` ≈ 2) lifted the first to 0.98.
+    The weight makes the interval move with the data: before it (``w`` = 1 wherever a
+    pair moved back) one small back-move widened a one-way interval 1.17–1.55 times.
 
-    Planted truths (300 tables a cell, 2026-12-01): section ``probes-twoway`` (pairs
+    Planted truths of the full padding (``w`` = 1 wherever pairs moved both ways; 300
+    tables a cell, 2026-12-01): section ``probes-twoway`` (pairs
     moved both ways on a quarter to half of 10, 20 and 40 prompts) 0.887–0.940, 0.904
     pooled (the plain BCa 0.861; the first padding, a pseudo-prompt a fixed ``s/8`` =
     0.25 from the estimate, 0.894); ``benchmarks/probe_heldout.py``'s 12 held-out designs
@@ -1082,14 +1166,14 @@ def padded_span(value: float, low: float, high: float, *, effective: float) -> t
     >>> [round(x, 4) for x in padded_span(0.1, 0.06, 0.14, effective=4.0)]
     [0.051, 0.149]
     """
-    k = padded_factor(effective)
+    k = padded_factor(effective, weight=weight)
     return value - k * (value - low), value + k * (high - value)
 
 
-def padded_p_value(est: GroupEstimate, null: float, *, factor: float) -> float:
+def padded_p_value(est: GroupEstimate, null: float, *, factor: float, share: float = 1.0) -> float:
     """The two-sided p-value of ``null`` beside :func:`padded_span`'s interval of ``est``
-    (padding factor ``k`` = ``factor``): one minus the level ``L*`` at whose padded end
-    ``null`` falls, found by bisection on the level through the same
+    (padding factor ``k`` = ``factor``, the expansion's ``share``): one minus the level
+    ``L*`` at whose padded end ``null`` falls, found by bisection on the level through the same
     :func:`~recuse.metrics.bootstrap.expanded_interval` the interval is read from::
 
         low'(L) = θ̂ − k (θ̂ − low(L)),  high'(L) = θ̂ + k (high(L) − θ̂)
@@ -1118,7 +1202,7 @@ def padded_p_value(est: GroupEstimate, null: float, *, factor: float) -> float:
     below = null < est.estimate
 
     def outside(level: float) -> bool:
-        low, high = expanded_interval(est, level)
+        low, high = expanded_interval(est, level, share=share)
         if below:
             return null < est.estimate - factor * (est.estimate - low)
         return null > est.estimate + factor * (high - est.estimate)
@@ -1137,20 +1221,59 @@ def padded_p_value(est: GroupEstimate, null: float, *, factor: float) -> float:
     return max(2.0 / (b + 1), 1.0 - inside)
 
 
-def padded_method(*, boot: Resampling, clusters: int, moving: int, effective: float) -> str:
+def padded_method(
+    *,
+    boot: Resampling,
+    clusters: int,
+    moving: int,
+    effective: float,
+    weight: float = 1.0,
+    share: float = 1.0,
+) -> str:
     """The words of :func:`padded_span`'s interval for a result's ``method``.
 
     >>> padded_method(boot=Resampling(), clusters=20, moving=4, effective=3.5)[-59:]
     "variance over the 3.5 effective ones' (√(1 + 2 / ν), ν 3.5)"
     >>> padded_method(boot=Resampling(), clusters=900, moving=300, effective=123.4)[-59:]
     "variance over the 123 effective ones' (√(1 + 2 / ν), ν 123)"
+    >>> padded_method(boot=Resampling(), clusters=20, moving=4, effective=3.5,
+    ...               weight=0.25)[-87:]
+    "0.5 more prompts' variance over the 3.5 effective ones' (√(1 + 2 w / ν), w 0.25, ν 3.5)"
     """
     # ν to one decimal under 10, whole from 10 on (":.2g" wrote 123.4 as "1.2e+02")
     nu = general(round(effective, 1) if effective < 10 else round(effective))
+    start = expanded_method(boot=boot)
+    if share < 1:
+        start = partly_expanded_method(boot=boot, share=share, moving=moving, clusters=clusters)
+    if weight == 1.0:
+        return (
+            f"{start}, each end widened for the few prompts that move it "
+            f"both ways ({moving:,} of {clusters:,}): the standard error with two more prompts' "
+            f"variance over the {nu} effective ones' (√(1 + 2 / ν), ν {nu})"
+        )
+    w = general(round(weight, 2) if weight >= 0.01 else float(f"{weight:.1g}"))
+    more = general(round(2 * weight, 2) if weight >= 0.005 else float(f"{2 * weight:.1g}"))
     return (
-        f"{expanded_method(boot=boot)}, each end widened for the few prompts that move it "
-        f"both ways ({moving:,} of {clusters:,}): the standard error with two more prompts' "
-        f"variance over the {nu} effective ones' (√(1 + 2 / ν), ν {nu})"
+        f"{start}, each end widened for the prompts that move it both ways ({moving:,} of "
+        f"{clusters:,}), weighted by how much of the moving variance the fewer way carries "
+        f"and by the expansion's share: the standard error with {more} more prompts' "
+        f"variance over the {nu} effective ones' (√(1 + 2 w / ν), w {w}, ν {nu})"
+    )
+
+
+def partly_expanded_method(*, boot: Resampling, share: float, moving: int, clusters: int) -> str:
+    """The words of an interval expanded a ``share`` of the way (:func:`expansion_share`:
+    more than half the prompts move it).
+
+    >>> partly_expanded_method(boot=Resampling(), share=0.9, moving=11, clusters=20)[-65:]
+    'expanded 0.9 of the way (11 of 20 prompts move it: 2 (1 − m / G))'
+    """
+    name = INTERVAL_NAMES["bca"]
+    return (
+        f"{percent(boot.level)} {name}, cluster bootstrap over prompts ({boot.n_boot} "
+        f"resamples), {EXPANDED_WORDS}, each quantile moved only part of the way there as "
+        f"more than half the prompts move it: expanded {general(round(share, 2))} of the way "
+        f"({moving:,} of {clusters:,} prompts move it: 2 (1 − m / G))"
     )
 
 

@@ -37,16 +37,23 @@ prompts (``benchmarks/metric_coverage.py``, section ``probes``).
 Where the edit moves pairs both ways (some toward the treated answer, some away) on few
 prompts, the effect is a difference of two sparse counts, and the BCa interval held a
 planted truth 0.81–0.91 of the time at 10–40 prompts (0.861 pooled; section
-``probes-twoway``). So wherever at most half the prompts hold a moved pair, the pairs
-moved both ways (some base pair's share rose, another's fell) and the interval has
-width, it is the BCa interval expanded for the prompts and padded by two more effective
+``probes-twoway``). So wherever some prompts hold a moved pair and the interval has
+width, it is the BCa interval expanded for the prompts (a share ``τ = min(1, 2 (1 − m /
+G))`` of the way where more than half of them move: 0 where all do,
+:func:`~recuse.metrics.estimate.expansion_share`) and, as the pairs moved both ways
+(some base pair's share rose, another's fell), padded by up to two more effective
 prompts' variance (:func:`~recuse.metrics.estimate.padded_span`: each end's distance
-from the estimate times ``√(1 + 2 / ν)``, ``ν`` the prompts' effective number,
-``interval_rule`` "widened", the method naming it); its p-value inverts the padded ends
-(:func:`~recuse.metrics.estimate.padded_p_value`): 0.887–0.940 there, 0.904 pooled, and
-0.894 pooled on 12 designs it was not tuned on (``benchmarks/probe_heldout.py``). An
-effect moved one way only on at most half the prompts is expanded, not padded (section
-``probes``: 0.927 / 0.893).
+from the estimate times ``√(1 + 2 w τ / ν)``, ``ν`` the prompts' effective number, ``w
+= min(1, 8 r)`` with ``r`` the share of the moved pairs' squared moves that the fewer
+way carries: :func:`~recuse.metrics.estimate.padding_weight`; ``interval_rule``
+"widened", the method naming it), so one small pair moved back, or one more prompt
+moving past half, changes the interval a little, not by a leap; its p-value inverts the
+ends it shows (:func:`~recuse.metrics.estimate.padded_p_value`). Fully padded (``w`` = 1
+wherever a pair moved back): 0.887–0.940 there, 0.904 pooled, and 0.894 pooled on 12
+designs it was not tuned on (``benchmarks/probe_heldout.py``); weighted, the same tables
+(150 a cell) 0.911 / 0.894 against the full padding's 0.909 / 0.893. An effect moved one
+way only on at most half the prompts is expanded, not padded (section ``probes``: 0.927
+/ 0.893).
 
 With both model rewrites (:mod:`recuse.probes.rewrite`), the verbosity contrast
 (metric ``probe_verbosity``, Saito et al. §4's same-source comparison) is
@@ -116,15 +123,27 @@ def _unmoved(t: NDArray[np.float64]) -> str | None:
     )
 
 
-def _both_ways(t: NDArray[np.float64]) -> bool:
-    """Whether a group's pairs moved both ways, from its totals (the third and second
-    last: the base pairs whose share rose with the edit, and those whose share fell): only
-    then is the effect's interval padded (:func:`~recuse.metrics.estimate.padded_span`)."""
-    return bool(t[-3] > 0 and t[-2] > 0)
+def _back_share(t: NDArray[np.float64]) -> float:
+    """The share of a group's moving variance that the way fewer of its pairs moved
+    carries, ``r = min(S₊, S₋) / (S₊ + S₋)``, from its totals (the fifth and fourth last:
+    the sums of squared moves of the base pairs whose share rose with the edit, and of
+    those whose share fell); 0 where they moved one way only or not at all. The effect's
+    interval is padded by :func:`~recuse.metrics.estimate.padding_weight` of it
+    (:func:`~recuse.metrics.estimate.padded_span`).
+
+    >>> t = np.array([0.0, 8.0, 4.0, 0.0025, 4, 1, 5])  # 4 moves of 1, one of −0.05
+    >>> round(_back_share(t), 6)  # 0.0025 / 4.0025
+    0.000625
+    """
+    up, down = float(t[-5]), float(t[-4])
+    if not (up > 0 and down > 0):
+        return 0.0
+    return min(up, down) / (up + down)
 
 
 def _components(t: NDArray[np.float64]) -> dict[str, float]:
-    t = t[:-3]  # the last three: the base pairs moved toward, away, either (sparse rate)
+    t = t[:-5]  # the last five: the squared moves toward, away; the base pairs moved
+    # toward, away, either (sparse rate)
     n = t[1]
     names = ("flip_rate", "placebo_flip_rate", "words_verbose", "words_concise")
     return {k: float(t[i] / n) if n else float("nan") for i, k in enumerate(names[: len(t) - 2], 2)}
@@ -197,6 +216,8 @@ def probe_effects(
                 np.where(ok, _pick(treat_s) != _pick(control_s if name == VERBOSITY else s_o), 0.0),
                 np.where(ok, (_pick(s_0) != _pick(s_o)).astype(float), 0.0),
                 *[np.where(ok, np.nan_to_num(x), 0.0) for x in extra],
+                np.where(ok & (treat_s - control_s > TIE_TOL), (treat_s - control_s) ** 2, 0.0),
+                np.where(ok & (treat_s - control_s < -TIE_TOL), (treat_s - control_s) ** 2, 0.0),
                 np.where(ok, treat_s - control_s > TIE_TOL, False).astype(float),
                 np.where(ok, treat_s - control_s < -TIE_TOL, False).astype(float),
                 np.where(ok, np.abs(treat_s - control_s) > TIE_TOL, False).astype(float),
@@ -218,7 +239,7 @@ def probe_effects(
                 span=2.0,
                 movers=MOVERS,
                 widens=False,
-                padded=_both_ways,
+                padded=_back_share,
             )
         )
 

@@ -1,0 +1,153 @@
+"""A probe effect's interval moves with its data: one small pair moved back, or one more
+prompt moving past half of them, changes it a little, not by a leap.
+
+The rule (:func:`recuse.metrics.estimate.padded_span`): the expanded BCa ends times
+``k = √(1 + 2 w τ / ν)``, ``w = min(1, 8 r)`` with ``r`` the share of the moving pairs'
+sum of squared moves that the fewer way carries (:func:`~recuse.metrics.estimate.padding_weight`),
+and the expansion a share ``τ = min(1, 2 (1 − m / G))`` of the way
+(:func:`~recuse.metrics.estimate.expansion_share`). The rule before padded by ``w = 1``
+wherever one pair moved back and dropped both the expansion and the padding past half
+the prompts: each pair of tables below read about 1.18 times apart (1.185, 1/0.851).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+from scipy.stats import norm
+from scipy.stats import t as student
+
+from recuse.metrics import probes
+from recuse.metrics.bootstrap import Resampling, blended_quantile
+from recuse.metrics.estimate import (
+    MetricSpec,
+    expansion_share,
+    padded_factor,
+    padded_span,
+    padding_weight,
+)
+from recuse.metrics.probes import probe_effects
+from recuse.metrics.result import MetricResult
+
+
+def _table(moves: dict[int, tuple[float, float]], prompts: int = 20) -> pd.DataFrame:
+    """``prompts`` prompts of 2 base pairs, treated answer in slot a, probability verdicts;
+    pair 0 of prompt ``q`` in ``moves`` has original (and placebo) share ``s`` and edit share
+    ``e`` (``moves[q] = (s, e)``); every other pair 0.5 in all three versions."""
+    rows = []
+    for q in range(prompts):
+        for k in range(2):
+            s, e = moves.get(q, (0.5, 0.5)) if k == 0 else (0.5, 0.5)
+            for probe, share in (("original", s), ("placebo", s), ("authority", e)):
+                rows.append(
+                    {
+                        "judge": "j", "prompt_id": f"q{q:02d}", "base_item": f"q{q:02d}-{k}",
+                        "item_id": f"q{q:02d}-{k}:{probe}", "probe": probe, "treated": "a",
+                        "model_a": "x", "model_b": "y", "p_a": share,
+                    }
+                )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _effect(table: pd.DataFrame, **changes: object) -> MetricResult:
+    """The probe's result on ``table`` (2,000 resamples, seed 7), its spec changed by
+    ``changes`` where given."""
+    if changes:
+        make = probes.MetricSpec
+
+        def spec(*args: object, **kw: object) -> MetricSpec:
+            return make(*args, **{**kw, **changes})  # type: ignore[arg-type]
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(probes, "MetricSpec", spec)
+            return _effect(table)
+    res, _ = probe_effects(table, boot=Resampling(n_boot=2000, seed=7))
+    (x,) = res
+    return x
+
+
+#: four prompts move a pair toward the treated answer (by 0.6, 0.8, 1.0 and 0.7)
+ONE_WAY = {0: (0.2, 0.8), 1: (0.1, 0.9), 2: (0.0, 1.0), 3: (0.15, 0.85)}
+#: the same, and prompt 10's pair moved 0.05 away
+ONE_BACK = {**ONE_WAY, 10: (0.5, 0.45)}
+
+
+def test_one_small_back_move_widens_the_interval_by_what_its_weight_says() -> None:
+    """A one-way table (4 of 20 prompts move it, expanded, not padded) and the same with
+    one pair moved 0.05 back: ``r = 0.05² / (0.6² + 0.8² + 1² + 0.7² + 0.05²) = 0.0010``,
+    ``w = 8 r = 0.0080``, so the padding is ``k − 1 ≈ w / ν`` with ``ν`` ≈ 4: under
+    0.003. The BCa ends themselves move with the pair's data (the estimate by 0.05 / 40
+    = 0.00125 of a 0.13-wide interval). X = 0.03: the padding's 0.003 and the ends' own
+    response to one pair in 40 (about 0.0013 / 0.1 at each end, 0.025 together at most);
+    the rule before padded the second fully (``√(1 + 2 / ν)``: 1.2 times wider)."""
+    one_way, one_back = _effect(_table(ONE_WAY)), _effect(_table(ONE_BACK))
+    assert one_way.interval_rule == "expanded", one_way.method
+    assert one_back.interval_rule == "widened", one_back.method
+    ratio = (one_back.ci_high - one_back.ci_low) / (one_way.ci_high - one_way.ci_low)
+    assert abs(ratio - 1) < 0.03, ratio
+    assert "w 0.008," in one_back.method, one_back.method
+
+
+def test_the_padding_weight_and_factor_by_hand() -> None:
+    """The one-back table's padded ends, from the expanded BCa ends of the same
+    resamples (the spec unpadded, expanded), by hand: ``w = min(1, 8 r)``, ``ν``
+    Satterthwaite's over the prompts' residuals ``r_p = Σ d − θ̂ · pairs_p``, and
+    ``k = √(1 + 2 w / ν)``; the standard error the expanded one times ``k``."""
+    table = _table(ONE_BACK)
+    padded = _effect(table)
+    expanded = _effect(table, padded=None, expanded=True)
+    up = 0.6**2 + 0.8**2 + 1.0**2 + 0.7**2
+    r = 0.05**2 / (up + 0.05**2)
+    w = min(1.0, 8 * r)
+    assert math.isclose(padding_weight(r), w) and math.isclose(w, 0.0080, abs_tol=1e-4)
+    est = padded.estimate
+    assert math.isclose(est, (0.6 + 0.8 + 1.0 + 0.7 - 0.05) / 40)
+    sums = [0.6, 0.8, 1.0, 0.7] + [0.0] * 6 + [-0.05] + [0.0] * 9
+    res2 = [(s - est * 2) ** 2 for s in sums]
+    nu = sum(res2) ** 2 / sum(x**2 for x in res2)
+    k = math.sqrt(1 + 2 * w / nu)
+    assert math.isclose(padded_factor(nu, weight=w), k)
+    assert math.isclose(padded.ci_low, est - k * (est - expanded.ci_low), rel_tol=1e-9)
+    assert math.isclose(padded.ci_high, est + k * (expanded.ci_high - est), rel_tol=1e-9)
+    assert math.isclose(padded.std_error, expanded.std_error * k, rel_tol=1e-9)
+    lo, hi = padded_span(est, expanded.ci_low, expanded.ci_high, effective=nu, weight=w)
+    assert math.isclose(lo, padded.ci_low) and math.isclose(hi, padded.ci_high)
+
+
+def test_the_shares_by_hand() -> None:
+    """``w = min(1, 8 r)`` (0 where nothing moved back), ``τ = min(1, 2 (1 − m / G))``,
+    ``k = √(1 + 2 w / ν)``, and the blended quantile ``z + τ (√(G/(G−1)) t_{G−1} − z)``."""
+    assert padding_weight(0.0) == 0.0 and padding_weight(0.1) == pytest.approx(0.8)
+    assert padding_weight(0.125) == 1.0 and padding_weight(0.5) == 1.0
+    assert expansion_share(10, 20) == 1.0 and expansion_share(3, 20) == 1.0
+    assert expansion_share(11, 20) == pytest.approx(0.9)
+    assert expansion_share(15, 20) == pytest.approx(0.5) and expansion_share(20, 20) == 0.0
+    assert padded_factor(4.0, weight=0.25) == pytest.approx(math.sqrt(1.125))
+    assert padded_factor(4.0, weight=0.0) == 1.0 and padded_factor(4.0) == math.sqrt(1.5)
+    z, zt = norm.ppf(0.95), math.sqrt(20 / 19) * student.ppf(0.95, 19)
+    assert blended_quantile(0.95, 20, share=0.9) == pytest.approx(z + 0.9 * (zt - z))
+    assert blended_quantile(0.95, 20, share=0.0) == pytest.approx(z)
+
+
+#: half the 20 prompts move it both ways (sizes 0.3–0.9: 7 toward, 3 away)
+HALF = {
+    0: (0.1, 0.9), 1: (0.2, 0.8), 2: (0.3, 0.7), 3: (0.2, 0.9), 4: (0.1, 0.6),
+    5: (0.3, 0.9), 6: (0.2, 0.7), 7: (0.8, 0.3), 8: (0.9, 0.4), 9: (0.7, 0.3),
+}  # fmt: skip
+
+
+def test_one_more_prompt_past_half_does_not_drop_the_expansion() -> None:
+    """10 of 20 prompts move it (expanded and padded, ``τ`` = 1) and the same with an 11th
+    moving a pair 0.05 toward the treated answer: ``τ`` falls to 0.9, so the quantile's
+    expansion (``√(20/19) t_19(0.95) / z`` = 1.079) and the padding (``k`` ≈ √(1 + 2/ν),
+    ``ν`` ≈ 8: 1.118) each lose a tenth of their excess, about 0.8% and 1.2%, and the
+    ends move with the pair's data (0.05 / 40). X = 0.05. The rule before read the second
+    as the plain BCa, 1.2 times narrower. Its p-value inverts the ends it shows."""
+    half, past = _effect(_table(HALF)), _effect(_table({**HALF, 10: (0.5, 0.55)}))
+    assert half.interval_rule == past.interval_rule == "widened", past.method
+    assert "expanded 0.9 of the way (11 of 20 prompts" in past.method, past.method
+    ratio = (past.ci_high - past.ci_low) / (half.ci_high - half.ci_low)
+    assert abs(ratio - 1) < 0.05, ratio
+    assert (past.p_value < 0.1) == (not past.ci_low <= 0 <= past.ci_high)

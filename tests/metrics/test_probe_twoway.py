@@ -274,7 +274,8 @@ def test_every_description_of_the_widened_rule_and_the_effects_columns_names_the
     rule = schema()["$defs"]
     text = str(rule)
     assert "both ways on at most half the prompts: the expanded BCa interval" in text
-    assert "√(1 + 2 / ν)" in text
+    assert "√(1 + 2 w τ / ν)" in text and "w = min(1, 8 r)" in text
+    assert "past half the prompts moving, the expansion fades" in text
     page = Path(__file__).resolve().parents[2].joinpath("docs", "ci-gate.md").read_text("utf-8")
     assert "most half the prompts move, the expanded BCa interval padded" in " ".join(page.split())
     assert "padded by up to two more effective prompts' variance" in TABLE_COLUMNS["ci_low"]

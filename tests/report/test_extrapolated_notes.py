@@ -307,3 +307,59 @@ def test_the_gate_reads_a_report_written_before_the_record_and_refuses_a_broken_
     err = capsys.readouterr().err
     assert "finding 1 of section 1: 'extrapolated' has no 'low_end' of the right kind" in err
     assert "Traceback" not in err
+
+
+def _past_the_acceleration() -> MetricResult:
+    """A rate from 5 prompts, one of them all 1s and the others near 0, at 99.9%: the
+    jackknife's acceleration (one prompt far from the rest) sends Student's expanded
+    end past the BCa map's range, ``1 − a (z0 + z') ≤ 0``, so the level it asks of the
+    resamples is 0: its ``tail`` is 0 (no number of resamples reads it)."""
+    import numpy as np
+    import pandas as pd
+
+    from recuse.metrics.bootstrap import GroupedStatistic, Resampling, ratio
+    from recuse.metrics.estimate import MetricSpec, run_specs
+
+    clusters = np.repeat(np.arange(5), 3)
+    y = np.where(clusters < 1, 1.0, 0.05 * (clusters % 2))
+    stat = GroupedStatistic(
+        name="rate", values=np.column_stack([y, np.ones(15)]), group=np.zeros(15, dtype=int),
+        labels=("j",), combine=ratio, required=((1, "pairs"),),
+    )  # fmt: skip
+    spec = MetricSpec("rate", stat, "a rate", null=0.5, expanded=True)
+    boot = Resampling(n_boot=2000, level=0.999, seed=1)
+    (r,), _ = run_specs([spec], pd.Series(clusters), boot=boot, min_n=1)
+    return r
+
+
+def test_a_tail_of_0_is_a_record_the_gate_reads(tmp_path: Path) -> None:
+    """An end past the BCa acceleration's range asks a tail of 0 (``Φ(−∞)``): the audit
+    wrote ``"tail": 0.0`` into report.json, and ``recuse gate`` refused that report ("a
+    tail outside (0, 0.5)", exit 2), as did the schema. A tail so small that 5 / tail
+    overflows (1e-320) raised OverflowError from ``math.ceil`` in the warning's advice."""
+    from recuse.report.export import schema
+    from recuse.report.gate import load_report
+
+    r = _past_the_acceleration()
+    x = r.extrapolated
+    assert x is not None and x.tail == 0.0 and x.need is None
+    assert x.fix() == (
+        "more prompts will not bring it within reach (99.9%'s normal tail, 5.0e-04, lies "
+        "past it): more than the 1,000,000 resamples allowed would read it"
+    )
+    record = r.to_dict()["extrapolated"]
+    assert record["tail"] == 0.0 and record["n_boot_to_read"] is None
+    assert Extrapolation.from_dict(record) == x
+    finding = {
+        "bias": "position", "judge": "j", "dataset": "d", "estimate": r.estimate,
+        "ci_low": r.ci_low, "ci_high": r.ci_high, "null": 0.5, "level": 0.999, "n": r.n,
+        "clusters": 5, "warnings": list(r.warnings), "extrapolated": record,
+    }  # fmt: skip
+    path = tmp_path / "report.json"
+    sections = [{"id": "position", "findings": [finding]}]
+    path.write_text(json.dumps({"schema_version": 1, "level": 0.999, "sections": sections}))
+    assert load_report(path).findings[0]["extrapolated"] == record
+    tail = schema()["$defs"]["finding"]["properties"]["extrapolated"]["properties"]["tail"]
+    assert tail.get("minimum") == 0 and "exclusiveMinimum" not in tail
+    tiny = replace(x, tail=1e-320)
+    assert tiny.need is None and "tail of 1.0e-320;" in tiny.warning()

@@ -363,3 +363,44 @@ def test_a_tail_of_0_is_a_record_the_gate_reads(tmp_path: Path) -> None:
     assert tail.get("minimum") == 0 and "exclusiveMinimum" not in tail
     tiny = replace(x, tail=1e-320)
     assert tiny.need is None and "tail of 1.0e-320;" in tiny.warning()
+
+
+def test_the_matrix_cells_verdicts_and_gate_json_carry_the_record(
+    tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """report.json's findings carried ``extrapolated``; its summary matrix cells and
+    flagged verdicts (each with the finding's warnings and interval) and ``recuse gate
+    --json``'s lines did not, so a script reading those had the words alone. Each now
+    carries the finding's record, null where it has none; the report stays valid
+    against its schema."""
+    import jsonschema
+
+    from recuse.report.export import schema
+
+    report, _, _ = _audit(tmp_path, shared_data, capsys)
+    jsonschema.validate(report, schema(), cls=jsonschema.Draft202012Validator)
+    by_key = {
+        (f["judge"], f["bias"], f["dataset"], f["detail"]): f["extrapolated"]
+        for s in report["sections"]
+        for f in s["findings"]
+    }
+    cells = [
+        (row["judge"], key, e)
+        for row in report["summary_matrix"]["rows"]
+        for key, c in row["cells"].items()
+        for e in c["estimates"]
+    ]
+    assert any(e["extrapolated"] for _, _, e in cells)
+    for judge, key, e in cells:
+        assert e["extrapolated"] == by_key[(judge, key, e["dataset"], e["detail"])]
+    for v in report["flagged_verdicts"]:
+        assert v["extrapolated"] == by_key[(v["judges"][0], v["bias"], v["dataset"], v["detail"])]
+    path = tmp_path / "r" / "report.json"
+    gate = ["gate", str(path), "--min", "agreement_accuracy=0.5", "--json"]
+    assert main(gate) == 0
+    lines = json.loads(capsys.readouterr().out)["lines"]
+    assert sum(1 for x in lines if x["extrapolated"]) == 2
+    for x in lines:
+        record = by_key[(x["judge"], x["bias"], x["dataset"], "")]
+        assert x["extrapolated"] == record
+        assert (record is not None) == any(BEYOND.search(w) for w in x["warnings"])

@@ -321,16 +321,28 @@ class Extrapolation:
         for key, kind in kinds.items():
             value = data.get(key)
             if not isinstance(value, kind) or (kind != (bool,) and isinstance(value, bool)):
-                raise ValueError(f"has no {key!r} of the right kind (got {value!r})")
+                raise ValueError(f"has no {key!r} of the right kind (got {_brief(value)})")
+        said = _brief({k: data[k] for k in kinds})  # its own keys: none of any size
         # a tail of 0: an end past the BCa acceleration's range (the audit writes it)
         if not (data["low_end"] or data["high_end"]) or not 0 <= data["tail"] < 0.5:
-            raise ValueError(f"names no end or a tail outside [0, 0.5) (got {data!r})")
+            raise ValueError(f"names no end or a tail outside [0, 0.5) (got {said})")
         if data["resamples"] < 1 or data["clusters"] < 1 or not 0 < data["level"] < 1:
-            raise ValueError(f"has resamples, clusters or level out of range (got {data!r})")
+            raise ValueError(f"has resamples, clusters or level out of range (got {said})")
         return cls(
             low=data["low_end"], high=data["high_end"], tail=float(data["tail"]),
             resamples=data["resamples"], clusters=data["clusters"], level=float(data["level"]),
         )  # fmt: skip
+
+
+def _brief(value: object, *, most: int = 200) -> str:
+    """``repr(value)`` for an error message, cut to ``most`` characters with its length
+    said: a crafted report.json's 10 MB text in a record gave a 10 MB error.
+
+    >>> _brief("x" * 1000, most=12)
+    "'xxxxxxxxxxx… (1,002 characters)"
+    """
+    text = repr(value)
+    return text if len(text) <= most else f"{text[: most - 1]}… ({len(text):,} characters)"
 
 
 def resamples_to_read(tail: float) -> int | None:

@@ -404,3 +404,33 @@ def test_the_matrix_cells_verdicts_and_gate_json_carry_the_record(
         record = by_key[(x["judge"], x["bias"], x["dataset"], "")]
         assert x["extrapolated"] == record
         assert (record is not None) == any(BEYOND.search(w) for w in x["warnings"])
+
+
+def _gated(tmp_path: Path, record: object, **more: Any) -> Path:
+    """A report.json of one position finding (90%, 12 prompts) whose ``extrapolated``
+    is ``record``."""
+    finding = {
+        "bias": "position", "judge": "j", "dataset": "d", "estimate": 0.5, "ci_low": 0.4,
+        "ci_high": 0.6, "null": 0.5, "level": 0.9, "n": 40, "clusters": 12,
+        "warnings": [], "extrapolated": record, **more,
+    }  # fmt: skip
+    path = tmp_path / "report.json"
+    sections = [{"id": "position", "findings": [finding]}]
+    path.write_text(json.dumps({"schema_version": 1, "level": 0.9, "sections": sections}))
+    return path
+
+
+def test_a_huge_crafted_record_is_refused_in_a_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A record whose ``low_end`` is a 1 MB text: the gate's error quoted it whole (a
+    10 MB report gave a 10 MB error line); now the value is cut, its length said."""
+    path = _gated(tmp_path, {"low_end": "x" * 1_000_000, "high_end": True})
+    assert main(["gate", str(path), "--max", "position=0.2"]) == 2
+    err = capsys.readouterr().err
+    assert "'extrapolated' has no 'low_end' of the right kind (got 'xxx" in err
+    assert "… (1,000,002 characters))" in err and len(err) < 1000
+    path = _gated(tmp_path, {**_low(1e-3).to_dict(), "resamples": 10**400, "tail": 0.7})
+    assert main(["gate", str(path), "--max", "position=0.2"]) == 2
+    err = capsys.readouterr().err
+    assert "names no end or a tail outside [0, 0.5)" in err and len(err) < 1000

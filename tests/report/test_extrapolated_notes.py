@@ -434,3 +434,23 @@ def test_a_huge_crafted_record_is_refused_in_a_line(
     assert main(["gate", str(path), "--max", "position=0.2"]) == 2
     err = capsys.readouterr().err
     assert "names no end or a tail outside [0, 0.5)" in err and len(err) < 1000
+
+
+def test_a_record_of_another_interval_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A record that is not of its finding's interval (another level, or another number
+    of prompts) was read and passed on by ``recuse gate --json`` beside the finding's
+    numbers; the record says which interval's ends were extrapolated, so it is refused
+    as a report.json that is not the audit's, naming the finding. A record of its own
+    interval gates."""
+    ok = replace(_low(1e-3, clusters=12), level=0.9).to_dict()
+    assert main(["gate", str(_gated(tmp_path, ok)), "--max", "position=0.2"]) == 0
+    capsys.readouterr()
+    for bad, said in (
+        ({**ok, "level": 0.99}, "'extrapolated' is of level 0.99, the finding's is 0.9"),
+        ({**ok, "clusters": 75}, "'extrapolated' is of 75 prompts, the finding resamples 12"),
+    ):
+        assert main(["gate", str(_gated(tmp_path, bad)), "--max", "position=0.2", "--json"]) == 2
+        err = capsys.readouterr().err
+        assert f"finding 1 of section 1: {said}" in err and "Traceback" not in err

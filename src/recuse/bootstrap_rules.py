@@ -339,7 +339,7 @@ def _brief(value: object, *, most: int = 200) -> str:
     said: a crafted report.json's 10 MB text in a record gave a 10 MB error.
 
     >>> _brief("x" * 1000, most=12)
-    "'xxxxxxxxxxx… (1,002 characters)"
+    "'xxxxxxxxxx… (1,002 characters)"
     """
     text = repr(value)
     return text if len(text) <= most else f"{text[: most - 1]}… ({len(text):,} characters)"

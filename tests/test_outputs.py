@@ -1190,3 +1190,36 @@ def test_a_csv_under_a_file_is_refused_as_not_a_folder(tmp_path: Path) -> None:
         outputs.write_csv(tmp_path / "a.txt" / "x.csv", pd.DataFrame({"a": [1]}))
     assert str(info.value).startswith(f"cannot write {tmp_path / 'a.txt' / 'x.csv'}: ")
     assert (tmp_path / "a.txt").read_text() == "keep"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock: POSIX")
+@pytest.mark.parametrize("code", ["EIO", "EACCES", "EPERM"])
+def test_a_folder_whose_flock_fails_otherwise_is_written_unlocked_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: str
+) -> None:
+    """flock failing with another error than NO_LOCKS (EIO from a network file system,
+    EACCES or EPERM from a FUSE one) let the write go on unlocked without a word, where
+    ENOLCK said so: now one note says it, naming the error; the files are written; the
+    model cache's lock stays silent."""
+    import fcntl
+
+    from recuse.judging import models
+
+    number = getattr(errno, code)
+
+    def flock(fd: int, op: int) -> None:
+        raise OSError(number, os.strerror(number))
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    with pytest.warns(outputs.UnlockedFolder) as notes, outputs.staged(tmp_path / "out") as stage:
+        stage.write_text("a.txt", "ours")
+    assert (tmp_path / "out" / "a.txt").read_text("utf-8") == "ours"
+    assert [str(n.message) for n in notes] == [
+        f"{tmp_path / 'out'} cannot be locked (locking it failed, {code}: "
+        f"{os.strerror(number)}): this write goes on unlocked — run one write into it at a "
+        "time, or write to a local folder"
+    ]
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert models._lock(tmp_path, wait=True) is None
+    assert said == []

@@ -37,6 +37,7 @@ __all__ = [
     "check_seed",
     "is_numpy",
     "named_settings",
+    "resamples_to_read",
     "resolved_tail",
 ]
 
@@ -267,8 +268,7 @@ class Extrapolation:
     def need(self) -> int | None:
         """The resamples that read the deepest end, ``⌈TAIL_RESAMPLES / tail⌉``; None
         where that passes :data:`MAX_N_BOOT` (only prompts help)."""
-        need = math.ceil(TAIL_RESAMPLES / self.tail) if self.tail > 0 else math.inf
-        return int(need) if need <= MAX_N_BOOT else None
+        return resamples_to_read(self.tail)
 
     @property
     def asked(self) -> str:
@@ -321,15 +321,45 @@ class Extrapolation:
         for key, kind in kinds.items():
             value = data.get(key)
             if not isinstance(value, kind) or (kind != (bool,) and isinstance(value, bool)):
-                raise ValueError(f"has no {key!r} of the right kind (got {value!r})")
-        if not (data["low_end"] or data["high_end"]) or not 0 < data["tail"] < 0.5:
-            raise ValueError(f"names no end or a tail outside (0, 0.5) (got {data!r})")
+                raise ValueError(f"has no {key!r} of the right kind (got {_brief(value)})")
+        said = _brief({k: data[k] for k in kinds})  # its own keys: none of any size
+        # a tail of 0: an end past the BCa acceleration's range (the audit writes it)
+        if not (data["low_end"] or data["high_end"]) or not 0 <= data["tail"] < 0.5:
+            raise ValueError(f"names no end or a tail outside [0, 0.5) (got {said})")
         if data["resamples"] < 1 or data["clusters"] < 1 or not 0 < data["level"] < 1:
-            raise ValueError(f"has resamples, clusters or level out of range (got {data!r})")
+            raise ValueError(f"has resamples, clusters or level out of range (got {said})")
         return cls(
             low=data["low_end"], high=data["high_end"], tail=float(data["tail"]),
             resamples=data["resamples"], clusters=data["clusters"], level=float(data["level"]),
         )  # fmt: skip
+
+
+def _brief(value: object, *, most: int = 200) -> str:
+    """``repr(value)`` for an error message, cut to ``most`` characters with its length
+    said: a crafted report.json's 10 MB text in a record gave a 10 MB error.
+
+    >>> _brief("x" * 1000, most=12)
+    "'xxxxxxxxxx… (1,002 characters)"
+    """
+    text = repr(value)
+    return text if len(text) <= most else f"{text[: most - 1]}… ({len(text):,} characters)"
+
+
+def resamples_to_read(tail: float) -> int | None:
+    """The resamples that read an end at tail probability ``tail``,
+    ``⌈TAIL_RESAMPLES / tail⌉``; None where that passes :data:`MAX_N_BOOT`, and for a
+    tail of 0 (an end past the BCa acceleration's range: its level is 0 or 1, which no
+    number of resamples reads) or one so small that ``5 / tail`` overflows (1e-320:
+    ``math.ceil`` of an infinity raised OverflowError in the audit and the gate).
+
+    >>> resamples_to_read(1.6e-3), resamples_to_read(1e-7), resamples_to_read(0.0)
+    (3125, None, None)
+    >>> resamples_to_read(1e-320) is None
+    True
+    """
+    if not tail > 0 or TAIL_RESAMPLES / tail > MAX_N_BOOT:
+        return None
+    return math.ceil(TAIL_RESAMPLES / tail)
 
 
 def asked_tail(tail: float, *, resamples: int) -> str:
@@ -392,14 +422,14 @@ def beyond_fix(level: float, *, resamples: int, tail: float) -> str:
     '15,625 resamples (--n-boot) would read it'
     """
     normal = (1.0 - level) / 2
-    need = math.ceil(TAIL_RESAMPLES / tail) if tail > 0 else math.inf
+    need = resamples_to_read(tail)
     if normal >= resolved_tail(resamples):
-        if need <= MAX_N_BOOT:
+        if need is not None:
             return f"add prompts, or resamples: {need:,} (--n-boot) would read it"
         return "add prompts"
     says = (
         f"{need:,} resamples (--n-boot) would read it"
-        if need <= MAX_N_BOOT
+        if need is not None
         else f"more than the {MAX_N_BOOT:,} resamples allowed would read it"
     )
     return (

@@ -680,8 +680,9 @@ def lock_folder(folder: Path, *, wait: bool, notes: bool) -> int | None:
     without locks) or, without ``wait``, another process holds it. With ``wait`` a held
     lock is waited for; with ``notes`` the waiting is said first
     (:class:`WaitingForFolder`), and so is a folder that cannot be opened for reading
-    (:class:`UnlockedFolder`) or a file system without locks (:data:`NO_LOCKS`:
-    :class:`UnlockedFolder`), whose writes go on unlocked. The one helper of
+    (:class:`UnlockedFolder`) or a file system without locks (:data:`NO_LOCKS`), or
+    one whose ``flock`` fails otherwise (EIO: :class:`UnlockedFolder`), whose writes
+    go on unlocked. The one helper of
     :func:`staged`'s folder lock and the model cache's
     (:mod:`recuse.judging.models`, without notes)."""
     if sys.platform == "win32":
@@ -704,9 +705,9 @@ def lock_folder(folder: Path, *, wait: bool, notes: bool) -> int | None:
             if notes:
                 _note_waiting(folder)
             fcntl.flock(fd, fcntl.LOCK_EX)
-    except OSError as exc:
+    except OSError as exc:  # no locks there (NO_LOCKS), or flock failed otherwise (EIO)
         os.close(fd)
-        if notes and exc.errno in NO_LOCKS:
+        if notes:
             _note_no_locks(folder, exc)
         return None
     except BaseException:  # a Ctrl-C while waiting: the descriptor is not kept open
@@ -733,13 +734,19 @@ def _note_unlocked(folder: Path) -> None:
 
 def _note_no_locks(folder: Path, exc: OSError) -> None:
     """An :class:`UnlockedFolder` note: ``folder``'s file system has no locks
-    (:data:`NO_LOCKS`: NFS without its lock service). Its writes went on unlocked
-    without a word, as documented but never said where it happened."""
+    (:data:`NO_LOCKS`: NFS without its lock service), or ``flock`` failed there for
+    another reason (EIO, EACCES or EPERM from a network or FUSE file system: said as
+    such, where those writes went on unlocked without a word). Its writes went on
+    unlocked without a word, as documented but never said where it happened."""
+    why = (
+        "its file system has no locks"
+        if exc.errno in NO_LOCKS
+        else f"locking it failed, {errno.errorcode.get(exc.errno or 0, 'error')}"
+    )
     warnings.warn(
         UnlockedFolder(
-            f"{folder} cannot be locked (its file system has no locks: "
-            f"{exc.strerror or exc}): this write goes on unlocked — run one write into it "
-            "at a time, or write to a local folder"
+            f"{folder} cannot be locked ({why}: {exc.strerror or exc}): this write goes on "
+            "unlocked — run one write into it at a time, or write to a local folder"
         ),
         stacklevel=3,
     )

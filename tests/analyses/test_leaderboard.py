@@ -414,3 +414,48 @@ def test_the_kendall_tau_note_says_why_it_has_no_interval(planted: Planted) -> N
     assert "with no interval: how far each rank could move is the table's rank interval" in note
     board = next(t for t in section.tables if t.name == "leaderboard-sim-pairs")
     assert {"raw rank_low", "raw rank_high"} <= set(board.frame.columns)
+
+
+def test_a_covariates_extrapolated_ends_are_its_findings_record(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """At 99.9% from LLMBar MT-Bench's 73 prompts the adjusted fit's coefficient ends
+    ask 2,000 resamples for Student's tail Φ(−√(73/72) · t_72(0.9995)) = 2.76e-4, past
+    their 0.0025: the covariates table's words said those ends were extrapolated, while
+    the bias findings (bt_length, bt_first, …) carried no warning and an ``extrapolated``
+    of null — built outside the shared bootstrap. Each now has its ends' record (which
+    ends tail_end extrapolated), the warning it says and the method's words; a strength's
+    column words speak of the strengths' ends only."""
+    import json
+    import math
+
+    from scipy.stats import norm, t
+
+    from recuse.cli import main
+
+    out = tmp_path / "r"
+    args = ["audit", "llmbar-mtbench", "--only", "leaderboard", "--level", "0.999"]
+    assert main([*args, "--data-dir", str(shared_data), "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    (section,) = [s for s in report["sections"] if s["id"] == ANALYSIS.id]
+    tail = norm.cdf(-math.sqrt(73 / 72) * t.ppf(0.9995, 72))
+    assert tail == pytest.approx(2.7556e-4, rel=1e-3)
+    sides = []
+    for f in section["findings"]:
+        x = f["extrapolated"]
+        assert x is not None, f["bias"]
+        assert x["tail"] == pytest.approx(tail, rel=1e-9)
+        assert (x["resamples"], x["clusters"], x["level"]) == (2000, 73, 0.999)
+        assert x["n_boot_to_read"] == math.ceil(5 / x["tail"])
+        side = (
+            "ends" if x["low_end"] and x["high_end"] else "low end" if x["low_end"] else "high end"
+        )
+        sides.append(side)
+        (w,) = f["warnings"]
+        assert w.startswith(f"the 99.9% interval's {side} ")
+        assert f["method"].endswith(
+            f"its {side} past the resamples' reach extrapolated along a normal tail"
+        )
+    assert len(sides) == 5 and {"ends", "low end"} <= set(sides)
+    words = report["tables"]["leaderboard-covariates-llmbar-mtbench"]["columns"]["ci_low"]
+    assert "extrapolated along a normal tail" in words

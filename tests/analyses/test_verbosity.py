@@ -527,3 +527,42 @@ def test_mt_bench_humans_exclusions_say_what_each_leaves_out(shared_data: Path) 
                     "tied or evenly split human votes": tied}  # fmt: skip
     assert (equal, tied, base.result.n) == (31, 186, 693)
     assert base.result.n + equal + tied == 910
+
+
+@pytest.mark.parametrize(("level", "kept"), [(0.999, 4), (0.9, 0)])
+def test_a_deviation_row_whose_interval_differs_is_kept_with_its_own_warning(
+    shared_data: Path, level: float, kept: int
+) -> None:
+    """LLMBar MT-Bench at 99.9%: every judge's Eq. 6 is positive with an interval that
+    holds 0 (gpt-3.5-turbo [−0.053, 0.443]), so |Eq. 6|'s is [0, 0.443] — and its
+    extrapolated ends differ (the signed low end is no end of it). The table dropped the
+    deviation row on its estimate alone, with it the only place its interval and record
+    were said. Now such a row stays, ci_low 0, its page text from its own record
+    (llama-2-70b-chat: the signed low end alone extrapolated, |Eq. 6|'s interval none);
+    at 90% every interval excludes 0 and the deviation rows, repeats, are dropped."""
+    import recuse
+
+    rep = recuse.audit(
+        "llmbar-mtbench", only="verbosity", level=level, data_dir=shared_data, figures="png"
+    )
+    (section,) = [s for s in rep.result.sections if s.id == ANALYSIS.id]
+    (table,) = [t for t in section.tables if t.name == "verbosity-llmbar-mtbench"]
+    f = table.frame
+    dev = f[f["metric"] == "verbosity_deviation"]
+    assert len(dev) == kept
+    signed = f[f["metric"] == "verbosity_bias"].set_index("judge")
+    for _, row in dev.iterrows():
+        s = signed.loc[row["judge"]]
+        assert s["ci_low"] < 0 < s["ci_high"] and row["ci_low"] == 0.0
+        assert row["ci_high"] == pytest.approx(max(-s["ci_low"], s["ci_high"]))
+        assert row["estimate"] == pytest.approx(abs(s["estimate"]))
+    texts = dict(zip(f["metric"] + " " + f["judge"], table.texts["warnings"], strict=True))
+    for said, row in zip(table.texts["warnings"], f.itertuples(), strict=True):
+        if "beyond the 2,000 resamples" in row.warnings:  # its own record, in a line
+            assert "extrapolated past the 2,000 resamples" in said and "Student" not in said
+        else:  # each page text is its own row's warnings
+            assert said == row.warnings
+    if kept:
+        assert texts["verbosity_deviation llama-2-70b-chat"] == ""
+        assert texts["verbosity_bias llama-2-70b-chat"].startswith("99.9% low end extrapolated")
+        assert texts["verbosity_deviation gpt-3.5-turbo"].startswith("99.9% high end extrapolated")

@@ -307,3 +307,150 @@ def test_the_gate_reads_a_report_written_before_the_record_and_refuses_a_broken_
     err = capsys.readouterr().err
     assert "finding 1 of section 1: 'extrapolated' has no 'low_end' of the right kind" in err
     assert "Traceback" not in err
+
+
+def _past_the_acceleration() -> MetricResult:
+    """A rate from 5 prompts, one of them all 1s and the others near 0, at 99.9%: the
+    jackknife's acceleration (one prompt far from the rest) sends Student's expanded
+    end past the BCa map's range, ``1 − a (z0 + z') ≤ 0``, so the level it asks of the
+    resamples is 0: its ``tail`` is 0 (no number of resamples reads it)."""
+    import numpy as np
+    import pandas as pd
+
+    from recuse.metrics.bootstrap import GroupedStatistic, Resampling, ratio
+    from recuse.metrics.estimate import MetricSpec, run_specs
+
+    clusters = np.repeat(np.arange(5), 3)
+    y = np.where(clusters < 1, 1.0, 0.05 * (clusters % 2))
+    stat = GroupedStatistic(
+        name="rate", values=np.column_stack([y, np.ones(15)]), group=np.zeros(15, dtype=int),
+        labels=("j",), combine=ratio, required=((1, "pairs"),),
+    )  # fmt: skip
+    spec = MetricSpec("rate", stat, "a rate", null=0.5, expanded=True)
+    boot = Resampling(n_boot=2000, level=0.999, seed=1)
+    (r,), _ = run_specs([spec], pd.Series(clusters), boot=boot, min_n=1)
+    return r
+
+
+def test_a_tail_of_0_is_a_record_the_gate_reads(tmp_path: Path) -> None:
+    """An end past the BCa acceleration's range asks a tail of 0 (``Φ(−∞)``): the audit
+    wrote ``"tail": 0.0`` into report.json, and ``recuse gate`` refused that report ("a
+    tail outside (0, 0.5)", exit 2), as did the schema. A tail so small that 5 / tail
+    overflows (1e-320) raised OverflowError from ``math.ceil`` in the warning's advice."""
+    from recuse.report.export import schema
+    from recuse.report.gate import load_report
+
+    r = _past_the_acceleration()
+    x = r.extrapolated
+    assert x is not None and x.tail == 0.0 and x.need is None
+    assert x.fix() == (
+        "more prompts will not bring it within reach (99.9%'s normal tail, 5.0e-04, lies "
+        "past it): more than the 1,000,000 resamples allowed would read it"
+    )
+    record = r.to_dict()["extrapolated"]
+    assert record["tail"] == 0.0 and record["n_boot_to_read"] is None
+    assert Extrapolation.from_dict(record) == x
+    finding = {
+        "bias": "position", "judge": "j", "dataset": "d", "estimate": r.estimate,
+        "ci_low": r.ci_low, "ci_high": r.ci_high, "null": 0.5, "level": 0.999, "n": r.n,
+        "clusters": 5, "warnings": list(r.warnings), "extrapolated": record,
+    }  # fmt: skip
+    path = tmp_path / "report.json"
+    sections = [{"id": "position", "findings": [finding]}]
+    path.write_text(json.dumps({"schema_version": 1, "level": 0.999, "sections": sections}))
+    assert load_report(path).findings[0]["extrapolated"] == record
+    tail = schema()["$defs"]["finding"]["properties"]["extrapolated"]["properties"]["tail"]
+    assert tail.get("minimum") == 0 and "exclusiveMinimum" not in tail
+    tiny = replace(x, tail=1e-320)
+    assert tiny.need is None and "tail of 1.0e-320;" in tiny.warning()
+
+
+def test_the_matrix_cells_verdicts_and_gate_json_carry_the_record(
+    tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """report.json's findings carried ``extrapolated``; its summary matrix cells and
+    flagged verdicts (each with the finding's warnings and interval) and ``recuse gate
+    --json``'s lines did not, so a script reading those had the words alone. Each now
+    carries the finding's record, null where it has none; the report stays valid
+    against its schema."""
+    import jsonschema
+
+    from recuse.report.export import schema
+
+    report, _, _ = _audit(tmp_path, shared_data, capsys)
+    jsonschema.validate(report, schema(), cls=jsonschema.Draft202012Validator)
+    by_key = {
+        (f["judge"], f["bias"], f["dataset"], f["detail"]): f["extrapolated"]
+        for s in report["sections"]
+        for f in s["findings"]
+    }
+    cells = [
+        (row["judge"], key, e)
+        for row in report["summary_matrix"]["rows"]
+        for key, c in row["cells"].items()
+        for e in c["estimates"]
+    ]
+    assert any(e["extrapolated"] for _, _, e in cells)
+    for judge, key, e in cells:
+        assert e["extrapolated"] == by_key[(judge, key, e["dataset"], e["detail"])]
+    for v in report["flagged_verdicts"]:
+        assert v["extrapolated"] == by_key[(v["judges"][0], v["bias"], v["dataset"], v["detail"])]
+    path = tmp_path / "r" / "report.json"
+    gate = ["gate", str(path), "--min", "agreement_accuracy=0.5", "--json"]
+    assert main(gate) == 0
+    lines = json.loads(capsys.readouterr().out)["lines"]
+    assert sum(1 for x in lines if x["extrapolated"]) == 2
+    for x in lines:
+        record = by_key[(x["judge"], x["bias"], x["dataset"], "")]
+        assert x["extrapolated"] == record
+        assert (record is not None) == any(BEYOND.search(w) for w in x["warnings"])
+
+
+def _gated(tmp_path: Path, record: object, **more: Any) -> Path:
+    """A report.json of one position finding (90%, 12 prompts) whose ``extrapolated``
+    is ``record``."""
+    finding = {
+        "bias": "position", "judge": "j", "dataset": "d", "estimate": 0.5, "ci_low": 0.4,
+        "ci_high": 0.6, "null": 0.5, "level": 0.9, "n": 40, "clusters": 12,
+        "warnings": [], "extrapolated": record, **more,
+    }  # fmt: skip
+    path = tmp_path / "report.json"
+    sections = [{"id": "position", "findings": [finding]}]
+    path.write_text(json.dumps({"schema_version": 1, "level": 0.9, "sections": sections}))
+    return path
+
+
+def test_a_huge_crafted_record_is_refused_in_a_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A record whose ``low_end`` is a 1 MB text: the gate's error quoted it whole (a
+    10 MB report gave a 10 MB error line); now the value is cut, its length said."""
+    path = _gated(tmp_path, {"low_end": "x" * 1_000_000, "high_end": True})
+    assert main(["gate", str(path), "--max", "position=0.2"]) == 2
+    err = capsys.readouterr().err
+    assert "'extrapolated' has no 'low_end' of the right kind (got 'xxx" in err
+    assert "… (1,000,002 characters))" in err and len(err) < 1000
+    path = _gated(tmp_path, {**_low(1e-3).to_dict(), "resamples": 10**400, "tail": 0.7})
+    assert main(["gate", str(path), "--max", "position=0.2"]) == 2
+    err = capsys.readouterr().err
+    assert "names no end or a tail outside [0, 0.5)" in err and len(err) < 1000
+
+
+def test_a_record_of_another_interval_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A record that is not of its finding's interval (another level, or another number
+    of prompts) was read and passed on by ``recuse gate --json`` beside the finding's
+    numbers; the record says which interval's ends were extrapolated, so it is refused
+    as a report.json that is not the audit's, naming the finding. A record of its own
+    interval gates."""
+    ok = replace(_low(1e-3, clusters=12), level=0.9).to_dict()
+    assert main(["gate", str(_gated(tmp_path, ok)), "--max", "position=0.2"]) == 0
+    capsys.readouterr()
+    for bad, said in (
+        ({**ok, "level": 0.99}, "'extrapolated' is of level 0.99, the finding's is 0.9"),
+        ({**ok, "clusters": 75}, "'extrapolated' is of 75 prompts, the finding resamples 12"),
+    ):
+        assert main(["gate", str(_gated(tmp_path, bad)), "--max", "position=0.2", "--json"]) == 2
+        err = capsys.readouterr().err
+        assert f"finding 1 of section 1: {said}" in err and "Traceback" not in err

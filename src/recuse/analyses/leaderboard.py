@@ -24,6 +24,7 @@ from recuse.biases.leaderboard import LONGER as LONGER
 from recuse.data.inputs import Input
 from recuse.errors import EstimationError
 from recuse.metrics.bradley_terry import leaderboard
+from recuse.metrics.estimate import extrapolated_words
 from recuse.metrics.length_controlled import (
     CONFOUNDED_R,
     GLM,
@@ -116,15 +117,22 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         f"({o.n_boot} resamples); n = the judged pairs fitted"
         + (f", {left}" if (left := adj.left_out_words()) else "")
     )
-    for name, est, lo, hi in zip(
-        adj.covariates, adj.coefficients, adj.coefficients_low, adj.coefficients_high, strict=True
-    ):
+    records = adj.coefficients_extrapolated or (None,) * len(adj.covariates)
+    for name, est, lo, hi, far in zip(
+        adj.covariates, adj.coefficients, adj.coefficients_low, adj.coefficients_high, records,
+        strict=True,
+    ):  # fmt: skip
+        # an end past the resamples' reach (99.9% from 73 prompts): its record, its
+        # warning and the method's words, as a shared-bootstrap result has them
+        # (recuse.metrics.estimate.to_results); the finding said none
         ctx.add(
             ANALYSIS,
             to_finding(
                 ANALYSIS, COVARIATE_BIASES[name], judge=judges, dataset=inp.name,
                 estimate=est, ci_low=lo, ci_high=hi, n=adj.n_pairs, level=o.level,
-                method=method, clusters=adj.n_clusters, interval_rule="expanded",
+                method=method + (f"; {extrapolated_words(far.side)}" if far else ""),
+                clusters=adj.n_clusters, interval_rule="expanded",
+                warnings=(far.warning(),) if far else (), extrapolated=far,
             ),
         )  # fmt: skip
     part.tables.append(

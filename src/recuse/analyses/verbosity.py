@@ -148,22 +148,30 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
 
 def _drop_equal_deviation(ctx: Context) -> None:
     """The section's table keeps a ``verbosity_deviation`` row (Eq. 5, |Eq. 6|) only where
-    its estimate differs from ``verbosity_bias`` (Eq. 6 negative): elsewhere it repeats it."""
+    it differs from ``verbosity_bias``'s: Eq. 6 negative, or an interval that holds 0
+    (|Eq. 6|'s is then ``[0, max(−low, high)]``, with its own extrapolated ends: the
+    row was dropped on its estimate alone, where the signed row read [−0.05, 0.44] and
+    its warning named ends |Eq. 6|'s interval does not have). Elsewhere it repeats it.
+    The page's texts of the table (:attr:`~recuse.report.model.Table.texts`) are
+    filtered in step with its rows."""
     part = ctx.part(ANALYSIS)
+    numbers = ["estimate", "ci_low", "ci_high"]
     for i, t in enumerate(part.tables):
         f = t.frame
-        if not {"metric", "judge", "estimate"} <= set(f.columns):
+        if not {"metric", "judge", *numbers} <= set(f.columns):
             continue
         keys = [c for c in ("dataset", "judge") if c in f.columns]
-        signed = f[f["metric"] == "verbosity_bias"].set_index(keys)["estimate"]
-        is_dev = f["metric"] == "verbosity_deviation"
-        same = [
-            bool(d)
-            and abs(float(row["estimate"]) - float(signed.get(tuple(row[k] for k in keys)
-                                                             if len(keys) > 1 else row[keys[0]],
-                                                             float("nan")))) < 1e-12
-            for d, (_, row) in zip(is_dev, f.iterrows(), strict=True)
-        ]  # fmt: skip
+        signed = f[f["metric"] == "verbosity_bias"].set_index(keys)[numbers]
+        signed = signed[~signed.index.duplicated()]
+        same = []
+        for _, row in f.iterrows():
+            key = tuple(row[k] for k in keys) if len(keys) > 1 else row[keys[0]]
+            ref = signed.loc[key] if key in signed.index else None
+            same.append(
+                row["metric"] == "verbosity_deviation"
+                and ref is not None
+                and all(abs(float(row[c]) - float(ref[c])) < 1e-12 for c in numbers)
+            )
         keep = ~np.array(same, dtype=bool)
         texts = {c: [v for v, k in zip(vs, keep, strict=True) if k] for c, vs in t.texts.items()}
         part.tables[i] = replace(t, frame=f[keep].reset_index(drop=True), texts=texts)

@@ -117,6 +117,9 @@ def _payload(
                 "distance_to_bound": x.gap,
                 "too_close": x.too_close,
                 "warnings": list(x.warnings),
+                # which ends of the interval were extrapolated past the resamples, as
+                # report.json's finding records it (null: none, or an older report)
+                "extrapolated": x.extrapolated.to_dict() if x.extrapolated else None,
                 "certified_coverage": x.coverage,
                 "required_coverage": x.required_coverage,
             }

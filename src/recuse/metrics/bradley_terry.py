@@ -62,6 +62,7 @@ from scipy.special import expit, ndtr
 from recuse.choices import COVARIATES as COVARIATES
 from recuse.errors import EstimationError
 from recuse.metrics.bootstrap import (
+    Extrapolation,
     Resampling,
     beyond_fix,
     expanded_level,
@@ -179,6 +180,12 @@ class BTFit:
     #: the tail probability the expanded ends ask of the resamples, ``Φ(−|z'|)`` with
     #: ``z'`` Student's for the prompts (:func:`_beyond_words` names what reads it)
     tail: float = math.nan
+    #: some end of a strength was extrapolated (the strength columns' words; a
+    #: coefficient's end alone said the strengths' were)
+    strengths_extrapolated: bool = False
+    #: each coefficient's extrapolated ends (``covariates`` order; None: neither end),
+    #: as a bias finding of the covariate records them (``Finding.extrapolated``)
+    coefficients_extrapolated: tuple[Extrapolation | None, ...] = ()
 
     def left_out_words(self) -> str:
         """The pairs given that were left out of the fit, with why, in words ('' when none
@@ -234,6 +241,7 @@ class BTFit:
     def coefficient_columns(self) -> dict[str, str]:
         """What each column of :meth:`coefficient_table` holds, in words (its
         ``Table.columns``): the table gave a ``level`` of 0.9 and log-odds with none."""
+        far = any(x is not None for x in self.coefficients_extrapolated)
         return {
             "covariate": "the bias the coefficient measures",
             "definition": "how the covariate is coded for a pair",
@@ -242,7 +250,7 @@ class BTFit:
             "no bias",
             "ci_low": f"the low end of its {percent(self.level)} percentile interval (cluster "
             "bootstrap over prompts, its ends expanded for the prompts: Student's t"
-            f"{_beyond_words(self.level, self.n_boot, self.tail) if self.extrapolated else ''})",
+            f"{_beyond_words(self.level, self.n_boot, self.tail) if far else ''})",
             "ci_high": "the high end",
             "level": "the interval's confidence level as a share (0.9: a 90% interval)",
         }
@@ -511,20 +519,25 @@ def bradley_terry(
     s_rep = strengths_of(reps)
     r_rep = _ranks(s_rep)
     c_rep = reps[:, k_sys:]
-    far = False
+    tail = float(ndtr(-abs(zs[0])))
 
-    def q(v: NDArray[Any], centre: FloatArray) -> tuple[FloatArray, FloatArray]:
-        nonlocal far
+    def q(v: NDArray[Any], centre: FloatArray) -> tuple[FloatArray, FloatArray, NDArray[Any]]:
+        """Each column's low and high ends, and which of them were extrapolated (2 × k)."""
         ends = np.zeros((2, v.shape[1]))
+        far = np.zeros((2, v.shape[1]), dtype=bool)
         for j, col in enumerate(np.sort(v, axis=0).T):
             for i, z in enumerate(zs):
-                ends[i, j], beyond = tail_end(col, z, center=float(centre[j]))
-                far = far or beyond
-        return ends[0], ends[1]
+                ends[i, j], far[i, j] = tail_end(col, z, center=float(centre[j]))
+        return ends[0], ends[1], far
 
-    s_lo, s_hi = q(s_rep, s_hat)
+    s_lo, s_hi, s_far = q(s_rep, s_hat)
     r_lo, r_hi = (np.asarray(e, float) for e in np.quantile(r_rep, tails, axis=0))
-    c_lo, c_hi = q(c_rep, theta[k_sys:]) if c_rep.shape[1] else (np.zeros(0), np.zeros(0))
+    c_lo, c_hi, c_far = q(c_rep, theta[k_sys:])
+    records = tuple(
+        Extrapolation(low=bool(lo), high=bool(hi), tail=tail, resamples=boot.n_boot,
+                      clusters=len(uniques), level=boot.level) if lo or hi else None
+        for lo, hi in c_far.T
+    )  # fmt: skip
     return BTFit(
         systems=systems,
         strengths=s_hat,
@@ -543,8 +556,10 @@ def bradley_terry(
         level=boot.level,
         n_boot=boot.n_boot,
         dropped=dropped,
-        extrapolated=far,
-        tail=float(ndtr(-abs(zs[0]))),
+        extrapolated=bool(s_far.any() or c_far.any()),
+        tail=tail,
+        strengths_extrapolated=bool(s_far.any()),
+        coefficients_extrapolated=records,
     )
 
 
@@ -580,7 +595,7 @@ class Leaderboard:
             if fit == "human" and self.human is None:
                 continue
             bt = getattr(self, fit)
-            far = _beyond_words(bt.level, bt.n_boot, bt.tail) if bt.extrapolated else ""
+            far = _beyond_words(bt.level, bt.n_boot, bt.tail) if bt.strengths_extrapolated else ""
             out |= {
                 f"{fit} strength": f"Bradley–Terry strength fitted to {whose}: log-odds, "
                 "centred (mean 0 over the systems); the difference of two systems' is the "

@@ -474,9 +474,18 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
         if k in f and not isinstance(f[k], bool):  # the audit writes true or false, never null
             raise _bad(f"{where}: {k!r} is not true or false (got {_shown(f[k])})", p)
     try:  # optional (older reports lack it: their warnings are printed whole)
-        _extrapolated(f)
+        far = _extrapolated(f)
     except ValueError as exc:
         raise _bad(f"{where}: 'extrapolated' {exc}", p) from None
+    # the record is of this finding's interval: its level and prompts (a record of
+    # another level printed "90% low end extrapolated" under a 99% finding's line in
+    # --json, and stood unquestioned beside its numbers)
+    if far is not None and abs(far.level - float(level)) > 1e-9:
+        raise _bad(f"{where}: 'extrapolated' is of level {far.level:g}, the finding's is "
+                   f"{float(level):g}", p)  # fmt: skip
+    if far is not None and f.get("clusters") is not None and far.clusters != f["clusters"]:
+        raise _bad(f"{where}: 'extrapolated' is of {far.clusters:,} prompts, the finding "
+                   f"resamples {_shown(f['clusters'])}", p)  # fmt: skip
     rule = f.get("interval_rule")  # optional (older reports lack it: the method's words)
     if rule is not None and rule not in INTERVAL_RULES:
         raise _bad(

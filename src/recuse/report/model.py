@@ -706,7 +706,8 @@ class MatrixCell:
 
     def to_dict(self) -> dict[str, Any]:
         keep = ("dataset", "detail", "estimate", "ci_low", "ci_high", "n", "significant", "flagged")
-        more = ("direction", "verdict", "materiality", "material", "warnings", "adjustment_note")
+        more = ("direction", "verdict", "materiality", "material", "warnings", "extrapolated",
+                "adjustment_note")  # fmt: skip
         return {
             "estimates": [
                 {k: f.to_dict()[k] for k in (*keep, *more)} | {"text": f.text}
@@ -801,6 +802,7 @@ class FlaggedVerdict:
             "materiality": f.materiality,
             "material": f.material,
             "warnings": list(f.warnings),
+            "extrapolated": f.extrapolated.to_dict() if f.extrapolated else None,
         }
 
 

@@ -982,3 +982,30 @@ def test_among_is_isin_as_python_sets_read_it() -> None:
             assert got.dtype == bool and got.tolist() == want, (dtype, type(values))
             assert got.tolist() == column.isin(list(values)).tolist()
         assert among(pd.Index(column), chosen).tolist() == want
+
+
+def test_among_takes_any_missing_value_for_a_missing_text_cell_as_isin_does() -> None:
+    """pandas' ``isin`` of a text (``str``, ``string[pyarrow]``, ``string[python]``) or
+    categorical column takes None, NaN and pd.NA in the values for one missing value;
+    ``among`` compared the cells as Python objects, where a NaN cell is not a None value
+    (a ``str`` column's missing cell is NaN, a ``string`` one's pd.NA). Each case
+    below was worked out by hand; pandas' own ``isin`` gives the same."""
+    from recuse.cells import among
+
+    cells = ["a", None, "b"]
+    for dtype in ("str", "string[pyarrow]", "string[python]", "category"):
+        column = pd.Series(cells, dtype=dtype)
+        for values, want in (
+            (["a", None], [True, True, False]),
+            (["b", float("nan")], [False, True, True]),
+            ([pd.NA], [False, True, False]),
+            (pd.Index(["a", None], dtype="str"), [True, True, False]),
+            (["a"], [True, False, False]),  # no missing value: a missing cell is not among
+            ([], [False, False, False]),
+        ):
+            assert among(column, values).tolist() == want, (dtype, values)
+            assert column.isin(list(values)).tolist() == want, (dtype, values)
+        assert among(pd.Index(column), [None]).tolist() == [False, True, False]
+    # object cells are Python objects, as isin reads them: a None cell is not a NaN value
+    column = pd.Series(["a", None, float("nan")], dtype=object)
+    assert among(column, [None]).tolist() == column.isin([None]).tolist() == [False, True, False]

@@ -569,3 +569,42 @@ def test_statistics_of_one_values_matrix_share_its_cluster_sums(
             assert (e.estimate, e.ci_low, e.ci_high) == (f.estimate, f.ci_low, f.ci_high)
             assert np.array_equal(e.replicates, f.replicates)
     assert one[0][0].estimate == one[2][0].estimate and one[0][0].estimate != one[1][0].estimate
+
+
+@pytest.mark.parametrize("boot_k", [100, 90])
+def test_only_the_shared_sums_and_their_read_columns_are_held_while_resampling(
+    monkeypatch: pytest.MonkeyPatch, boot_k: int
+) -> None:
+    """Two statistics on one values matrix (2,000 prompts x 2 groups x 100 columns:
+    its cluster sums 3.2 MB) hold, when the resampling starts, the sums and the columns
+    the statistics read (boot_k < k: a 2.88 MB copy; boot_k = k: the sums themselves),
+    counted by tracemalloc. The merged sharing kept a copy of the one part
+    (np.concatenate of it alone), the parts' list and, at boot_k < k, 9.3 MB in all."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    n, k, n_c = 20_000, 100, 2_000
+    values = rng.random((n, k))
+    group = (np.arange(n) % 2).astype(np.intp)
+    stats = [
+        GroupedStatistic(name, values, group, ("a", "b"), ratio, boot_k=boot_k)
+        for name in ("s", "t")
+    ]
+    held: list[int] = []
+    real = bs._replicate_sums
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        held.append(tracemalloc.get_traced_memory()[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bs, "_replicate_sums", spy)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        boot = Resampling(level=0.9, n_boot=20, seed=1)
+        cluster_bootstrap(stats, np.arange(n) % n_c, boot=boot, min_n=1, interval="percentile")
+    finally:
+        tracemalloc.stop()
+    sums, part = n_c * 2 * k * 8, n_c * 2 * boot_k * 8
+    expected = sums + (part if boot_k < k else 0)
+    assert expected <= held[0] - base < expected + part / 4

@@ -608,3 +608,42 @@ def test_only_the_shared_sums_and_their_read_columns_are_held_while_resampling(
     sums, part = n_c * 2 * k * 8, n_c * 2 * boot_k * 8
     expected = sums + (part if boot_k < k else 0)
     assert expected <= held[0] - base < expected + part / 4
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_statistics_sharing_a_values_matrix_get_what_each_gets_alone(seed: int) -> None:
+    """Statistics on one values matrix with other prompt subsets (rows left out: group
+    -1), another grouping, fewer columns read, a weighted copy of the matrix, a sparse
+    copy and a statistic listed again at the end: each gets, in one bootstrap call, the
+    estimate, interval and replicates it gets computed alone (the resamples depend on
+    the seed and the prompts only), bit for bit."""
+    from scipy import sparse
+
+    cl, y = _data(seed=3, n=600, clusters=50)
+    rng = np.random.default_rng(4)
+    x = (rng.random(len(y)) < 0.5).astype(float)
+    values = np.column_stack([x * y, y, (1 - x) * y, 1 - x, y * y])
+    weighted = values * rng.random(len(y))[:, None]
+    two = (np.arange(len(y)) % 2).astype(np.intp)
+    subset = np.where(np.isin(cl, np.unique(cl)[:15]), -1, two).astype(np.intp)
+    three = (np.arange(len(y)) % 3).astype(np.intp)
+
+    def stats() -> list[GroupedStatistic]:
+        return [
+            GroupedStatistic("a", values, two, ("g0", "g1"), difference_of_ratios, boot_k=4),
+            GroupedStatistic("b", values, subset, ("g0", "g1"), ratio, boot_k=2),
+            GroupedStatistic("c", weighted, two, ("g0", "g1"), difference_of_ratios, boot_k=4),
+            GroupedStatistic("d", values, three, ("h0", "h1", "h2"), ratio, boot_k=2),
+            GroupedStatistic("e", values, two, ("g0", "g1"), ratio, boot_k=2),
+            GroupedStatistic("f", sparse.csr_array(values), two, ("g0", "g1"), ratio, boot_k=2),
+            GroupedStatistic("g", values, two, ("g0", "g1"), difference_of_ratios, boot_k=4),
+        ]
+
+    boot = Resampling(level=0.9, n_boot=200, seed=seed)
+    together = cluster_bootstrap(stats(), cl, boot=boot, min_n=1)
+    for stat, joint in zip(stats(), together, strict=True):
+        (alone,) = cluster_bootstrap([stat], cl, boot=boot, min_n=1)
+        for e, f in zip(joint, alone, strict=True):
+            assert (e.estimate, e.ci_low, e.ci_high, e.n) == (f.estimate, f.ci_low, f.ci_high, f.n)
+            assert np.array_equal(e.replicates, f.replicates)
+    assert together[1][0].n < together[4][0].n  # the subset left rows out

@@ -982,3 +982,115 @@ def test_among_is_isin_as_python_sets_read_it() -> None:
             assert got.dtype == bool and got.tolist() == want, (dtype, type(values))
             assert got.tolist() == column.isin(list(values)).tolist()
         assert among(pd.Index(column), chosen).tolist() == want
+
+
+def test_among_takes_any_missing_value_for_a_missing_text_cell_as_isin_does() -> None:
+    """pandas' ``isin`` of a text (``str``, ``string[pyarrow]``, ``string[python]``) or
+    categorical column takes None, NaN and pd.NA in the values for one missing value;
+    ``among`` compared the cells as Python objects, where a NaN cell is not a None value
+    (a ``str`` column's missing cell is NaN, a ``string`` one's pd.NA). Each case
+    below was worked out by hand; pandas' own ``isin`` gives the same."""
+    from recuse.cells import among
+
+    cells = ["a", None, "b"]
+    for dtype in ("str", "string[pyarrow]", "string[python]", "category"):
+        column = pd.Series(cells, dtype=dtype)
+        for values, want in (
+            (["a", None], [True, True, False]),
+            (["b", float("nan")], [False, True, True]),
+            ([pd.NA], [False, True, False]),
+            (pd.Index(["a", None], dtype="str"), [True, True, False]),
+            (["a"], [True, False, False]),  # no missing value: a missing cell is not among
+            ([], [False, False, False]),
+        ):
+            assert among(column, values).tolist() == want, (dtype, values)
+            assert column.isin(list(values)).tolist() == want, (dtype, values)
+        assert among(pd.Index(column), [None]).tolist() == [False, True, False]
+    # object cells are Python objects, as isin reads them: a None cell is not a NaN value
+    column = pd.Series(["a", None, float("nan")], dtype=object)
+    assert among(column, [None]).tolist() == column.isin([None]).tolist() == [False, True, False]
+
+
+def test_a_number_written_with_a_plus_sign_is_read_as_float_reads_it(tmp_path: Path) -> None:
+    """A rating written "+0.12345678901234567e-1" is the float Python's ``float()`` gives
+    (correctly rounded), as it is without the sign: pandas 3.1's ``to_numeric`` read
+    about one such text in five as a neighbouring float (1,832 of these 10,000), where
+    ``pandas.read_csv`` of the same file and every text without the sign were exact."""
+    from recuse.data.inputs import load_input
+    from recuse.simulate.ratings import simulate_ratings
+
+    rng = np.random.default_rng(11)
+    table = simulate_ratings(n_prompts=100, dimensions=("d1", "d2", "d3", "d4"), seed=3).ratings
+    texts = [f"+{d:.17e}" for d in rng.random(len(table)) * 10.0 ** rng.integers(-5, 5)]
+    texts[:3] = ["+9.678934028836e-50", " +3", "+.5"]
+    table = table.assign(rating=texts, status="ok")
+    table.to_csv(tmp_path / "r.csv", index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = load_input(tmp_path / "r.csv", table="ratings").frame["rating"].to_numpy()
+    want = np.array([float(t) for t in texts])
+    assert got.dtype == float and len(got) == len(texts) == 10_000
+    assert np.array_equal(got.view(np.uint64), want.view(np.uint64))
+    assert (want[:3] == [9.678934028836e-50, 3.0, 0.5]).all()
+    assert np.array_equal(pd.read_csv(tmp_path / "r.csv")["rating"].to_numpy(), want)
+
+
+def _decimal_texts(rng: np.random.Generator, n: int) -> list[str]:
+    """``n`` random decimal texts (1 to 40 digits, a sign or none, an exponent from -330
+    to 310 or none), the exact midpoints between neighbouring floats and the decimals
+    just above and below them in 40 digits, and the edges of the float range."""
+    from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
+
+    out = []
+    for _ in range(n):
+        digits = "".join(map(str, rng.integers(0, 10, int(rng.integers(1, 41)))))
+        sign = ("", "-", "+")[int(rng.integers(0, 3))]
+        if rng.random() < 0.3:
+            cut = int(rng.integers(0, len(digits) + 1))
+            out.append(
+                f"{sign}{digits[:cut]}.{digits[cut:]}" if cut < len(digits) else sign + digits
+            )
+        else:
+            out.append(f"{sign}{digits[0]}.{digits[1:]}e{int(rng.integers(-330, 311))}")
+    bits = rng.integers(1, 0x7FEFFFFFFFFFFFFF, n // 20, dtype=np.int64).view(np.float64)
+    for x in bits:
+        with localcontext() as ctx:
+            ctx.prec = 800  # the midpoint exactly (at most 767 significant digits)
+            mid = (Decimal(float(x)) + Decimal(float(np.nextafter(x, np.inf)))) / 2
+        out.append(str(mid))
+        for rounding in (ROUND_CEILING, ROUND_FLOOR):  # 40 digits, just above and below
+            with localcontext() as ctx:
+                ctx.prec, ctx.rounding = 40, rounding
+                out.append(str(+mid))
+    return [
+        *out,
+        "1e309", "-1e309", "1e-400", "4.9406564584124654e-324", "2.4703282292062327e-324",
+        "2.4703282292062328e-324", "1.7976931348623157e308", "1.7976931348623159e308",
+        "9007199254740993", "18446744073709551617", "9" * 400, "-0", "007", ".5", "5.",
+    ]  # fmt: skip
+
+
+def test_plain_decimals_are_read_correctly_rounded_in_every_column_kind() -> None:
+    """A plain decimal in a text column is the float Python's ``float()`` gives (the
+    nearest, halves to even), bit for bit: 30,000 random decimals of up to 40 digits,
+    1,500 exact midpoints of neighbouring floats (a tie: the even one) and 3,000
+    decimals just beside them, and the range's
+    edges, in an Arrow column (read by Arrow's cast) and an object one (by pandas'
+    to_numeric), where pandas alone missed the signed ones."""
+    from recuse.tables import _to_numeric
+
+    texts = _decimal_texts(np.random.default_rng(5), 30_000)
+    want = np.array([float(t) for t in texts])
+    for dtype in ("str", object):
+        got = _to_numeric(pd.Series(texts, dtype=dtype)).to_numpy(dtype=float)
+        assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), dtype
+    # texts that are no plain decimal, or one pandas reads as no number (more than
+    # 4,300 digits: Python's int_max_str_digits), as pandas reads them (NaN: no number)
+    odd = [" 3 ", "nan", "NaN", "-inf", "Infinity", "1_000", "\u0663", "0x10", "3\u00a0",
+           "\u30003", "+ 3", "1e", "9" * 5000, "1" * 4300, "1" * 4301, "-0", None]  # fmt: skip
+    want_odd = [3.0, np.nan, np.nan, -np.inf, np.inf] + [np.nan] * 7
+    want_odd += [np.nan, float("1" * 4300), np.nan, -0.0, np.nan]
+    for dtype in ("str", object):
+        got = _to_numeric(pd.Series(odd, dtype=dtype)).to_numpy(dtype=float)
+        assert np.array_equal(got, want_odd, equal_nan=True), dtype
+        assert np.signbit(got[-2])

@@ -147,11 +147,20 @@ def among(cells: pd.Series | pd.Index, values: Iterable[object]) -> NDArray[np.b
 
     >>> among(pd.Series(["a", "b", None, "c"], dtype="str"), {"c", "a"}).tolist()
     [True, False, False, True]
+    >>> among(pd.Series(["a", None], dtype="str"), ["b", None]).tolist()
+    [False, True]
     """
     given = values if isinstance(values, pd.Index | pd.Series | np.ndarray) else list(values)
     table = pd.Index(np.asarray(given, dtype=object), dtype=object)
     plain = pd.Series(np.asarray(cells, dtype=object), dtype=object)
-    return plain.isin(table).to_numpy(bool)
+    out = np.array(plain.isin(table), dtype=bool)  # a copy: written below
+    if isinstance(cells.dtype, pd.StringDtype | pd.CategoricalDtype):
+        # pandas' text and categorical isin take every missing value (None, NaN, pd.NA)
+        # for one: a missing cell is among values holding any of them; as Python
+        # objects a NaN cell and a None value are two
+        gone = np.asarray(pd.isna(cells), dtype=bool)
+        out[gone] = bool(np.asarray(pd.isna(table)).any())
+    return out
 
 
 def one_text(text: str) -> str:

@@ -569,3 +569,81 @@ def test_statistics_of_one_values_matrix_share_its_cluster_sums(
             assert (e.estimate, e.ci_low, e.ci_high) == (f.estimate, f.ci_low, f.ci_high)
             assert np.array_equal(e.replicates, f.replicates)
     assert one[0][0].estimate == one[2][0].estimate and one[0][0].estimate != one[1][0].estimate
+
+
+@pytest.mark.parametrize("boot_k", [100, 90])
+def test_only_the_shared_sums_and_their_read_columns_are_held_while_resampling(
+    monkeypatch: pytest.MonkeyPatch, boot_k: int
+) -> None:
+    """Two statistics on one values matrix (2,000 prompts x 2 groups x 100 columns:
+    its cluster sums 3.2 MB) hold, when the resampling starts, the sums and the columns
+    the statistics read (boot_k < k: a 2.88 MB copy; boot_k = k: the sums themselves),
+    counted by tracemalloc. The merged sharing kept a copy of the one part
+    (np.concatenate of it alone), the parts' list and, at boot_k < k, 9.3 MB in all."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    n, k, n_c = 20_000, 100, 2_000
+    values = rng.random((n, k))
+    group = (np.arange(n) % 2).astype(np.intp)
+    stats = [
+        GroupedStatistic(name, values, group, ("a", "b"), ratio, boot_k=boot_k)
+        for name in ("s", "t")
+    ]
+    held: list[int] = []
+    real = bs._replicate_sums
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        held.append(tracemalloc.get_traced_memory()[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bs, "_replicate_sums", spy)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        boot = Resampling(level=0.9, n_boot=20, seed=1)
+        cluster_bootstrap(stats, np.arange(n) % n_c, boot=boot, min_n=1, interval="percentile")
+    finally:
+        tracemalloc.stop()
+    sums, part = n_c * 2 * k * 8, n_c * 2 * boot_k * 8
+    expected = sums + (part if boot_k < k else 0)
+    assert expected <= held[0] - base < expected + part / 4
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_statistics_sharing_a_values_matrix_get_what_each_gets_alone(seed: int) -> None:
+    """Statistics on one values matrix with other prompt subsets (rows left out: group
+    -1), another grouping, fewer columns read, a weighted copy of the matrix, a sparse
+    copy and a statistic listed again at the end: each gets, in one bootstrap call, the
+    estimate, interval and replicates it gets computed alone (the resamples depend on
+    the seed and the prompts only), bit for bit."""
+    from scipy import sparse
+
+    cl, y = _data(seed=3, n=600, clusters=50)
+    rng = np.random.default_rng(4)
+    x = (rng.random(len(y)) < 0.5).astype(float)
+    values = np.column_stack([x * y, y, (1 - x) * y, 1 - x, y * y])
+    weighted = values * rng.random(len(y))[:, None]
+    two = (np.arange(len(y)) % 2).astype(np.intp)
+    subset = np.where(np.isin(cl, np.unique(cl)[:15]), -1, two).astype(np.intp)
+    three = (np.arange(len(y)) % 3).astype(np.intp)
+
+    def stats() -> list[GroupedStatistic]:
+        return [
+            GroupedStatistic("a", values, two, ("g0", "g1"), difference_of_ratios, boot_k=4),
+            GroupedStatistic("b", values, subset, ("g0", "g1"), ratio, boot_k=2),
+            GroupedStatistic("c", weighted, two, ("g0", "g1"), difference_of_ratios, boot_k=4),
+            GroupedStatistic("d", values, three, ("h0", "h1", "h2"), ratio, boot_k=2),
+            GroupedStatistic("e", values, two, ("g0", "g1"), ratio, boot_k=2),
+            GroupedStatistic("f", sparse.csr_array(values), two, ("g0", "g1"), ratio, boot_k=2),
+            GroupedStatistic("g", values, two, ("g0", "g1"), difference_of_ratios, boot_k=4),
+        ]
+
+    boot = Resampling(level=0.9, n_boot=200, seed=seed)
+    together = cluster_bootstrap(stats(), cl, boot=boot, min_n=1)
+    for stat, joint in zip(stats(), together, strict=True):
+        (alone,) = cluster_bootstrap([stat], cl, boot=boot, min_n=1)
+        for e, f in zip(joint, alone, strict=True):
+            assert (e.estimate, e.ci_low, e.ci_high, e.n) == (f.estimate, f.ci_low, f.ci_high, f.n)
+            assert np.array_equal(e.replicates, f.replicates)
+    assert together[1][0].n < together[4][0].n  # the subset left rows out

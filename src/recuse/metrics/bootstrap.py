@@ -572,11 +572,22 @@ def cluster_bootstrap(
                 dense_parts.append(sums if kb == k else sums[:, cols])
             layout.append(part_at[id(sums), kb] + np.arange(len(cols), dtype=np.intp))
             work[i, 0] = len(cols)
-    big = np.concatenate(dense_parts, axis=1) if dense_parts else np.empty((max(n_c, 1), 0))
+    # one part (statistics sharing one values matrix) is resampled as it is, uncopied
+    # (_replicate_sums reads it); the copies of the columns read (boot_k < k) go with
+    # the parts' list
+    big = (
+        dense_parts[0]
+        if len(dense_parts) == 1
+        else np.concatenate(dense_parts, axis=1)
+        if dense_parts
+        else np.empty((max(n_c, 1), 0))
+    )
+    dense_parts.clear()
     wide = sparse.hstack(sparse_parts, format="csc") if sparse_parts else None
     distinct, inverse = _distinct_columns(big)
-    resampled = big[:, distinct]
-    del big  # its distinct columns alone are held while they are resampled
+    # its distinct columns alone are held while they are resampled (all of them: itself)
+    resampled = big if len(distinct) == big.shape[1] else big[:, distinct]
+    del big
     product = np.zeros(2)  # seconds of the dense and the sparse products
     dense_reps, sparse_reps = _replicate_sums(
         resampled, wide, n_c, n_boot=n_boot, seed=seed, seconds=product

@@ -78,6 +78,11 @@ def test_agreement_at_99_says_the_extrapolated_ends_once(
     findings = [f for s in report["sections"] for f in s["findings"]]
     records = [Extrapolation.from_dict(f["extrapolated"]) for f in findings if f["extrapolated"]]
     assert sorted(x.warning() for x in records) == sorted(whole)
+    # BCa intervals: the bias correction moved their ends, and the words say so
+    assert all(x.bias_corrected for x in records)
+    assert all(
+        re.search(r"\(Student.s t for 7[45] prompts, bias-corrected, asks them", w) for w in whole
+    )
     # a bias correction sent the low end past the resamples, not the high one: the
     # method says which end (it said "its ends" of every such interval)
     assert all(x.side == "low end" for x in records)
@@ -454,3 +459,22 @@ def test_a_record_of_another_interval_is_refused(
         assert main(["gate", str(_gated(tmp_path, bad)), "--max", "position=0.2", "--json"]) == 2
         err = capsys.readouterr().err
         assert f"finding 1 of section 1: {said}" in err and "Traceback" not in err
+
+
+def test_a_records_rule_round_trips_and_an_older_record_is_a_bca_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The record names its interval's rule (``bias_corrected``: BCa, or the
+    leaderboard's percentile ends), and its warning follows it; a record written before
+    the key is a BCa interval's, whose warning then said "bias-corrected" (the folded
+    note and the gate's line still find it); a key of the wrong kind is refused."""
+    pct = replace(_low(2.8e-4, clusters=73, level=0.999), bias_corrected=False)
+    assert Extrapolation.from_dict(pct.to_dict()) == pct
+    assert "(Student's t for 73 prompts asks them for a tail of 2.8e-04;" in pct.warning()
+    old = {k: v for k, v in _low(1e-3).to_dict().items() if k != "bias_corrected"}
+    assert Extrapolation.from_dict(old).bias_corrected is True
+    assert "(Student's t for 75 prompts, bias-corrected, asks them" in _low(1e-3).warning()
+    bad = {**_low(1e-3, clusters=12).to_dict(), "level": 0.9, "bias_corrected": "yes"}
+    assert main(["gate", str(_gated(tmp_path, bad)), "--max", "position=0.2"]) == 2
+    err = capsys.readouterr().err
+    assert "'extrapolated' has no 'bias_corrected' of the right kind (got 'yes')" in err

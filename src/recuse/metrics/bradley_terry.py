@@ -535,7 +535,8 @@ def bradley_terry(
     c_lo, c_hi, c_far = q(c_rep, theta[k_sys:])
     records = tuple(
         Extrapolation(low=bool(lo), high=bool(hi), tail=tail, resamples=boot.n_boot,
-                      clusters=len(uniques), level=boot.level) if lo or hi else None
+                      clusters=len(uniques), level=boot.level, bias_corrected=False)
+        if lo or hi else None
         for lo, hi in c_far.T
     )  # fmt: skip
     return BTFit(

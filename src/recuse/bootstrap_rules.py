@@ -281,8 +281,10 @@ class Extrapolation:
         return asked_tail(self.tail, resamples=self.resamples)
 
     def fix(self) -> str:
-        """The estimator's advice (:func:`beyond_fix`)."""
-        return beyond_fix(self.level, resamples=self.resamples, tail=self.tail)
+        """The estimator's advice (:func:`beyond_fix`), of "them" where both ends were."""
+        return beyond_fix(
+            self.level, resamples=self.resamples, tail=self.tail, both=self.low and self.high
+        )
 
     def warning(self) -> str:
         """The result's warning (:func:`beyond_warning`)."""
@@ -415,7 +417,7 @@ def beyond_warning(
     ...                bias_corrected=False).split("(")[1][:42]
     "Student's t for 73 prompts asks them for a"
     """
-    fix = beyond_fix(level, resamples=resamples, tail=tail)
+    fix = beyond_fix(level, resamples=resamples, tail=tail, both=side == "ends")
     # the tail is below the resamples' reach: 2.496e-3 beside 0.0025 reads 0.002496
     asked = asked_tail(tail, resamples=resamples)
     lies = "lie" if side == "ends" else "lies"
@@ -431,13 +433,14 @@ def beyond_warning(
     )
 
 
-def beyond_fix(level: float, *, resamples: int, tail: float) -> str:
+def beyond_fix(level: float, *, resamples: int, tail: float, both: bool = False) -> str:
     """What brings an end extrapolated at tail probability ``tail`` within reach of the
     resamples: ``⌈TAIL_RESAMPLES / tail⌉`` resamples read it (named where that is at most
     :data:`MAX_N_BOOT`: a bias-corrected 99% end from 75 prompts asks 1e-3, 5,000
     resamples). More prompts shrink Student's quantile toward the normal's, whose tail
     ``(1 − level) / 2`` ``resamples`` read where it is at least :func:`resolved_tail`;
     past that (99.9% from 2,000 resamples, 99% from 500) no number of prompts does.
+    ``both``: the advice is of two ends ("them"; "it" was said of both).
 
     >>> beyond_fix(0.99, resamples=2000, tail=1.3e-7)
     'add prompts'
@@ -445,19 +448,22 @@ def beyond_fix(level: float, *, resamples: int, tail: float) -> str:
     'add prompts, or resamples: 5,000 (--n-boot) would read it'
     >>> beyond_fix(0.999, resamples=2000, tail=3.2e-4).split(": ")[-1]
     '15,625 resamples (--n-boot) would read it'
+    >>> beyond_fix(0.999, resamples=2000, tail=3.2e-4, both=True)[:72]
+    "more prompts will not bring them within reach (99.9%'s normal tail, 5.0e"
     """
+    it = "them" if both else "it"
     normal = (1.0 - level) / 2
     need = resamples_to_read(tail)
     if normal >= resolved_tail(resamples):
         if need is not None:
-            return f"add prompts, or resamples: {need:,} (--n-boot) would read it"
+            return f"add prompts, or resamples: {need:,} (--n-boot) would read {it}"
         return "add prompts"
     says = (
-        f"{need:,} resamples (--n-boot) would read it"
+        f"{need:,} resamples (--n-boot) would read {it}"
         if need is not None
-        else f"more than the {MAX_N_BOOT:,} resamples allowed would read it"
+        else f"more than the {MAX_N_BOOT:,} resamples allowed would read {it}"
     )
     return (
-        f"more prompts will not bring it within reach ({percent(level)}'s normal tail, "
-        f"{normal:.1e}, lies past it): {says}"
+        f"more prompts will not bring {it} within reach ({percent(level)}'s normal tail, "
+        f"{normal:.1e}, lies past the resamples' reach): {says}"
     )

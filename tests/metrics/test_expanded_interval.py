@@ -395,7 +395,8 @@ def test_an_end_past_the_resamples_at_many_prompts_asks_for_resamples_not_prompt
     tail = float(far.split("a tail of ")[1].split(";")[0])
     assert 2e-4 < tail < 5e-4
     assert "add prompts" not in far
-    assert far.endswith(" resamples (--n-boot) would read it")
+    assert far.endswith(" resamples (--n-boot) would read them")  # both ends: "them"
+    assert "more prompts will not bring them within reach" in far
     need = int(far.split(": ")[-1].split(" ")[0].replace(",", ""))
     assert need == pytest.approx(5 / tail, rel=0.02)  # the tail is printed to 2 digits
     assert beyond_fix(0.99, resamples=500, tail=0.004).endswith(
@@ -411,7 +412,7 @@ def test_an_end_past_the_resamples_at_many_prompts_asks_for_resamples_not_prompt
     deep = leaderboard(pairs, families=fams, boot=Resampling(level=0.999, n_boot=2000))
     assert deep.adjusted.extrapolated
     words = deep.columns()["adjusted strength_low"]
-    assert "add prompts" not in words and "resamples (--n-boot) would read it" in words
+    assert "add prompts" not in words and "resamples (--n-boot) would read them" in words
     # Student's tail for 40 prompts, not the normal's (10,000 would not read it); the
     # level 99.9%, not "100%" ({:.0%})
     need = math.ceil(5 / norm.sf(math.sqrt(40 / 39) * t.ppf(0.9995, 39)))

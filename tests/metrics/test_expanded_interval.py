@@ -561,3 +561,21 @@ def test_an_end_clipped_to_the_metrics_bound_is_no_extrapolated_end(
     assert x is not None and x.side == side and x.tail == end_tails(est, 0.99)[0]
     assert x.warning() in res.warnings and "interval's low end lies beyond" in x.warning()
     assert res.method.endswith(f"; {extrapolated_words(side)}")
+
+
+def test_a_folded_results_end_cut_to_the_bound_is_no_extrapolated_end() -> None:
+    """|θ| of a signed difference at 99% from 5 prompts, −0.6 with resamples of spread
+    0.15: the signed low end, extrapolated to about −0.6 − 0.15 · 5.15 ≈ −1.37, is cut
+    to −1, and |θ|'s interval is [0, 1]: its high end is that bound, no extrapolated
+    number (the record named it "high end"); the signed high end, extrapolated nearer 0,
+    is no end of |θ|'s interval. No record, no warning; the method names the bound."""
+    reps = -0.6 + 0.15 * norm.ppf((np.arange(2000) + 0.5) / 2000)
+    est = replace(_estimate(reps, clusters=5, z0=0.0, accel=0.0), estimate=-0.6)
+    signed_low, signed_high = expanded_interval(est, 0.99)
+    assert signed_low < -1.0 < 0.0 < signed_high < 1.0
+    spec = replace(_spec(True), folded=True, null=0.0)
+    (res,), _ = to_results([spec], [[est]], boot=Resampling(n_boot=2000, level=0.99))
+    assert (res.estimate, res.ci_low, res.ci_high) == (0.6, 0.0, 1.0)
+    assert res.extrapolated is None and not any("beyond the" in w for w in res.warnings)
+    assert "; its high end is 1, the greatest value |θ| takes (an end extrapolated" in res.method
+    assert "extrapolated along a normal tail" not in res.method

@@ -238,7 +238,11 @@ class Extrapolation:
     (``MetricResult.extrapolated``, report.json's ``extrapolated``); its warning's
     words are :meth:`warning`, its advice :meth:`fix`, and the resamples that read its
     deepest end :attr:`need` (``⌈TAIL_RESAMPLES / tail⌉``, None past
-    :data:`MAX_N_BOOT`).
+    :data:`MAX_N_BOOT`). ``bias_corrected``: the interval's rule, a BCa interval's
+    (its ends moved by the bias correction; the audit's shared bootstrap) or False, a
+    percentile interval's (the leaderboard's strengths and covariates), which its
+    warning names: the leaderboard's covariate warnings called their percentile ends
+    bias-corrected.
 
     >>> x = Extrapolation(low=True, high=False, tail=1.6e-3, resamples=2000, clusters=75,
     ...                   level=0.99)
@@ -258,6 +262,7 @@ class Extrapolation:
     resamples: int
     clusters: int
     level: float
+    bias_corrected: bool = True
 
     @property
     def side(self) -> str:
@@ -276,14 +281,16 @@ class Extrapolation:
         return asked_tail(self.tail, resamples=self.resamples)
 
     def fix(self) -> str:
-        """The estimator's advice (:func:`beyond_fix`)."""
-        return beyond_fix(self.level, resamples=self.resamples, tail=self.tail)
+        """The estimator's advice (:func:`beyond_fix`), of "them" where both ends were."""
+        return beyond_fix(
+            self.level, resamples=self.resamples, tail=self.tail, both=self.low and self.high
+        )
 
     def warning(self) -> str:
         """The result's warning (:func:`beyond_warning`)."""
         return beyond_warning(
             self.tail, resamples=self.resamples, clusters=self.clusters, level=self.level,
-            side=self.side,
+            side=self.side, bias_corrected=self.bias_corrected,
         )  # fmt: skip
 
     def short(self) -> str:
@@ -296,8 +303,9 @@ class Extrapolation:
 
     def to_dict(self) -> dict[str, Any]:
         """report.json's ``extrapolated``: the ends (``low_end``, ``high_end``), the
-        deepest ``tail`` asked, the ``resamples`` and ``clusters``, the ``level`` and
-        ``n_boot_to_read`` (:attr:`need`, null: none allowed reads it)."""
+        deepest ``tail`` asked, the ``resamples`` and ``clusters``, the ``level``,
+        ``n_boot_to_read`` (:attr:`need`, null: none allowed reads it) and
+        ``bias_corrected`` (the interval's rule: BCa, or percentile)."""
         return {
             "low_end": self.low,
             "high_end": self.high,
@@ -306,12 +314,14 @@ class Extrapolation:
             "clusters": self.clusters,
             "level": self.level,
             "n_boot_to_read": self.need,
+            "bias_corrected": self.bias_corrected,
         }
 
     @classmethod
     def from_dict(cls, data: object) -> Extrapolation:
         """The record :meth:`to_dict` wrote; a :class:`ValueError` saying which key is
-        missing or of the wrong kind."""
+        missing or of the wrong kind. A record without ``bias_corrected`` (a report
+        written before it) is a BCa interval's, as its warning then said."""
         if not isinstance(data, dict):
             raise ValueError(f"is not an object (got {type(data).__name__})")
         kinds = {
@@ -328,9 +338,14 @@ class Extrapolation:
             raise ValueError(f"names no end or a tail outside [0, 0.5) (got {said})")
         if data["resamples"] < 1 or data["clusters"] < 1 or not 0 < data["level"] < 1:
             raise ValueError(f"has resamples, clusters or level out of range (got {said})")
+        corrected = data.get("bias_corrected", True)
+        if not isinstance(corrected, bool):
+            got = _brief(corrected)
+            raise ValueError(f"has no 'bias_corrected' of the right kind (got {got})")
         return cls(
             low=data["low_end"], high=data["high_end"], tail=float(data["tail"]),
             resamples=data["resamples"], clusters=data["clusters"], level=float(data["level"]),
+            bias_corrected=corrected,
         )  # fmt: skip
 
 
@@ -377,12 +392,20 @@ def asked_tail(tail: float, *, resamples: int) -> str:
 
 
 def beyond_warning(
-    tail: float, *, resamples: int, clusters: int, level: float, side: str = "ends"
+    tail: float,
+    *,
+    resamples: int,
+    clusters: int,
+    level: float,
+    side: str = "ends",
+    bias_corrected: bool = True,
 ) -> str:
     """The words of an interval whose ``side``
     (:func:`~recuse.metrics.bootstrap.beyond_side`)
     :func:`~recuse.metrics.bootstrap.expanded_interval` extrapolated: the tail
     probability ``tail`` it asked of ``resamples`` resamples from ``clusters`` prompts.
+    ``bias_corrected``: a BCa interval's ends (Student's t, bias-corrected, asks the
+    tail); False, a percentile interval's (Student's t alone asks it: the leaderboard's).
 
     >>> beyond_warning(1.3e-7, resamples=2000, clusters=5, level=0.99)[:81]
     "the 99% interval's ends lie beyond the 2,000 resamples (Student's t for 5 prompts"
@@ -390,15 +413,19 @@ def beyond_warning(
     "the 99% interval's low end lies beyond the 2"
     >>> beyond_warning(2.496e-3, resamples=2000, clusters=90, level=0.99).split("; ")[0][-22:]
     'for a tail of 0.002496'
+    >>> beyond_warning(2.8e-4, resamples=2000, clusters=73, level=0.999,
+    ...                bias_corrected=False).split("(")[1][:42]
+    "Student's t for 73 prompts asks them for a"
     """
-    fix = beyond_fix(level, resamples=resamples, tail=tail)
+    fix = beyond_fix(level, resamples=resamples, tail=tail, both=side == "ends")
     # the tail is below the resamples' reach: 2.496e-3 beside 0.0025 reads 0.002496
     asked = asked_tail(tail, resamples=resamples)
     lies = "lie" if side == "ends" else "lies"
     it = "they are" if side == "ends" else "it is"
     return (
         f"the {percent(level)} interval's {side} {lies} beyond the {resamples:,} resamples "
-        f"(Student's t for {clusters:,} prompts, bias-corrected, asks them for a tail of "
+        f"(Student's t for {clusters:,} prompts{', bias-corrected,' if bias_corrected else ''} "
+        "asks them for a tail of "
         f"{asked}; they read "
         f"{resolved_tail(resamples):.3g} and no deeper): {it} extrapolated along a normal "
         "tail from the estimate through the resamples' deepest quantile (the smallest or "
@@ -406,13 +433,14 @@ def beyond_warning(
     )
 
 
-def beyond_fix(level: float, *, resamples: int, tail: float) -> str:
+def beyond_fix(level: float, *, resamples: int, tail: float, both: bool = False) -> str:
     """What brings an end extrapolated at tail probability ``tail`` within reach of the
     resamples: ``⌈TAIL_RESAMPLES / tail⌉`` resamples read it (named where that is at most
     :data:`MAX_N_BOOT`: a bias-corrected 99% end from 75 prompts asks 1e-3, 5,000
     resamples). More prompts shrink Student's quantile toward the normal's, whose tail
     ``(1 − level) / 2`` ``resamples`` read where it is at least :func:`resolved_tail`;
     past that (99.9% from 2,000 resamples, 99% from 500) no number of prompts does.
+    ``both``: the advice is of two ends ("them"; "it" was said of both).
 
     >>> beyond_fix(0.99, resamples=2000, tail=1.3e-7)
     'add prompts'
@@ -420,19 +448,22 @@ def beyond_fix(level: float, *, resamples: int, tail: float) -> str:
     'add prompts, or resamples: 5,000 (--n-boot) would read it'
     >>> beyond_fix(0.999, resamples=2000, tail=3.2e-4).split(": ")[-1]
     '15,625 resamples (--n-boot) would read it'
+    >>> beyond_fix(0.999, resamples=2000, tail=3.2e-4, both=True)[:72]
+    "more prompts will not bring them within reach (99.9%'s normal tail, 5.0e"
     """
+    it = "them" if both else "it"
     normal = (1.0 - level) / 2
     need = resamples_to_read(tail)
     if normal >= resolved_tail(resamples):
         if need is not None:
-            return f"add prompts, or resamples: {need:,} (--n-boot) would read it"
+            return f"add prompts, or resamples: {need:,} (--n-boot) would read {it}"
         return "add prompts"
     says = (
-        f"{need:,} resamples (--n-boot) would read it"
+        f"{need:,} resamples (--n-boot) would read {it}"
         if need is not None
-        else f"more than the {MAX_N_BOOT:,} resamples allowed would read it"
+        else f"more than the {MAX_N_BOOT:,} resamples allowed would read {it}"
     )
     return (
-        f"more prompts will not bring it within reach ({percent(level)}'s normal tail, "
-        f"{normal:.1e}, lies past it): {says}"
+        f"more prompts will not bring {it} within reach ({percent(level)}'s normal tail, "
+        f"{normal:.1e}, lies past the resamples' reach): {says}"
     )

@@ -425,7 +425,8 @@ def test_a_covariates_extrapolated_ends_are_its_findings_record(
     the bias findings (bt_length, bt_first, …) carried no warning and an ``extrapolated``
     of null — built outside the shared bootstrap. Each now has its ends' record (which
     ends tail_end extrapolated), the warning it says and the method's words; a strength's
-    column words speak of the strengths' ends only."""
+    column words speak of the strengths' ends only. The warning names the interval's
+    rule: a percentile interval's ends, not bias-corrected (it said they were)."""
     import json
     import math
 
@@ -453,6 +454,11 @@ def test_a_covariates_extrapolated_ends_are_its_findings_record(
         sides.append(side)
         (w,) = f["warnings"]
         assert w.startswith(f"the 99.9% interval's {side} ")
+        # a percentile interval: no bias correction moved its ends, and the warning
+        # (beyond_warning, written for the BCa ends) said "bias-corrected" of them
+        assert x["bias_corrected"] is False
+        assert "(Student's t for 73 prompts asks them for a tail of 2.8e-04;" in w
+        assert "bias-corrected" not in w and "BCa" not in w
         assert f["method"].endswith(
             f"its {side} past the resamples' reach extrapolated along a normal tail"
         )

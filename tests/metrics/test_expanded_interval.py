@@ -298,10 +298,18 @@ def test_a_99_percent_interval_from_5_prompts_holds_a_planted_accuracy() -> None
         # every prompt: their resamples are all 0.75, nothing is extrapolated, and no
         # word says it was (they did: tail_end flagged an end on the estimate)
         varies = res.ci_low < res.ci_high
-        assert any("beyond the 2,000 resamples" in w for w in res.warnings) == varies
-        assert ("extrapolated along a normal tail" in res.method) == varies
-        assert (res.extrapolated is not None) == varies  # the record, as the words
-        assert res.extrapolated is None or res.extrapolated.warning() in res.warnings
+        # an end cut to 0 or 1 is the metric's bound, no extrapolated number: the record
+        # and the warning name the other ends, the method says which are the bounds
+        cut = (varies and res.ci_low == 0.0, varies and res.ci_high == 1.0)
+        far = varies and not all(cut)
+        assert any("beyond the 2,000 resamples" in w for w in res.warnings) == far
+        assert ("extrapolated along a normal tail" in res.method) == far
+        assert (res.extrapolated is not None) == far  # the record, as the words
+        x = res.extrapolated
+        assert x is None or x.warning() in res.warnings
+        # the record names no end that is a bound
+        assert x is None or not ((x.low and cut[0]) or (x.high and cut[1]))
+        assert ("the metric takes (" in res.method) == any(cut)
         assert "Hesterberg" in res.method
     assert covered / 300 >= 0.94
     # at 90% from 40 prompts the ends are the resamples' own, and neither the method nor
@@ -320,6 +328,33 @@ def test_the_leaderboards_columns_say_its_ends_are_extrapolated() -> None:
     many = leaderboard(pairs, families=fams, boot=Resampling(level=0.9, n_boot=2000))
     assert not many.adjusted.extrapolated
     assert "extrapolated" not in many.columns()["adjusted strength_low"]
+
+
+def test_the_strength_columns_follow_the_strengths_ends_not_a_coefficients() -> None:
+    """The strength columns' words say "extrapolated" where a strength's end was, and
+    only then: they once followed the fit's ``extrapolated`` (a strength's or a
+    coefficient's end), so a coefficient's end alone said the strengths' were. The same
+    99% fit from 5 prompts, its records set one way then the other: each table's words
+    follow its own ends."""
+    pairs, truth = simulate_bt(n_prompts=5, pairs_per_prompt=10, seed=3)
+    fams = {m: m for m in truth.strengths}
+    few = leaderboard(pairs, families=fams, boot=Resampling(level=0.99, n_boot=2000))
+    adj = few.adjusted
+    assert adj.strengths_extrapolated and any(adj.coefficients_extrapolated)
+    said = "extrapolated along a normal tail"
+    # a coefficient's end alone: the covariates' words say it, the strengths' do not
+    only_coef = replace(adj, strengths_extrapolated=False)
+    assert only_coef.extrapolated
+    board = replace(few, raw=replace(few.raw, strengths_extrapolated=False), adjusted=only_coef)
+    assert said in only_coef.coefficient_columns()["ci_low"]
+    for fit in ("raw", "adjusted"):
+        assert said not in board.columns()[f"{fit} strength_low"], fit
+    # a strength's end alone: the strengths' words say it, the covariates' do not
+    none = (None,) * len(adj.covariates)
+    only_strength = replace(adj, coefficients_extrapolated=none)
+    board = replace(few, adjusted=only_strength)
+    assert said in board.columns()["adjusted strength_low"]
+    assert said not in only_strength.coefficient_columns()["ci_low"]
 
 
 def test_resamples_all_alike_are_not_called_extrapolated() -> None:
@@ -360,7 +395,8 @@ def test_an_end_past_the_resamples_at_many_prompts_asks_for_resamples_not_prompt
     tail = float(far.split("a tail of ")[1].split(";")[0])
     assert 2e-4 < tail < 5e-4
     assert "add prompts" not in far
-    assert far.endswith(" resamples (--n-boot) would read it")
+    assert far.endswith(" resamples (--n-boot) would read them")  # both ends: "them"
+    assert "more prompts will not bring them within reach" in far
     need = int(far.split(": ")[-1].split(" ")[0].replace(",", ""))
     assert need == pytest.approx(5 / tail, rel=0.02)  # the tail is printed to 2 digits
     assert beyond_fix(0.99, resamples=500, tail=0.004).endswith(
@@ -376,7 +412,7 @@ def test_an_end_past_the_resamples_at_many_prompts_asks_for_resamples_not_prompt
     deep = leaderboard(pairs, families=fams, boot=Resampling(level=0.999, n_boot=2000))
     assert deep.adjusted.extrapolated
     words = deep.columns()["adjusted strength_low"]
-    assert "add prompts" not in words and "resamples (--n-boot) would read it" in words
+    assert "add prompts" not in words and "resamples (--n-boot) would read them" in words
     # Student's tail for 40 prompts, not the normal's (10,000 would not read it); the
     # level 99.9%, not "100%" ({:.0%})
     need = math.ceil(5 / norm.sf(math.sqrt(40 / 39) * t.ppf(0.9995, 39)))
@@ -472,3 +508,74 @@ def test_a_folded_results_record_names_the_ends_of_its_absolute_value(
     assert x is not None and x.side == side and x.tail == end_tails(est, 0.99)[0]
     assert x.warning() in res.warnings and "interval's high end lies beyond" in x.warning()
     assert res.method.endswith(f"; {extrapolated_words('high end')}")
+
+
+def _five_prompt_share(rates: list[float]) -> GroupEstimate:
+    """A share's 2,000 resamples of 5 prompts whose own rates are ``rates`` (no bias
+    correction, no acceleration): the mean of 5 rates drawn with replacement."""
+    draws = np.random.default_rng(11).integers(0, 5, size=(2000, 5))
+    reps = np.asarray(rates)[draws].mean(axis=1)
+    est = _estimate(reps, clusters=5, z0=0.0, accel=0.0)
+    return replace(est, estimate=float(np.mean(rates)))
+
+
+@pytest.mark.parametrize(
+    ("rates", "side", "said"),
+    [
+        ([0.5, 0.75, 0.75, 1.0, 1.0], "low end", "its high end is 1, the greatest value"),
+        ([0.0, 0.5, 0.5, 1.0, 1.0], None, "its ends are 0 and 1, the least and greatest"),
+    ],
+)
+def test_an_end_clipped_to_the_metrics_bound_is_no_extrapolated_end(
+    rates: list[float], side: str | None, said: str
+) -> None:
+    """Accuracy at 99% from 5 prompts, 0.8: Student's t asks the resamples for a tail of
+    1.3e-7 on each side, and both ends are extrapolated along a normal tail, the high
+    one to 0.8 + (x_r − 0.8) · z' / z_r ≈ 1.17, which ``MetricSpec.extent`` cuts to 1.
+    The 1 is the metric's greatest value, which holds whatever the tail: the record
+    (and its warning) named it an extrapolated end ("ends"); it now names the low end
+    alone, and the method says the high end is the bound. Both ends cut (0 and 1): no
+    record, no warning, the method says both are the bounds."""
+    from recuse.metrics.bootstrap import end_tails
+    from recuse.metrics.estimate import extrapolated_words
+
+    est = _five_prompt_share(rates)
+    raw_low, raw_high = expanded_interval(est, 0.99)
+    # the high end by hand: the resamples' 0.25% point from the top, stretched along
+    # the normal tail from z_r = Φ⁻¹(0.9975) to z' = √(5/4) · t_4(0.995)
+    z = math.sqrt(5 / 4) * t.ppf(0.995, 4)
+    x_r = float(np.quantile(est.replicates, 1 - 0.0025))
+    by_hand = est.estimate + (x_r - est.estimate) * z / norm.ppf(1 - 0.0025)
+    assert raw_high == pytest.approx(by_hand, rel=1e-12) and raw_high > 1.0
+    spec = replace(_spec(True), extent=(0.0, 1.0))
+    (res,), _ = to_results([spec], [[est]], boot=Resampling(n_boot=2000, level=0.99))
+    assert res.ci_high == 1.0 and said in res.method
+    assert "lay beyond" in res.method
+    x = res.extrapolated
+    if side is None:
+        assert raw_low < 0.0 and res.ci_low == 0.0
+        assert x is None and not any("beyond the 2,000" in w for w in res.warnings)
+        assert "extrapolated along a normal tail" not in res.method
+        return
+    assert 0.0 < res.ci_low == raw_low
+    assert x is not None and x.side == side and x.tail == end_tails(est, 0.99)[0]
+    assert x.warning() in res.warnings and "interval's low end lies beyond" in x.warning()
+    assert res.method.endswith(f"; {extrapolated_words(side)}")
+
+
+def test_a_folded_results_end_cut_to_the_bound_is_no_extrapolated_end() -> None:
+    """|θ| of a signed difference at 99% from 5 prompts, −0.6 with resamples of spread
+    0.15: the signed low end, extrapolated to about −0.6 − 0.15 · 5.15 ≈ −1.37, is cut
+    to −1, and |θ|'s interval is [0, 1]: its high end is that bound, no extrapolated
+    number (the record named it "high end"); the signed high end, extrapolated nearer 0,
+    is no end of |θ|'s interval. No record, no warning; the method names the bound."""
+    reps = -0.6 + 0.15 * norm.ppf((np.arange(2000) + 0.5) / 2000)
+    est = replace(_estimate(reps, clusters=5, z0=0.0, accel=0.0), estimate=-0.6)
+    signed_low, signed_high = expanded_interval(est, 0.99)
+    assert signed_low < -1.0 < 0.0 < signed_high < 1.0
+    spec = replace(_spec(True), folded=True, null=0.0)
+    (res,), _ = to_results([spec], [[est]], boot=Resampling(n_boot=2000, level=0.99))
+    assert (res.estimate, res.ci_low, res.ci_high) == (0.6, 0.0, 1.0)
+    assert res.extrapolated is None and not any("beyond the" in w for w in res.warnings)
+    assert "; its high end is 1, the greatest value |θ| takes (an end extrapolated" in res.method
+    assert "extrapolated along a normal tail" not in res.method

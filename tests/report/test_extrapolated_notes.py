@@ -78,6 +78,11 @@ def test_agreement_at_99_says_the_extrapolated_ends_once(
     findings = [f for s in report["sections"] for f in s["findings"]]
     records = [Extrapolation.from_dict(f["extrapolated"]) for f in findings if f["extrapolated"]]
     assert sorted(x.warning() for x in records) == sorted(whole)
+    # BCa intervals: the bias correction moved their ends, and the words say so
+    assert all(x.bias_corrected for x in records)
+    assert all(
+        re.search(r"\(Student.s t for 7[45] prompts, bias-corrected, asks them", w) for w in whole
+    )
     # a bias correction sent the low end past the resamples, not the high one: the
     # method says which end (it said "its ends" of every such interval)
     assert all(x.side == "low end" for x in records)
@@ -142,7 +147,7 @@ def test_the_note_reads_the_records_not_the_words() -> None:
         "1.0e-03,"
     )
     # 5 / 1e-3: the deepest record's resamples, as the estimator's advice for it says
-    assert both.fix() == "add prompts, or resamples: 5,000 (--n-boot) would read it"
+    assert both.fix() == "add prompts, or resamples: 5,000 (--n-boot) would read them"
     assert "resamples: 5,000 (--n-boot) would read them all" in note
     # a record whose warning is not among the row's (edited away) folds nothing of it
     rows = [("a", ["other"], low), ("b", [high.warning()], high)]
@@ -313,7 +318,9 @@ def _past_the_acceleration() -> MetricResult:
     """A rate from 5 prompts, one of them all 1s and the others near 0, at 99.9%: the
     jackknife's acceleration (one prompt far from the rest) sends Student's expanded
     end past the BCa map's range, ``1 − a (z0 + z') ≤ 0``, so the level it asks of the
-    resamples is 0: its ``tail`` is 0 (no number of resamples reads it)."""
+    resamples is 0: its ``tail`` is 0 (no number of resamples reads it). Its rates are
+    0.3 at most: from rates up to 1 that end, extrapolated to 2.96, is cut to the
+    extent's 1, no extrapolated end (the record names the low end alone)."""
     import numpy as np
     import pandas as pd
 
@@ -321,7 +328,7 @@ def _past_the_acceleration() -> MetricResult:
     from recuse.metrics.estimate import MetricSpec, run_specs
 
     clusters = np.repeat(np.arange(5), 3)
-    y = np.where(clusters < 1, 1.0, 0.05 * (clusters % 2))
+    y = np.where(clusters < 1, 0.3, 0.015 * (clusters % 2))
     stat = GroupedStatistic(
         name="rate", values=np.column_stack([y, np.ones(15)]), group=np.zeros(15, dtype=int),
         labels=("j",), combine=ratio, required=((1, "pairs"),),
@@ -344,8 +351,8 @@ def test_a_tail_of_0_is_a_record_the_gate_reads(tmp_path: Path) -> None:
     x = r.extrapolated
     assert x is not None and x.tail == 0.0 and x.need is None
     assert x.fix() == (
-        "more prompts will not bring it within reach (99.9%'s normal tail, 5.0e-04, lies "
-        "past it): more than the 1,000,000 resamples allowed would read it"
+        "more prompts will not bring them within reach (99.9%'s normal tail, 5.0e-04, lies "
+        "past the resamples' reach): more than the 1,000,000 resamples allowed would read them"
     )
     record = r.to_dict()["extrapolated"]
     assert record["tail"] == 0.0 and record["n_boot_to_read"] is None
@@ -454,3 +461,40 @@ def test_a_record_of_another_interval_is_refused(
         assert main(["gate", str(_gated(tmp_path, bad)), "--max", "position=0.2", "--json"]) == 2
         err = capsys.readouterr().err
         assert f"finding 1 of section 1: {said}" in err and "Traceback" not in err
+
+
+def test_a_records_rule_round_trips_and_an_older_record_is_a_bca_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The record names its interval's rule (``bias_corrected``: BCa, or the
+    leaderboard's percentile ends), and its warning follows it; a record written before
+    the key is a BCa interval's, whose warning then said "bias-corrected" (the folded
+    note and the gate's line still find it); a key of the wrong kind is refused."""
+    pct = replace(_low(2.8e-4, clusters=73, level=0.999), bias_corrected=False)
+    assert Extrapolation.from_dict(pct.to_dict()) == pct
+    assert "(Student's t for 73 prompts asks them for a tail of 2.8e-04;" in pct.warning()
+    old = {k: v for k, v in _low(1e-3).to_dict().items() if k != "bias_corrected"}
+    assert Extrapolation.from_dict(old).bias_corrected is True
+    assert "(Student's t for 75 prompts, bias-corrected, asks them" in _low(1e-3).warning()
+    bad = {**_low(1e-3, clusters=12).to_dict(), "level": 0.9, "bias_corrected": "yes"}
+    assert main(["gate", str(_gated(tmp_path, bad)), "--max", "position=0.2"]) == 2
+    err = capsys.readouterr().err
+    assert "'extrapolated' has no 'bias_corrected' of the right kind (got 'yes')" in err
+
+
+def test_the_advice_of_two_ends_or_many_says_them() -> None:
+    """The advice of an interval's two ends, and the note's of many, said "bring it
+    within reach … would read it" (99.9% from 73 prompts: "more prompts will not bring
+    it within reach"); one end keeps "it"."""
+    one = _low(2.8e-4, clusters=73, level=0.999)
+    both = replace(one, high=True)
+    assert one.fix().startswith("more prompts will not bring it within reach")
+    assert both.fix().startswith("more prompts will not bring them within reach")
+    assert both.fix().endswith("17,858 resamples (--n-boot) would read them")  # ⌈5 / 2.8e-4⌉
+    assert both.warning().startswith("the 99.9% interval's ends lie beyond")
+    assert "they are extrapolated" in both.warning() and "bring them within" in both.warning()
+    _, note = fold_extrapolated(_rows([one, one]), level=0.999)
+    assert "more prompts will not bring them within reach (99.9%'s normal tail, 5.0e-04, " in note
+    assert note.endswith("lies past the resamples' reach): 17,858 resamples (--n-boot) would "
+                         "read them all; each interval's own ends and tail: report.json's "
+                         "extrapolated")  # fmt: skip

@@ -265,7 +265,7 @@ def _beyond_words(level: float, n_boot: int, tail: float) -> str:
     >>> _beyond_words(0.99, 2000, 1.3e-7)[-13:]  # 5 prompts
     '— add prompts'
     """
-    fix = beyond_fix(level, resamples=n_boot, tail=tail)
+    fix = beyond_fix(level, resamples=n_boot, tail=tail, both=True)  # "ends": them
     return (
         "; ends past the resamples' reach extrapolated along a normal tail from the "
         f"estimate through their deepest quantile — {fix}"
@@ -535,7 +535,8 @@ def bradley_terry(
     c_lo, c_hi, c_far = q(c_rep, theta[k_sys:])
     records = tuple(
         Extrapolation(low=bool(lo), high=bool(hi), tail=tail, resamples=boot.n_boot,
-                      clusters=len(uniques), level=boot.level) if lo or hi else None
+                      clusters=len(uniques), level=boot.level, bias_corrected=False)
+        if lo or hi else None
         for lo, hi in c_far.T
     )  # fmt: skip
     return BTFit(

@@ -78,6 +78,7 @@ __all__ = [
     "FEW_CLUSTERS",
     "LOW_N",
     "MetricSpec",
+    "clipped_words",
     "clusters_of",
     "excludes_null",
     "expanded_error",
@@ -279,6 +280,39 @@ EXPANDED_WORDS = (
     "expanded for the prompts' number G (Hesterberg's expanded interval: each tail's "
     "normal quantile replaced by √(G/(G−1))·t_{G−1})"
 )
+
+
+def clipped_words(
+    clipped: tuple[bool, bool], extent: tuple[float, float], *, folded: bool = False
+) -> str:
+    """What the method adds where an expanded interval's end, extrapolated past the
+    resamples, lay past the values the metric takes (``extent``) and is that bound
+    instead: ``clipped`` says which signed ends (low, high). The bound holds whatever
+    the tail asked, so it is no extrapolated number (the result's ``extrapolated``
+    record leaves it out). ``folded``: the interval shown is of ``|θ|``, whose high end
+    a clipped end becomes.
+
+    >>> clipped_words((False, True), (0.0, 1.0))
+    'its high end is 1, the greatest value the metric takes (an end extrapolated past \
+the resamples lay beyond it)'
+    >>> clipped_words((True, True), (-1.0, 1.0))[:48]
+    'its ends are −1 and 1, the least and greatest va'
+    >>> clipped_words((True, False), (-1.0, 1.0), folded=True)[:47]
+    'its high end is 1, the greatest value |θ| takes'
+    """
+    lo, hi = (f"{v:g}".replace("-", "−") for v in extent)
+    if folded:  # |θ|'s high end: the farther bound's magnitude
+        top = max(abs(extent[0]) if clipped[0] else 0.0, abs(extent[1]) if clipped[1] else 0.0)
+        said = f"its high end is {top:g}, the greatest value |θ| takes"
+    elif all(clipped):
+        said = f"its ends are {lo} and {hi}, the least and greatest values the metric takes"
+    elif clipped[0]:
+        said = f"its low end is {lo}, the least value the metric takes"
+    else:
+        said = f"its high end is {hi}, the greatest value the metric takes"
+    if all(clipped) and not folded:
+        return f"{said} (the ends extrapolated past the resamples lay beyond them)"
+    return f"{said} (an end extrapolated past the resamples lay beyond it)"
 
 
 def extrapolated_words(side: str) -> str:
@@ -593,14 +627,24 @@ def to_results(
             expand = expand and kind == "bca" and not (widen or unseen or cancel)
             low, high = est.ci_low, est.ci_high
             far: Extrapolation | None = None
+            clipped = (False, False)
             if expand:
                 low, high = expanded_interval(est, boot.level, share=share)
                 # ends past the resamples' reach (99% from 10 prompts or fewer): extrapolated
                 far = extrapolation(est, boot.level, share=share)
                 if far is not None:
+                    # within the metric's values: an end extrapolated past them (accuracy
+                    # at 99% from 5 prompts read 1.17) is the metric's bound, which holds
+                    # whatever the tail; no extrapolated number, so the record and the
+                    # warning drop it and the method says what it is (clipped_words)
+                    clipped = (low < spec.extent[0], high > spec.extent[1])
                     low, high = max(low, spec.extent[0]), min(high, spec.extent[1])
+                if any(clipped):
+                    far = extrapolation(est, boot.level, clipped=clipped, share=share)
                 if far is not None and spec.folded:  # the ends of |θ| it names
-                    far = extrapolation(est, boot.level, folded=(low, high), share=share)
+                    far = extrapolation(
+                        est, boot.level, folded=(low, high), clipped=clipped, share=share
+                    )
             # a null that is the metric's floor or ceiling is no hypothesis: no p-value
             p = math.nan if spec.bound else p_value(est, spec.null, expanded=expand)
             if (pad or (few_move and share < 1)) and not spec.bound:
@@ -652,6 +696,8 @@ def to_results(
                     words = padded_method(boot=boot, clusters=est.n_clusters, moving=est.moving,
                                           effective=est.effective, weight=weight,
                                           share=share)  # fmt: skip
+                if any(clipped):  # which ends are the metric's bounds (before the rest)
+                    words += f"; {clipped_words(clipped, spec.extent, folded=spec.folded)}"
                 if far:  # the method names the interval it is: which ends extrapolated
                     words += f"; {extrapolated_words(far.side)}"
             if cancel:
@@ -743,6 +789,7 @@ def extrapolation(
     level: float,
     *,
     folded: tuple[float, float] | None = None,
+    clipped: tuple[bool, bool] = (False, False),
     share: float = 1.0,
 ) -> Extrapolation | None:
     """Which ends of ``est``'s expanded interval at ``level``
@@ -754,6 +801,9 @@ def extrapolation(
     interval is ``[0, max(−low, high)]``, its low end no resample's and its high end the
     farther signed end; below 0 the two ends swap. ``share``: of the interval expanded
     that share of the way (:func:`~recuse.metrics.bootstrap.blended_quantile`).
+    ``clipped``: which signed ends (low, high) were extrapolated past the metric's values
+    and cut to its bound (``MetricSpec.extent``): such an end is the bound, no
+    extrapolated number, and the record leaves it out (None where no other end is).
 
     >>> e = GroupEstimate(-0.5, -0.6, -0.4, 15, 5, 2000, 0, np.zeros(1),
     ...                   replicates=np.linspace(-0.7, -0.3, 2000))
@@ -761,8 +811,14 @@ def extrapolation(
     ('ends', True)
     >>> extrapolation(e, 0.99, folded=(-0.9, 0.1)).side  # |θ| in [0, 0.9]
     'high end'
+    >>> extrapolation(e, 0.99, clipped=(True, False)).side  # the low end at −1
+    'high end'
+    >>> extrapolation(e, 0.99, clipped=(True, True)) is None
+    True
     """
     low_tail, high_tail = end_tails(est, level, share=share)
+    low_tail = math.nan if clipped[0] else low_tail
+    high_tail = math.nan if clipped[1] else high_tail
     if folded is not None:
         low, high = folded
         if low <= 0 <= high:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from recuse.bootstrap_rules import Extrapolation
+from recuse.bootstrap_rules import Extrapolation, beyond_fix
 
 __all__ = [
     "EXTRAPOLATED_TAG",
@@ -105,7 +105,9 @@ def fold_extrapolated(
     deepest = min((far for _, far in hits), key=lambda far: far.tail)
     names = list(dict.fromkeys(name for name, _ in hits))
     who = "; ".join(names[:4]) + (f"; and {len(names) - 4:,} more" if len(names) > 4 else "")
-    fix = deepest.fix().replace("would read it", "would read them all")
+    # the advice of many ends: "them" (the deepest record's alone said "it")
+    fix = beyond_fix(deepest.level, resamples=deepest.resamples, tail=deepest.tail, both=True)
+    fix = fix.replace("would read them", "would read them all")
     return shown, (
         f"{len(hits):,} intervals have an end beyond the {deepest.resamples:,} resamples "
         f"({who}; {_ends([far for _, far in hits])}): Student's t for their prompts asks "

@@ -16,12 +16,13 @@ Then the prompts are doubled: the leaderboard's time may grow at most 2.5x (line
 the rows: the design is sparse, X'WX is systems × systems).
 
 The three (baseline, leaderboard, leaderboard at doubled prompts) are timed in turns
-(one call of each a round, after an untimed warm-up round; benchmarks/_timing.py), the
-best of ``--repeat`` rounds each, in CPU seconds of this process with BLAS on one
-thread (threadpoolctl; recuse's bootstrap runs BLAS on one thread itself): the work is
-NumPy, SciPy and statsmodels on this one thread, so the CPU seconds are the work, and
-the time another process holds the CPU is not counted. Timed once each by the wall
-clock, one after the other, the speed-up read 1.48x (target 1.5x) once at load 4.
+(one call of each a round; benchmarks/_timing.py), the best of ``--repeat`` rounds
+each (the first round's imports left out by taking the least), in CPU seconds of this
+process with BLAS on one thread (threadpoolctl; recuse's bootstrap runs BLAS on one
+thread itself): the work is NumPy, SciPy and statsmodels on this one thread, so the
+CPU seconds are the work, and the time another process holds the CPU is not counted.
+Timed once each by the wall clock, one after the other, the speed-up read 1.48x
+(target 1.5x) once at load 4.
 
 2. The calibrated self-preference's label graph (which model beat which in each
 resample's human labels, ``CompetenceModel._label_graph``) for 256 resamples of every
@@ -298,6 +299,7 @@ def main() -> int:
                 lambda: ours(doubled, families, args.n_boot),
             ],
             repeat=args.repeat,
+            warm_up=False,  # the first round's imports (statsmodels) are left out by the least
         )
     print(f"CPU seconds (BLAS on one thread), the best of each over {args.repeat} rounds in turns:")
     print(f"{base_s:8.2f} s  baseline: one statsmodels GLM fit of the raw model, dense design")

@@ -25,7 +25,9 @@ from all three; ours at least 3x faster than the old lookup (measured 3.4-6.3x a
 pandas merge's speed (measured 0.9x: the same work, a hash join); its time at doubled
 items at most 2.5x (measured 1.3x). The doubled table is timed in the same turns as the
 others: timed after them (wall seconds, best of 5) the growth read 2.5-3.1x at 200,000
-items under load 5.5 (2026-12-01).
+items under load 5.5 (2026-12-01). Keep ``--items`` at 400,000 or more: below it the
+smaller table fits the caches the doubled one does not, and the growth reads the
+caches' (2.63x in CPU seconds at 200,000 items, 0.1 s a call).
 
     python benchmarks/certify_apply.py [--items 400000] [--repeat 5]
 

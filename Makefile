@@ -65,7 +65,7 @@ BENCH_QUICK = \
 	"judge_pipeline.py" \
 	"judge_gpu.py --tiny --pairs 48 --repeat 5" \
 	"cli_startup.py --repeat 5" \
-	"plan_simulation.py --runs 30 --repeat 3" \
+	"plan_simulation.py --runs 30 --repeat 5" \
 	"many_models.py --prompts 1000 --label-models 40"
 
 # one thread each (torch, BLAS): on a CPU shared with other work, two threads wait for

@@ -64,8 +64,8 @@ BENCH_QUICK = \
 	"perplexity.py --answers 8 --chunk 8 --max-chars 600" \
 	"judge_pipeline.py" \
 	"judge_gpu.py --tiny --pairs 48 --repeat 5" \
-	"cli_startup.py --repeat 3" \
-	"plan_simulation.py --runs 30 --repeat 2" \
+	"cli_startup.py --repeat 5" \
+	"plan_simulation.py --runs 30 --repeat 5" \
 	"many_models.py --prompts 1000 --label-models 40"
 
 # one thread each (torch, BLAS): on a CPU shared with other work, two threads wait for

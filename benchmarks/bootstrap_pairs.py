@@ -13,6 +13,11 @@ estimated for every judge).
 
 Targets (exit status 1 when one is missed; see benchmarks/_targets.py): every analysis
 under 5 s, at least 20x the loop, and the loop's point estimates equal to recuse's.
+The 5 s is wall time (the issue's); the speed-up is read in CPU seconds of this process,
+ours against the loop's: both are NumPy and pandas on this one thread (the bootstrap
+runs BLAS on one thread itself), and by the wall clock the loop's few resamples (18 ms
+at ``make bench-quick``'s size) and ours (0.12 s) moved apart with the machine's load:
+18.7x (missed) at load 6.5 with the code unchanged, 75-139x in the runs before.
 
 Run: python benchmarks/bootstrap_pairs.py [--pairs 50000] [--judges 10] [--loop 8]
 """
@@ -196,16 +201,16 @@ def main() -> None:
             f"{gaps[worst]:.1e} — the benchmark's definitions or recuse's have drifted"
         )
 
-    t0 = time.perf_counter()
+    c0 = time.process_time()
     plain_loop(terms, args.loop, seed=0)
-    per = (time.perf_counter() - t0) / args.loop
+    per = (time.process_time() - c0) / args.loop
     loop_total = per * N_BOOT
     print(
-        f"plain pandas loop: {per * 1000:.0f} ms per resample (timed on {args.loop}), "
+        f"plain pandas loop: {per * 1000:.0f} ms CPU per resample (timed on {args.loop}), "
         f"{loop_total:.0f} s for {N_BOOT} (scaled; curves not included)"
     )
-    print(f"speed-up: {loop_total / ours:.0f}x")
-    targets.at_least("speed-up over the plain pandas loop", loop_total / ours, 20.0, "x")
+    print(f"speed-up, CPU seconds: {loop_total / cpu:.0f}x (by the wall clock {ours:.2f} s)")
+    targets.at_least("speed-up over the plain pandas loop, CPU", loop_total / cpu, 20.0, "x")
     targets.finish()
 
 

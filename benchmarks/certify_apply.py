@@ -8,7 +8,11 @@ command's 17 s. It now looks the items up in the labels' (unique) index.
 
 Simulated: ``--items`` item ids with two label rows each (repeated ids, as a pairs file
 of two judges holds them; 10% missing), decisions for the even-numbered half plus
-10,000 ids without labels, shuffled. Timed in the same run, best of ``--repeat``:
+10,000 ids without labels, shuffled. Timed in the same run, in turns (one call of each
+a round, after a warm-up round: benchmarks/_timing.py), the best of ``--repeat`` rounds,
+in CPU seconds of this process (the work is pandas and NumPy on this one thread, and
+pyarrow's string kernels; CPU seconds sum every thread, so time another process holds
+the CPU is not counted and no candidate gains from threads):
 
 * ours: ``observed(decided, pairs)``;
 * the old lookup: the same count with ``by.index.isin(words.index)`` (what it was);
@@ -19,7 +23,11 @@ Targets (exit status 1 when one is missed; benchmarks/_targets.py): the same cou
 from all three; ours at least 3x faster than the old lookup (measured 3.4-6.3x at
 400,000 items on the shared 2-core machine at load 3-6) and at least 0.6x the plain
 pandas merge's speed (measured 0.9x: the same work, a hash join); its time at doubled
-items at most 2.5x (measured 1.3x; 3.0x once at load 6, hence the best of 5).
+items at most 2.5x (measured 1.3x). The doubled table is timed in the same turns as the
+others: timed after them (wall seconds, best of 5) the growth read 2.5-3.1x at 200,000
+items under load 5.5 (2026-12-01). Keep ``--items`` at 400,000 or more: below it the
+smaller table fits the caches the doubled one does not, and the growth reads the
+caches' (2.63x in CPU seconds at 200,000 items, 0.1 s a call).
 
     python benchmarks/certify_apply.py [--items 400000] [--repeat 5]
 
@@ -30,12 +38,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 from _targets import Targets
+from _timing import in_turns
 
 from recuse.mitigation.selective import PERSON, side_labels
 from recuse.mitigation.thresholds import observed
@@ -90,33 +97,29 @@ def pandas_merge(decided: pd.DataFrame, pairs: pd.DataFrame) -> Counts:
     return int(sided.sum()), int(kept.sum()), int(agree.sum()), int((~sided).sum())
 
 
-def best(
-    fn: Callable[[pd.DataFrame, pd.DataFrame], Counts],
-    decided: pd.DataFrame,
-    pairs: pd.DataFrame,
-    repeat: int,
-) -> tuple[float, Counts]:
-    times, got = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        got = fn(decided, pairs)
-        times.append(time.perf_counter() - t)
-    assert got is not None
-    return min(times), got
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=400_000, help="labelled items")
-    parser.add_argument("--repeat", type=int, default=5, help="runs of each; the best kept")
+    parser.add_argument(
+        "--repeat", type=int, default=5, help="rounds of each in turns; the best kept"
+    )
     args = parser.parse_args()
     targets = Targets()
     decided, pairs = tables(args.items)
     print(f"== certify apply's labelled count: {len(pairs):,} label rows, "
           f"{len(decided):,} decided items")  # fmt: skip
-    our_s, got = best(ours, decided, pairs, args.repeat)
-    old_s, old = best(old_lookup, decided, pairs, args.repeat)
-    base_s, base = best(pandas_merge, decided, pairs, args.repeat)
+    decided2, pairs2 = tables(2 * args.items, seed=1)
+    (our_s, old_s, base_s, twice_s), (got, old, base, _) = in_turns(
+        [
+            lambda: ours(decided, pairs),
+            lambda: old_lookup(decided, pairs),
+            lambda: pandas_merge(decided, pairs),
+            lambda: ours(decided2, pairs2),
+        ],
+        repeat=args.repeat,
+    )
+    print("CPU seconds of this process, the best of each over "
+          f"{args.repeat} rounds taken in turns:")  # fmt: skip
     print(f"{our_s:8.3f} s  recuse observed (hash lookup)")
     print(f"{old_s:8.3f} s  old lookup (str-dtype Index.isin)")
     print(f"{base_s:8.3f} s  pandas baseline (groupby first, inner merge)")
@@ -125,8 +128,6 @@ def main() -> int:
                      float(got == old == base), 1.0)  # fmt: skip
     targets.at_least("old lookup / ours seconds", old_s / our_s, 3.0, "x")
     targets.at_least("pandas merge / ours seconds", base_s / our_s, 0.6, "x")
-    decided2, pairs2 = tables(2 * args.items, seed=1)
-    twice_s, _ = best(ours, decided2, pairs2, args.repeat)
     print(f"{twice_s:8.3f} s  recuse observed at {2 * args.items:,} items: "
           f"{twice_s / our_s:.2f}x the time for 2x the items")  # fmt: skip
     targets.at_most("growth of observed's seconds at doubled items", twice_s / our_s, 2.5, "x")

@@ -7,6 +7,7 @@ import math
 import re
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,37 @@ def test_every_quick_benchmark_exists_and_knows_its_options() -> None:
         source = (BENCH / script).read_text("utf-8")
         for flag in (a for a in args if a.startswith("--")):
             assert f'"{flag}"' in source, (script, flag)
+
+
+def test_in_turns_alternates_the_candidates_and_keeps_the_best_of_each() -> None:
+    """A B A B after one untimed warm-up round (not A A B B), each candidate's least time
+    kept: a fake clock that a 'burst' slows on one round only leaves the best untouched,
+    and the warm-up's slow first calls are not counted."""
+    from _timing import in_turns
+
+    calls: list[str] = []
+    now = [0.0]
+    # seconds each call takes on the fake clock, in call order: the warm-up round
+    # A=100 B=100, then round 1 A=3 (a burst) B=2, round 2 A=1 B=5 (a burst), round 3 A=2 B=2
+    spans = iter([100.0, 100.0, 3.0, 2.0, 1.0, 5.0, 2.0, 2.0])
+
+    def candidate(name: str) -> Callable[[], str]:
+        def run() -> str:
+            calls.append(name)
+            now[0] += next(spans)
+            return name + str(len(calls))
+
+        return run
+
+    best, results = in_turns([candidate("A"), candidate("B")], repeat=3, clock=lambda: now[0])
+    assert calls == ["A", "B", "A", "B", "A", "B", "A", "B"]
+    assert best == [1.0, 2.0]
+    assert results == ["A7", "B8"]  # each one's last call
+    calls.clear()
+    spans = iter([100.0, 6.0])
+    best, _ = in_turns(
+        [candidate("A"), candidate("B")], repeat=1, clock=lambda: now[0], warm_up=False
+    )
+    assert (calls, best) == (["A", "B"], [100.0, 6.0])  # no warm-up: the first call is timed
+    with pytest.raises(ValueError, match="repeat must be at least 1, got 0"):
+        in_turns([candidate("A")], repeat=0)

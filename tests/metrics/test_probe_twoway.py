@@ -139,8 +139,10 @@ def test_small_probability_moves_get_a_padding_their_size() -> None:
 def test_the_padded_interval_says_so_and_one_all_prompts_move_is_not_padded() -> None:
     """The rule and method words name the padding where few prompts move both ways (3 of
     10 here); where they move one way only, the interval is the expanded BCa; where more
-    than half do (18 of 20 prompts, one way) it is expanded a share ``2 (1 − 18/20)`` =
-    0.2 of the way (:func:`~recuse.metrics.estimate.expansion_share`), unpadded."""
+    than half do (18 of 20 prompts, one way: 11 win one pair, 7 both) it is expanded a
+    share ``2 (1 − m*/20)`` of the way (:func:`~recuse.metrics.estimate.expansion_share`),
+    unpadded, ``m*`` the prompts counted by the size of their net moves, ``(11 + 2·7)² /
+    (11 + 4·7)`` = 625 / 39 = 16.03: 0.4 (counted as 18, 0.2)."""
     rows = []
     for q in range(10):
         for k in range(3):
@@ -169,7 +171,8 @@ def test_the_padded_interval_says_so_and_one_all_prompts_move_is_not_padded() ->
     ]
     y = _effect(pd.DataFrame(dense), seed=0)
     assert y.interval_rule == "expanded" and "more prompts" not in y.method, y.method
-    assert "expanded 0.2 of the way (18 of 20 prompts" in y.method, y.method
+    assert round(625 / 39, 2) == 16.03 and round(2 * (1 - 625 / 39 / 20), 2) == 0.4
+    assert "expanded 0.4 of the way (18 of 20 prompts move it, 16.03 by the size" in y.method
 
 
 def test_the_padded_ends_and_error_are_the_expanded_ones_times_k(

@@ -1291,8 +1291,8 @@ def partly_expanded_method(
     >>> partly_expanded_method(boot=Resampling(), share=0.9, moving=11, clusters=20)[-65:]
     'expanded 0.9 of the way (11 of 20 prompts move it: 2 (1 − m / G))'
     >>> partly_expanded_method(boot=Resampling(), share=0.4, moving=3, clusters=3,
-    ...                        moved=2.4)[-63:]
-    'prompts move it, 2.4 by the size of their moves: 2 (1 − m* / G))'
+    ...                        moved=2.4)[-71:]
+    '3 of 3 prompts move it, 2.4 by the size of their moves: 2 (1 − m* / G))'
     """
     name = INTERVAL_NAMES["bca"]
     counted = f"{moving:,} of {clusters:,} prompts move it: 2 (1 − m / G)"

@@ -279,10 +279,17 @@ def test_every_description_of_the_widened_rule_and_the_effects_columns_names_the
     assert "both ways on at most half the prompts: the expanded BCa interval" in text
     assert "√(1 + 2 w τ / ν)" in text and "w = min(1, 8 r)" in text
     assert "past half the prompts moving, the expansion fades" in text
+    # τ counts the moving prompts by the size of their net moves (moved_number): the
+    # words said "m/G", "where every prompt moves", as a count
+    assert "τ = min(1, 2(1 − m*/G))" in text and "by the size of their net moves" in text
     page = Path(__file__).resolve().parents[2].joinpath("docs", "ci-gate.md").read_text("utf-8")
     assert "most half the prompts move, the expanded BCa interval padded" in " ".join(page.split())
     assert "padded by up to two more effective prompts' variance" in TABLE_COLUMNS["ci_low"]
     assert "in proportion to the moving variance the fewer way carries" in " ".join(page.split())
+    assert "all move alike (the moving prompts counted by the size of their net moves)" in (
+        " ".join(page.split())
+    )
+    assert "by the size of their net moves" in TABLE_COLUMNS["ci_low"]
 
 
 def test_the_padded_method_writes_the_effective_prompts_as_a_plain_number() -> None:

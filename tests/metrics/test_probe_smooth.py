@@ -213,3 +213,32 @@ def test_equal_moves_past_half_read_their_count() -> None:
     rows.loc[second & (rows["probe"] == "authority"), "p_a"] = 0.0
     y = _effect(rows)
     assert "expanded 0.9 of the way (12 of 20 prompts move it, 11 by the size" in y.method
+
+
+def test_an_unpadded_expanded_effect_reads_the_p_value_of_its_ends() -> None:
+    """6 prompts of 2 picked pairs, prompts 1, 3 and 5 each winning one pair with the edit
+    (one way, 3 of 6 moving: expanded, not padded), 200 resamples (seed 3674) at 95%:
+    the expanded interval [0.019, 0.50], its low end extrapolated past the resamples.
+    The resamples' count (``p_value``) read p = 0.060 beside it; the p-value of the ends
+    it shows (``padded_p_value`` at ``k`` = 1) is below 0.05, and the interval at level
+    ``1 − p`` has its low end on 0 (found by the bisection, to 1e-6)."""
+    rows = []
+    for q in range(6):
+        for k in range(2):
+            win = q % 2 == 1 and k == (0 if q == 3 else 1)
+            for probe, share in (("original", 0.0), ("placebo", 0.0), ("authority", float(win))):
+                rows.append(
+                    {
+                        "judge": "j", "prompt_id": f"q{q:02d}", "base_item": f"q{q:02d}-{k}",
+                        "item_id": f"q{q:02d}-{k}:{probe}", "probe": probe, "treated": "a",
+                        "model_a": "x", "model_b": "y", "p_a": share,
+                    }
+                )  # fmt: skip
+    table = pd.DataFrame(rows)
+    res, _ = probe_effects(table, boot=Resampling(n_boot=200, seed=3674, level=0.95))
+    (x,) = res
+    assert x.interval_rule == "expanded" and x.estimate == 0.25, x.method
+    assert x.ci_low == pytest.approx(0.0194, abs=1e-4) and x.ci_low > 0, x.ci_low
+    assert x.p_value < 0.05, x.p_value
+    res, _ = probe_effects(table, boot=Resampling(n_boot=200, seed=3674, level=1 - x.p_value))
+    assert abs(res[0].ci_low) < 1e-6, res[0].ci_low

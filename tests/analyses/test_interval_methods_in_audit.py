@@ -61,6 +61,7 @@ def test_notes_and_settings_name_the_percentile_interval_of_the_calibrated_estim
         assert "moved both ways on at most half the prompts: the BCa interval expanded" in text
         assert "in proportion to the moving variance the fewer way carries" in text
         assert "past half the prompts moving, the expansion and padding fade" in text
+        assert "where all move alike (the moving prompts counted by the size of" in text
     assert "pairwise metrics use a BCa bootstrap" not in page
 
 

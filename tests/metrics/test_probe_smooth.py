@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import norm
 from scipy.stats import t as student
 
 from recuse.metrics import probes
-from recuse.metrics.bootstrap import Resampling, blended_quantile
+from recuse.metrics.bootstrap import Resampling, blended_quantile, moved_number
 from recuse.metrics.estimate import (
     MetricSpec,
     expansion_share,
@@ -140,14 +141,104 @@ HALF = {
 
 def test_one_more_prompt_past_half_does_not_drop_the_expansion() -> None:
     """10 of 20 prompts move it (expanded and padded, ``τ`` = 1) and the same with an 11th
-    moving a pair 0.05 toward the treated answer: ``τ`` falls to 0.9, so the quantile's
-    expansion (``√(20/19) t_19(0.95) / z`` = 1.079) and the padding (``k`` ≈ √(1 + 2/ν),
-    ``ν`` ≈ 8: 1.118) each lose a tenth of their excess, about 0.8% and 1.2%, and the
-    ends move with the pair's data (0.05 / 40). X = 0.05. The rule before read the second
-    as the plain BCa, 1.2 times narrower. Its p-value inverts the ends it shows."""
+    moving a pair 0.05 toward the treated answer. Counted as one prompt, ``τ`` fell to
+    0.9, so the quantile's expansion (``√(20/19) t_19(0.95) / z`` = 1.079) and the
+    padding (``k`` ≈ √(1 + 2/ν), ``ν`` ≈ 8: 1.118) each lost a tenth of their excess,
+    about 0.8% and 1.2%; counted by its size (:func:`~recuse.metrics.bootstrap.moved_number`)
+    it keeps ``τ`` at 1. The ends move with the pair's data (0.05 / 40). X = 0.05. The
+    rule before b6c48384 read the second as the plain BCa, 1.2 times narrower. Its
+    p-value inverts the ends it shows."""
     half, past = _effect(_table(HALF)), _effect(_table({**HALF, 10: (0.5, 0.55)}))
     assert half.interval_rule == past.interval_rule == "widened", past.method
-    assert "expanded 0.9 of the way (11 of 20 prompts" in past.method, past.method
+    # the 11th counts by its size (moved_number): (Σ|c0_p|)² / Σ c0_p² = 5.55² / 3.1725
+    # = 9.71 of 20, so τ stays 1 (counted as one prompt, τ 0.9: see the equal moves below)
+    moves = [0.8, 0.6, 0.4, 0.7, 0.5, 0.6, 0.5, 0.5, 0.5, 0.4, 0.05]
+    assert sum(moves) ** 2 / sum(x * x for x in moves) == pytest.approx(9.709, abs=0.001)
+    assert "of the way" not in past.method, past.method
     ratio = (past.ci_high - past.ci_low) / (half.ci_high - half.ci_low)
     assert abs(ratio - 1) < 0.05, ratio
     assert (past.p_value < 0.1) == (not past.ci_low <= 0 <= past.ci_high)
+
+
+def _small(last: float, prompts: int = 3) -> MetricResult:
+    """``prompts`` prompts: all but the last move a pair (prompt 0 by 0.5 away, the others
+    toward: 0.6, 0.5, …), the last's pair moved ``last`` toward the treated answer."""
+    moves = {0: (0.8, 0.3)} | {q: (0.2, 0.8 - 0.1 * q) for q in range(1, prompts - 1)}
+    if last:
+        moves[prompts - 1] = (0.5 - last / 2, 0.5 + last / 2)
+    return _effect(_table(moves, prompts=prompts))
+
+
+@pytest.mark.parametrize("prompts", [3, 4])
+def test_a_tiny_move_on_the_last_prompt_does_not_drop_the_expansion(prompts: int) -> None:
+    """Of 3 prompts, 2 move it (``τ = 2 (1 − 2/3)`` = 2/3: expanded and padded two thirds
+    of the way); the third's pair moved 1e-6 more. Counted as one prompt it made all 3
+    move (``τ`` = 0: the plain BCa), 0.735 -> 0.333 wide, 2.2 times (4 prompts: 1.6
+    times). Counted by the size of its net move (``m* = (Σ|c0_p|)² / Σ c0_p²``), it adds
+    about 1e-6 to ``m*``. X = 0.06: the same resamples, the estimate moved 1e-6 / 2G,
+    but the resamples that equal the estimate (one multiset in 10 from 3 prompts, in 35
+    from 4) fall to one side, so the BCa's bias correction ``z0`` steps and the
+    expanded quantile, read on so few distinct values, can step to the next (4 prompts:
+    4.9%; the plain 90% BCa of 5 such prompts steps 3.4% alike); the leap it replaces
+    was 1.6–2.2 times."""
+    before, after = _small(0.0, prompts), _small(1e-6, prompts)
+    ratio = (after.ci_high - after.ci_low) / (before.ci_high - before.ci_low)
+    assert abs(ratio - 1) < 0.06, (ratio, before.method, after.method)
+    assert after.interval_rule == "widened", after.method
+
+
+def test_moved_number_by_hand() -> None:
+    """``m* = (Σ|c0_p|)² / Σ c0_p²``: equal moves count each prompt once; a prompt whose
+    moves cancel (+0.5 and −0.5) counts none, as the resamples see it; sizes 1 and 0.5
+    count (1.5)² / 1.25 = 1.8."""
+    equal = np.array([[0.5, 2, 1]] * 3 + [[0.0, 2, 0]] * 2)
+    assert moved_number(equal) == pytest.approx(3.0)
+    cancel = np.array([[0.5, 2, 1], [0.0, 2, 2], [0.0, 2, 0]])
+    assert moved_number(cancel) == pytest.approx(1.0)
+    assert moved_number(np.array([[1.0, 2, 1], [-0.5, 2, 1]])) == pytest.approx(1.8)
+    assert moved_number(np.zeros((3, 3))) == 0.0
+
+
+def test_equal_moves_past_half_read_their_count() -> None:
+    """11 of 20 prompts moved alike (0.5: 8 toward, 3 away): ``m*`` = 11, ``τ`` = 0.9, and
+    the method says so; a 12th prompt whose two pairs cancel (+0.5 and −0.5) adds
+    nothing to ``m*`` (the rule before counted it: ``τ`` 0.8)."""
+    eq = {q: ((0.25, 0.75) if q < 8 else (0.75, 0.25)) for q in range(11)}
+    x = _effect(_table(eq))
+    assert "expanded 0.9 of the way (11 of 20 prompts move it: 2 (1 − m / G))" in x.method
+    rows = _table(eq)
+    second = (rows["prompt_id"] == "q15") & (rows["base_item"] == "q15-1")
+    first = (rows["prompt_id"] == "q15") & (rows["base_item"] == "q15-0")
+    rows.loc[first & (rows["probe"] == "authority"), "p_a"] = 1.0
+    rows.loc[second & (rows["probe"] == "authority"), "p_a"] = 0.0
+    y = _effect(rows)
+    assert "expanded 0.9 of the way (12 of 20 prompts move it, 11 by the size" in y.method
+
+
+def test_an_unpadded_expanded_effect_reads_the_p_value_of_its_ends() -> None:
+    """6 prompts of 2 picked pairs, prompts 1, 3 and 5 each winning one pair with the edit
+    (one way, 3 of 6 moving: expanded, not padded), 200 resamples (seed 3674) at 95%:
+    the expanded interval [0.019, 0.50], its low end extrapolated past the resamples.
+    The resamples' count (``p_value``) read p = 0.060 beside it; the p-value of the ends
+    it shows (``padded_p_value`` at ``k`` = 1) is below 0.05, and the interval at level
+    ``1 − p`` has its low end on 0 (found by the bisection, to 1e-6)."""
+    rows = []
+    for q in range(6):
+        for k in range(2):
+            win = q % 2 == 1 and k == (0 if q == 3 else 1)
+            for probe, share in (("original", 0.0), ("placebo", 0.0), ("authority", float(win))):
+                rows.append(
+                    {
+                        "judge": "j", "prompt_id": f"q{q:02d}", "base_item": f"q{q:02d}-{k}",
+                        "item_id": f"q{q:02d}-{k}:{probe}", "probe": probe, "treated": "a",
+                        "model_a": "x", "model_b": "y", "p_a": share,
+                    }
+                )  # fmt: skip
+    table = pd.DataFrame(rows)
+    res, _ = probe_effects(table, boot=Resampling(n_boot=200, seed=3674, level=0.95))
+    (x,) = res
+    assert x.interval_rule == "expanded" and x.estimate == 0.25, x.method
+    assert x.ci_low == pytest.approx(0.0194, abs=1e-4) and x.ci_low > 0, x.ci_low
+    assert x.p_value < 0.05, x.p_value
+    res, _ = probe_effects(table, boot=Resampling(n_boot=200, seed=3674, level=1 - x.p_value))
+    assert abs(res[0].ci_low) < 1e-6, res[0].ci_low

@@ -139,8 +139,10 @@ def test_small_probability_moves_get_a_padding_their_size() -> None:
 def test_the_padded_interval_says_so_and_one_all_prompts_move_is_not_padded() -> None:
     """The rule and method words name the padding where few prompts move both ways (3 of
     10 here); where they move one way only, the interval is the expanded BCa; where more
-    than half do (18 of 20 prompts, one way) it is expanded a share ``2 (1 − 18/20)`` =
-    0.2 of the way (:func:`~recuse.metrics.estimate.expansion_share`), unpadded."""
+    than half do (18 of 20 prompts, one way: 11 win one pair, 7 both) it is expanded a
+    share ``2 (1 − m*/20)`` of the way (:func:`~recuse.metrics.estimate.expansion_share`),
+    unpadded, ``m*`` the prompts counted by the size of their net moves, ``(11 + 2·7)² /
+    (11 + 4·7)`` = 625 / 39 = 16.03: 0.4 (counted as 18, 0.2)."""
     rows = []
     for q in range(10):
         for k in range(3):
@@ -169,7 +171,8 @@ def test_the_padded_interval_says_so_and_one_all_prompts_move_is_not_padded() ->
     ]
     y = _effect(pd.DataFrame(dense), seed=0)
     assert y.interval_rule == "expanded" and "more prompts" not in y.method, y.method
-    assert "expanded 0.2 of the way (18 of 20 prompts" in y.method, y.method
+    assert round(625 / 39, 2) == 16.03 and round(2 * (1 - 625 / 39 / 20), 2) == 0.4
+    assert "expanded 0.4 of the way (18 of 20 prompts move it, 16.03 by the size" in y.method
 
 
 def test_the_padded_ends_and_error_are_the_expanded_ones_times_k(
@@ -276,10 +279,17 @@ def test_every_description_of_the_widened_rule_and_the_effects_columns_names_the
     assert "both ways on at most half the prompts: the expanded BCa interval" in text
     assert "√(1 + 2 w τ / ν)" in text and "w = min(1, 8 r)" in text
     assert "past half the prompts moving, the expansion fades" in text
+    # τ counts the moving prompts by the size of their net moves (moved_number): the
+    # words said "m/G", "where every prompt moves", as a count
+    assert "τ = min(1, 2(1 − m*/G))" in text and "by the size of their net moves" in text
     page = Path(__file__).resolve().parents[2].joinpath("docs", "ci-gate.md").read_text("utf-8")
     assert "most half the prompts move, the expanded BCa interval padded" in " ".join(page.split())
     assert "padded by up to two more effective prompts' variance" in TABLE_COLUMNS["ci_low"]
     assert "in proportion to the moving variance the fewer way carries" in " ".join(page.split())
+    assert "all move alike (the moving prompts counted by the size of their net moves)" in (
+        " ".join(page.split())
+    )
+    assert "by the size of their net moves" in TABLE_COLUMNS["ci_low"]
 
 
 def test_the_padded_method_writes_the_effective_prompts_as_a_plain_number() -> None:

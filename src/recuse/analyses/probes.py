@@ -39,7 +39,8 @@ TABLE_COLUMNS = {
     "moved pair, expanded for the prompts (pairs moved one way only), and where the pairs "
     "moved both ways, expanded and padded by up to two more effective prompts' variance, "
     "in proportion to the moving variance the fewer way carries; past half the prompts "
-    "moving, the expansion and padding fade, to the plain BCa where all move; where "
+    "moving, the expansion and padding fade, to the plain BCa where all move alike (the "
+    "moving prompts counted by the size of their net moves); where "
     "the moves cancel on each prompt, the exact bound on the prompts that move; where no "
     "pair moved, the exact bound the prompts allow: the report's method says which)",
     "ci_high": "the high end",

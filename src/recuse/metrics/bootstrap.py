@@ -107,6 +107,7 @@ __all__ = [
     "expanded_interval",
     "expanded_level",
     "expanded_quantile",
+    "moved_number",
     "named_settings",
     "p_value",
     "pooled_ratio",
@@ -357,6 +358,10 @@ class GroupEstimate:
     #: for a :attr:`GroupedStatistic.sparse` rate, the prompts' effective number
     #: (Satterthwaite's, :func:`sparse_counts`); infinite otherwise
     effective: float = math.inf
+    #: for a :attr:`GroupedStatistic.sparse` rate, the prompts that move it counted by the
+    #: size of their net moves (:func:`moved_number`: ``moving`` where all move it alike,
+    #: about none for one moved 1e-6); NaN otherwise
+    moved: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -654,9 +659,11 @@ def cluster_bootstrap(
                 se = float(col.std(ddof=1)) if col.size > 1 else 0.0
             if problem is None and (lo == hi or stat.sparse) and heaviest is None:
                 heaviest = heaviest_prompt(stat, sums, n_clust)  # O(nnz): only when read
-            moving, effective = -1, math.inf
+            moving, effective, moved = -1, math.inf, math.nan
             if problem is None and stat.sparse:
-                moving, effective = sparse_counts(_columns(sums, range(g * k, (g + 1) * k)))
+                mine = _columns(sums, range(g * k, (g + 1) * k))
+                moving, effective = sparse_counts(mine)
+                moved = moved_number(mine)
             if problem is None:
                 est = (float(point[g]), float(lo), float(hi))
             else:
@@ -684,6 +691,7 @@ def cluster_bootstrap(
                     else 1.0,
                     moving=moving,
                     effective=effective,
+                    moved=moved,
                 )
             )
         out.append(group_out)
@@ -1372,6 +1380,31 @@ def heaviest_prompt(stat: GroupedStatistic, sums: Sums, clusters: NDArray[np.int
         total, n = float(part[:, g].sum()), int(clusters[g])
         out.append(float(part[:, g].max()) * n / total if total > 0 and n > 0 else 1.0)
     return out
+
+
+def moved_number(sums: FloatArray) -> float:
+    """From one group's per-prompt sums (prompts × k) of a rate whose no-bias value is 0
+    (a probe's effect: the first column sums each pair's move), the prompts that move it
+    counted by the size of their net moves ``c0_p``::
+
+        m* = (Σ |c0_p|)² / Σ c0_p²
+
+    ``m`` where ``m`` prompts move it by the same amount, fewer where some move it less,
+    and continuous in the moves: a prompt moved 1e-6 beside others moved 0.5 adds about
+    nothing (the count of moving prompts, :func:`sparse_counts`, adds 1), and one whose
+    moves cancel (+1 and −1: ``c0_p`` = 0, as the resamples see it) adds none. 0 where no
+    prompt moves it.
+
+    >>> moved_number(np.array([[0.5, 2, 1], [0.5, 2, 1], [0.0, 2, 0]]))
+    2.0
+    >>> round(moved_number(np.array([[0.5, 2, 1], [0.5, 2, 1], [1e-6, 2, 1]])), 4)
+    2.0
+    >>> moved_number(np.array([[1.0, 2, 1], [0.0, 2, 1], [0.0, 2, 0]]))  # 2nd: +1 and −1
+    1.0
+    """
+    c0 = np.abs(np.asarray(sums, dtype=float)[:, 0])
+    square = float((c0**2).sum())
+    return float(c0.sum()) ** 2 / square if square > 0 else 0.0
 
 
 def sparse_counts(sums: FloatArray) -> tuple[int, float]:

@@ -613,8 +613,10 @@ def to_results(
             # back-move pads little, and by the expansion's share (padded_span)
             few_move = spec.padded is not None and kind == "bca" and est.std_error > 0
             few_move = few_move and not (flat or widen or unseen or cancel)
-            few_move = few_move and 0 < est.moving < est.n_clusters
-            share = expansion_share(est.moving, est.n_clusters) if few_move else 1.0
+            # τ from the prompts counted by the size of their net moves (moved_number): one
+            # moved 1e-6 at the last of 3 prompts dropped τ from 2/3 to 0 when counted as 1
+            few_move = few_move and 0 < est.moving
+            share = expansion_share(moved_of(est), est.n_clusters) if few_move else 1.0
             few_move = few_move and share > 0
             weight = 0.0
             if few_move and spec.padded is not None and math.isfinite(est.effective):
@@ -647,9 +649,12 @@ def to_results(
                     )
             # a null that is the metric's floor or ceiling is no hypothesis: no p-value
             p = math.nan if spec.bound else p_value(est, spec.null, expanded=expand)
-            if (pad or (few_move and share < 1)) and not spec.bound:
+            if few_move and not spec.bound:
                 # the level at whose padded end null falls, read through the same ends
-                # (padded_p_value): excludes null exactly when p < 1 − level
+                # (padded_p_value): excludes null exactly when p < 1 − level. Unpadded
+                # too (k = 1): the resamples' count (p_value) read p 0.060 beside a 95%
+                # interval [0.019, 0.50] of 3 of 6 prompts winning a pair, its low end
+                # extrapolated past 200 resamples
                 p = padded_p_value(est, spec.null, factor=k, share=share)
             few = est.n_clusters < FEW_CLUSTERS  # as unreliable an interval as a flat one
             beyond = not low <= spec.null <= high
@@ -691,11 +696,12 @@ def to_results(
                 words = expanded_method(boot=boot) if expand else interval_method(boot, kind)
                 if few_move and share < 1:  # partly expanded (more than half move)
                     words = partly_expanded_method(boot=boot, share=share, moving=est.moving,
-                                                   clusters=est.n_clusters)  # fmt: skip
+                                                   clusters=est.n_clusters,
+                                                   moved=moved_of(est))  # fmt: skip
                 if pad:  # the expanded ends, padded
                     words = padded_method(boot=boot, clusters=est.n_clusters, moving=est.moving,
                                           effective=est.effective, weight=weight,
-                                          share=share)  # fmt: skip
+                                          share=share, moved=moved_of(est))  # fmt: skip
                 if any(clipped):  # which ends are the metric's bounds (before the rest)
                     words += f"; {clipped_words(clipped, spec.extent, folded=spec.folded)}"
                 if far:  # the method names the interval it is: which ends extrapolated
@@ -1145,22 +1151,36 @@ def padding_weight(back_share: float) -> float:
     return min(1.0, BACK_WEIGHT * back_share)
 
 
-def expansion_share(moving: int, clusters: int) -> float:
+def expansion_share(moving: float, clusters: int) -> float:
     """The share ``τ`` of the way a probe's BCa interval is expanded (and its padding
-    weighted) where ``m`` of its ``G`` prompts move it::
+    weighted) where ``m*`` of its ``G`` prompts move it::
 
-        τ = min(1, 2 (1 − m / G))
+        τ = min(1, 2 (1 − m* / G))
 
-    1 up to half the prompts (the rule before: expanded and padded there, the plain BCa
-    above), falling by ``2 / G`` a prompt to 0 where all move (the plain BCa ends), so
-    the prompt past half no longer drops the expansion and the padding at once.
+    ``m*`` the moving prompts counted by the size of their net moves
+    (:func:`~recuse.metrics.bootstrap.moved_number`, :func:`moved_of`: ``m`` where they
+    move it alike, fewer where some move it less). 1 up to half the prompts (the rule
+    before: expanded and padded there, the plain BCa above), falling by ``2 / G`` a
+    prompt of full size to 0 where all move alike (the plain BCa ends), so the prompt
+    past half no longer drops the expansion and the padding at once; counted by size, a
+    prompt moved 1e-6 changes ``τ`` by about nothing (counted as one, the third of 3
+    prompts moved 1e-6 dropped ``τ`` from 2/3 to 0: 2.2 times narrower).
 
     >>> expansion_share(10, 20), round(expansion_share(11, 20), 12), expansion_share(20, 20)
     (1.0, 0.9, 0.0)
+    >>> round(expansion_share(2.5, 3), 4)
+    0.3333
     """
     if clusters <= 0:
         return 0.0
     return max(0.0, min(1.0, 2.0 * (1.0 - moving / clusters)))
+
+
+def moved_of(est: GroupEstimate) -> float:
+    """The prompts that move ``est`` counted by the size of their net moves
+    (:attr:`~recuse.metrics.bootstrap.GroupEstimate.moved`), or the count of moving
+    prompts where that was not measured (NaN)."""
+    return float(est.moving) if math.isnan(est.moved) else est.moved
 
 
 def padded_factor(effective: float, *, weight: float = 1.0) -> float:
@@ -1285,6 +1305,7 @@ def padded_method(
     effective: float,
     weight: float = 1.0,
     share: float = 1.0,
+    moved: float | None = None,
 ) -> str:
     """The words of :func:`padded_span`'s interval for a result's ``method``.
 
@@ -1300,7 +1321,9 @@ def padded_method(
     nu = general(round(effective, 1) if effective < 10 else round(effective))
     start = expanded_method(boot=boot)
     if share < 1:
-        start = partly_expanded_method(boot=boot, share=share, moving=moving, clusters=clusters)
+        start = partly_expanded_method(
+            boot=boot, share=share, moving=moving, clusters=clusters, moved=moved
+        )
     if weight == 1.0:
         return (
             f"{start}, each end widened for the few prompts that move it "
@@ -1317,19 +1340,31 @@ def padded_method(
     )
 
 
-def partly_expanded_method(*, boot: Resampling, share: float, moving: int, clusters: int) -> str:
+def partly_expanded_method(
+    *, boot: Resampling, share: float, moving: int, clusters: int, moved: float | None = None
+) -> str:
     """The words of an interval expanded a ``share`` of the way (:func:`expansion_share`:
-    more than half the prompts move it).
+    more than half the prompts move it; ``moved``: ``m*``, the moving prompts counted by
+    the size of their net moves, where it differs from ``moving``).
 
     >>> partly_expanded_method(boot=Resampling(), share=0.9, moving=11, clusters=20)[-65:]
     'expanded 0.9 of the way (11 of 20 prompts move it: 2 (1 − m / G))'
+    >>> partly_expanded_method(boot=Resampling(), share=0.4, moving=3, clusters=3,
+    ...                        moved=2.4)[-71:]
+    '3 of 3 prompts move it, 2.4 by the size of their moves: 2 (1 − m* / G))'
     """
     name = INTERVAL_NAMES["bca"]
+    counted = f"{moving:,} of {clusters:,} prompts move it: 2 (1 − m / G)"
+    if moved is not None and not math.isclose(moved, moving, abs_tol=0.005):
+        counted = (
+            f"{moving:,} of {clusters:,} prompts move it, {general(round(moved, 2))} by the "
+            "size of their moves: 2 (1 − m* / G)"
+        )
     return (
         f"{percent(boot.level)} {name}, cluster bootstrap over prompts ({boot.n_boot} "
         f"resamples), {EXPANDED_WORDS}, each quantile moved only part of the way there as "
         f"more than half the prompts move it: expanded {general(round(share, 2))} of the way "
-        f"({moving:,} of {clusters:,} prompts move it: 2 (1 − m / G))"
+        f"({counted})"
     )
 
 

@@ -363,8 +363,10 @@ def file_name(stem: str, suffix: str = "", *, limit: int = FILE_STEM_MAX) -> str
     return f"{cut}-{digest}{suffix}"
 
 
-def write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temporary file beside it, then rename)."""
+def write_bytes(path: str | Path, data: bytes, *, option: str = "--out") -> Path:
+    """Write ``data`` to ``path`` atomically (temporary file beside it, then rename); a
+    failure's fix names ``option``, the option that gave the path (:func:`output_error`:
+    ``certify run --thresholds`` on a full disk said "write elsewhere with --out")."""
     p = Path(path)
     tmp: Path | None = None
     earlier = _is_file(p)
@@ -377,7 +379,7 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
         os.replace(tmp, p)
         tmp = None
     except OSError as exc:
-        raise _earlier_said(output_error(p, exc), p, earlier) from None
+        raise _earlier_said(output_error(p, exc, option=option), p, earlier) from None
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
@@ -392,9 +394,9 @@ def _earlier_said(error: OutputError, p: Path, earlier: bool) -> OutputError:
     return WriteFailed(f"{error} (the {p} from before is left as it was: not this run's result)")
 
 
-def write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically."""
-    return write_bytes(path, text.encode("utf-8"))
+def write_text(path: str | Path, text: str, *, option: str = "--out") -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically (:func:`write_bytes`)."""
+    return write_bytes(path, text.encode("utf-8"), option=option)
 
 
 def strict_json(value: Any) -> Any:

@@ -24,6 +24,7 @@ import pytest
 import recuse
 from recuse import outputs
 from recuse.cli import main
+from recuse.errors import OutputError
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
 from recuse.simulate.ratings import simulate_ratings
 
@@ -985,6 +986,33 @@ def test_the_fix_names_the_option_that_gave_the_path(
 
     with pytest.raises(OutputError, match=r"write elsewhere with Report\.to_json\(path\)$"):
         check_output("/proc/r.json", option="Report.to_json")
+
+
+def test_a_full_disk_met_writing_names_the_option_that_gave_the_path(
+    pairs_csv: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A full disk met as the file is written (past check_output's probe: a 40 KB
+    tmpfs took the probe, not the thresholds) said "write elsewhere with --out" for
+    ``certify run --thresholds``, and for the library's Report.to_json / to_html; the
+    fix names the option or method that gave the path, as the probe's error does."""
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    rules = tmp_path / "t.json"
+    args = ["certify", "run", str(pairs_csv), "--agreement", "0.8", "--thresholds", str(rules)]
+    code, _, err = run(capsys, *args)
+    assert_one_line(code, err, f"cannot write {rules}: the disk is full", "with --thresholds")
+    assert "--out" not in err and _files(tmp_path) == []
+    report = recuse.audit(pairs_csv, n_boot=100, robustness="none")
+    for method in ("to_json", "to_html"):
+        with pytest.raises(OutputError, match=rf"with Report\.{method}\(path\)$"):
+            getattr(report, method)(tmp_path / f"r.{method}")
+    assert _files(tmp_path) == []
 
 
 def test_a_named_pipe_where_the_report_goes_is_refused_not_waited_on(

@@ -397,7 +397,7 @@ def _write_run(
     if thresholds is not None:
         text = json.dumps(result.thresholds(), indent=2, ensure_ascii=False, allow_nan=False)
         pair["thresholds_file"] = thresholds_named(thresholds, text)
-        outputs.write_text(written["--thresholds"], text)
+        outputs.write_text(written["--thresholds"], text, option="--thresholds")
         _note_nothing_certified(result.thresholds(), written["--thresholds"])
     if "--out" in written:
         text = json.dumps(payload | pair, indent=2, ensure_ascii=False, allow_nan=False)

@@ -564,11 +564,14 @@ def staged(target: str | Path) -> Iterator[Staging]:
     the first rename (renamed, not linked: a symbolic link moves as the link, and a
     file system without hard links keeps them too, where a symlink or such a file
     was replaced and, on an error, not put back while the error said it was left as
-    it was), and the files move in in the order they were written (a report's page
-    last): a process killed while they move in (``kill -9``, where nothing can be
-    put back) leaves the new files moved so far and none of the old ones beside
-    them, where it left a new table beside the earlier run's report.json, which then
-    passed for the new run's. An old file that cannot be put back is not deleted
+    it was), the last written first, and the files move in in the order they were
+    written (a report's page last): a process killed while they move in (``kill -9``,
+    where nothing can be put back) leaves the new files moved so far and none of the
+    old ones beside them, where it left a new table beside the earlier run's
+    report.json, which then passed for the new run's; one killed while the old files
+    move aside leaves the earlier report.json with all its tables or neither (they
+    moved aside in the order written: the earlier report.json stood beside some of
+    its tables, the others gone). An old file that cannot be put back is not deleted
     with the staging folder: the error says where it is.
 
     The folder is locked (:func:`_lock_folder`) from before the block to the last file
@@ -828,7 +831,8 @@ def _staging(out: Path, created: bool) -> Iterator[Staging]:
         yield stage
         for name in stage.names:
             (out / name).parent.mkdir(parents=True, exist_ok=True)
-        for name in stage.names:  # the old files go first: see the docstring
+        # the old files go first, the last written first (see the docstring)
+        for name in reversed(stage.names):
             before += _moved_aside(out / name, root / ".before" / name)
         for name in stage.names:
             os.replace(root / name, out / name)
@@ -1011,7 +1015,7 @@ def _moved_aside(path: Path, aside: Path) -> list[tuple[Path, Path]]:
 def _put_back(before: list[tuple[Path, Path]]) -> list[tuple[Path, Path]]:
     """Rename each file moved aside back to its place; returns those that could not be."""
     lost = []
-    for path, aside in before:
+    for path, aside in reversed(before):  # the page and report.json last, as moved in
         try:
             os.replace(aside, path)
         except OSError:

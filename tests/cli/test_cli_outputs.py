@@ -304,6 +304,34 @@ def test_favoritism_disk_full_on_the_last_file_writes_none(
     assert not out.exists()
 
 
+def test_favoritism_json_moves_in_last_beside_every_table_of_its_run(
+    ratings: tuple[Path, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`recuse favoritism` killed (kill -9) at any rename of its write: favoritism.json,
+    which holds every result, is in --out only beside all the CSVs. It was written
+    first, so it moved in first: killed at the next rename, the folder held it alone,
+    whole, its coefficients.csv, robustness.csv and debiased.csv missing."""
+    roster, table = ratings
+    out = tmp_path / "fav"
+    real, seen = os.replace, []
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        if out.is_dir():
+            seen.append(sorted(str(p.relative_to(out)) for p in out.rglob("*.*")))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    code, _, err = run(capsys, "--roster", roster, "favoritism", table, "--out", out)
+    assert code == 0, err
+    files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert len(files) == 7 and len(seen) == 7  # 4 files, 3 spreadsheet copies
+    for k, there in enumerate(seen, 1):
+        assert "favoritism.json" not in there, f"rename {k}: {there}"
+
+
 # ------------------------------------------------------------ 2. read-only target
 
 

@@ -206,6 +206,32 @@ def test_write_csv_writes_the_exact_file_and_the_spreadsheet_copy(tmp_path: Path
     ]
 
 
+@pytest.mark.parametrize("earlier", [True, False])
+def test_write_csv_failing_on_the_copy_leaves_no_exact_file_of_this_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, earlier: bool
+) -> None:
+    """A full disk met writing the spreadsheet copy: ``recuse metrics pairs -o o.csv``
+    exited 2 and left this run's o.csv, a whole result, beside the earlier copy (or
+    none). The earlier exact file is put back (or, where there was none, the new one
+    removed), and nothing else is left beside it."""
+    if earlier:
+        (tmp_path / "for-spreadsheets").mkdir()
+        for name in ("pairs.csv", "for-spreadsheets/pairs.csv"):
+            (tmp_path / name).write_text("old")
+    real = outputs.write_bytes
+
+    def write_bytes(path: str | Path, data: bytes, **options: str) -> Path:
+        if "for-spreadsheets" in str(path):
+            raise outputs.output_error(path, OSError(errno.ENOSPC, "No space left on device"))
+        return real(path, data, **options)
+
+    monkeypatch.setattr(outputs, "write_bytes", write_bytes)
+    with pytest.raises(OutputError, match="disk is full"):
+        outputs.write_csv(tmp_path / "pairs.csv", pd.DataFrame({"a": [1]}))
+    there = {str(p.relative_to(tmp_path)): p.read_text() for p in tmp_path.rglob("*.*")}
+    assert there == ({"pairs.csv": "old", "for-spreadsheets/pairs.csv": "old"} if earlier else {})
+
+
 def test_staged_failure_keeps_an_existing_folder_as_it_was(tmp_path: Path) -> None:
     out = tmp_path / "report"
     out.mkdir()

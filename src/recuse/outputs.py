@@ -490,20 +490,52 @@ def write_csv(path: str | Path, frame: pd.DataFrame) -> tuple[Path, Path]:
     """Write ``frame`` to ``path`` exactly (for scripts), then its spreadsheet-safe copy
     to ``for-spreadsheets/<name>`` beside it, each atomically; returns the two paths.
 
-    A failure writing the first leaves the old file and no new folder. The folder is
-    locked for both writes (:func:`locked`): two runs writing one file at once each
-    wrote theirs and its copy, which could leave one run's file beside the other's
-    copy."""
+    A failure writing the first leaves the old file and no new folder; one writing
+    the copy (a full disk) or a Ctrl-C between them puts the earlier file back (kept
+    as a hard link until both are in place), or removes the new one where there was
+    none or it cannot be put back: the command failed (exit 2) and left this run's
+    exact file in place, a whole result beside the earlier copy or none. The folder
+    is locked for both writes (:func:`locked`): two runs writing one file at once
+    each wrote theirs and its copy, which could leave one run's file beside the
+    other's copy."""
     p = Path(path)
     copy = p.parent / SPREADSHEET_FOLDER / p.name
     with locked(p):
-        write_text(p, csv_text(frame))
+        kept = _linked_aside(p)
         try:
-            copy.parent.mkdir(exist_ok=True)
-        except OSError as exc:
-            raise output_error(copy, exc) from None
-        write_text(copy, spreadsheet_csv_text(frame))
+            write_text(p, csv_text(frame))
+            try:
+                copy.parent.mkdir(exist_ok=True)
+            except OSError as exc:
+                raise output_error(copy, exc) from None
+            write_text(copy, spreadsheet_csv_text(frame))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.replace(kept, p) if kept is not None else p.unlink()
+            raise
+        finally:
+            if kept is not None:
+                with contextlib.suppress(OSError):
+                    kept.unlink()
     return p, copy
+
+
+def _linked_aside(p: Path) -> Path | None:
+    """A hard link to the file ``p`` under a new hidden name beside it (the earlier
+    file, kept while :func:`write_csv` replaces it), or None: no file there, or the
+    file system makes no hard links."""
+    if not _is_file(p) or p.is_symlink():
+        return None
+    for _ in range(100):
+        aside = p.parent / f".{p.name[:40]}.{secrets.token_hex(6)}.before"
+        try:
+            os.link(p, aside)
+        except FileExistsError:
+            continue
+        except OSError:
+            return None
+        return aside
+    return None
 
 
 def written(path: Path, copy: Path | None = None) -> str:

@@ -500,24 +500,37 @@ def write_csv(path: str | Path, frame: pd.DataFrame) -> tuple[Path, Path]:
     other's copy."""
     p = Path(path)
     copy = p.parent / SPREADSHEET_FOLDER / p.name
-    with locked(p):
-        kept = _linked_aside(p)
+    with locked(p), undone_on_failure(p):
+        write_text(p, csv_text(frame))
         try:
-            write_text(p, csv_text(frame))
-            try:
-                copy.parent.mkdir(exist_ok=True)
-            except OSError as exc:
-                raise output_error(copy, exc) from None
-            write_text(copy, spreadsheet_csv_text(frame))
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.replace(kept, p) if kept is not None else p.unlink()
-            raise
-        finally:
-            if kept is not None:
-                with contextlib.suppress(OSError):
-                    kept.unlink()
+            copy.parent.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise output_error(copy, exc) from None
+        write_text(copy, spreadsheet_csv_text(frame))
     return p, copy
+
+
+@contextlib.contextmanager
+def undone_on_failure(p: Path) -> Iterator[None]:
+    """A block that writes the file ``p`` and then others: where it fails (or is
+    stopped by a Ctrl-C) the earlier ``p`` is put back (kept as a hard link until the
+    block ends), or the new one removed where there was none or it cannot be put
+    back, so a failed command leaves no file of its own run (:func:`write_csv`'s
+    copy, ``certify run``'s --out after its --thresholds)."""
+    kept = _linked_aside(p)
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(OSError):
+            if kept is not None:
+                os.replace(kept, p)
+            else:
+                p.unlink()
+        raise
+    finally:
+        if kept is not None:
+            with contextlib.suppress(OSError):
+                kept.unlink()
 
 
 def _linked_aside(p: Path) -> Path | None:

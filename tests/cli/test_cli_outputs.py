@@ -1043,6 +1043,35 @@ def test_a_full_disk_met_writing_names_the_option_that_gave_the_path(
     assert _files(tmp_path) == []
 
 
+@pytest.mark.parametrize("earlier", [True, False])
+def test_certify_run_failing_on_its_out_file_leaves_no_thresholds_of_this_run(
+    pairs_csv: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    earlier: bool,
+) -> None:
+    """``certify run --thresholds t.json -o run.json`` on a disk that fills writing
+    run.json exited 2 and left this run's t.json, which `certify apply` takes; the
+    earlier t.json is put back (or the new one removed), as they were before."""
+    rules, run_file = tmp_path / "t.json", tmp_path / "run.json"
+    if earlier:
+        rules.write_text("old")
+    real = outputs.write_bytes
+
+    def write_bytes(path: str | Path, data: bytes, **options: str) -> Path:
+        if Path(path).name == "run.json":
+            raise outputs.output_error(path, OSError(errno.ENOSPC, "No space left on device"))
+        return real(path, data, **options)
+
+    monkeypatch.setattr(outputs, "write_bytes", write_bytes)
+    args = ["certify", "run", pairs_csv, "--agreement", "0.8"]
+    code, _, err = run(capsys, *args, "--thresholds", rules, "-o", run_file)
+    there = {p.name: p.read_text() for p in tmp_path.iterdir()}
+    assert there == ({"t.json": "old"} if earlier else {})
+    assert_one_line(code, err, f"cannot write {run_file}: the disk is full")
+
+
 def test_a_named_pipe_where_the_report_goes_is_refused_not_waited_on(
     pairs_csv: Path, tmp_path: Path
 ) -> None:

@@ -206,6 +206,32 @@ def test_write_csv_writes_the_exact_file_and_the_spreadsheet_copy(tmp_path: Path
     ]
 
 
+@pytest.mark.parametrize("earlier", [True, False])
+def test_write_csv_failing_on_the_copy_leaves_no_exact_file_of_this_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, earlier: bool
+) -> None:
+    """A full disk met writing the spreadsheet copy: ``recuse metrics pairs -o o.csv``
+    exited 2 and left this run's o.csv, a whole result, beside the earlier copy (or
+    none). The earlier exact file is put back (or, where there was none, the new one
+    removed), and nothing else is left beside it."""
+    if earlier:
+        (tmp_path / "for-spreadsheets").mkdir()
+        for name in ("pairs.csv", "for-spreadsheets/pairs.csv"):
+            (tmp_path / name).write_text("old")
+    real = outputs.write_bytes
+
+    def write_bytes(path: str | Path, data: bytes, **options: str) -> Path:
+        if "for-spreadsheets" in str(path):
+            raise outputs.output_error(path, OSError(errno.ENOSPC, "No space left on device"))
+        return real(path, data, **options)
+
+    monkeypatch.setattr(outputs, "write_bytes", write_bytes)
+    with pytest.raises(OutputError, match="disk is full"):
+        outputs.write_csv(tmp_path / "pairs.csv", pd.DataFrame({"a": [1]}))
+    there = {str(p.relative_to(tmp_path)): p.read_text() for p in tmp_path.rglob("*.*")}
+    assert there == ({"pairs.csv": "old", "for-spreadsheets/pairs.csv": "old"} if earlier else {})
+
+
 def test_staged_failure_keeps_an_existing_folder_as_it_was(tmp_path: Path) -> None:
     out = tmp_path / "report"
     out.mkdir()
@@ -236,6 +262,40 @@ def test_staged_failure_while_moving_removes_what_was_moved(
         stage.write_text("report.json", "{}")
         stage.write_text("report.html", "<html>")
     assert not out.exists()
+
+
+def test_a_write_killed_at_any_rename_leaves_no_report_beside_files_not_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write over an earlier report, killed (``kill -9``: nothing put back) before
+    any one of its renames: the folder as that rename finds it holds report.json
+    only beside every file of its own run and none of the other's. The old files
+    moved aside in the order written, so from the 2nd rename of this write the
+    earlier report.json stood beside one of its two tables, then none (``recuse
+    audit`` killed so left the earlier report.json and page, its tables gone)."""
+    out = tmp_path / "report"
+    names = ["tables/a.csv", "tables/b.csv", "report.json", "report.html"]
+    for name in names:
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text("old")
+    real, seen = os.replace, []
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        seen.append({n: (out / n).read_text() for n in names if (out / n).is_file()})
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with outputs.staged(out) as stage:
+        for name in names:
+            stage.write_text(name, "new")
+    assert len(seen) == 8  # 4 moved aside, 4 moved in
+    for k, there in enumerate(seen, 1):
+        if "report.json" in there:
+            run = there["report.json"]
+            assert there == dict.fromkeys(names[:3], run) | (
+                {"report.html": run} if "report.html" in there else {}
+            ), f"rename {k}: {there}"
+    assert {n: (out / n).read_text() for n in names} == dict.fromkeys(names, "new")
 
 
 def test_staged_other_errors_also_leave_nothing(tmp_path: Path) -> None:

@@ -132,7 +132,8 @@ class Report:
         from recuse import outputs
         from recuse.report.export import write_json
 
-        return write_json(self.result, outputs.check_output(path, option="Report.to_json"))
+        target = outputs.check_output(path, option="Report.to_json")
+        return write_json(self.result, target, option="Report.to_json")
 
     def to_html(self, path: str | Path) -> Path:
         """Write the HTML report (one self-contained page) to ``path``."""
@@ -140,7 +141,7 @@ class Report:
         from recuse.report.html import render_html
 
         target = outputs.check_output(path, option="Report.to_html")
-        return outputs.write_text(target, render_html(self.result))
+        return outputs.write_text(target, render_html(self.result), option="Report.to_html")
 
     def write(self, folder: str | Path) -> dict[str, Path]:
         """``report.html``, ``report.json`` and ``tables/*.csv`` under ``folder``, as the

@@ -363,8 +363,10 @@ def file_name(stem: str, suffix: str = "", *, limit: int = FILE_STEM_MAX) -> str
     return f"{cut}-{digest}{suffix}"
 
 
-def write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temporary file beside it, then rename)."""
+def write_bytes(path: str | Path, data: bytes, *, option: str = "--out") -> Path:
+    """Write ``data`` to ``path`` atomically (temporary file beside it, then rename); a
+    failure's fix names ``option``, the option that gave the path (:func:`output_error`:
+    ``certify run --thresholds`` on a full disk said "write elsewhere with --out")."""
     p = Path(path)
     tmp: Path | None = None
     earlier = _is_file(p)
@@ -377,7 +379,7 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
         os.replace(tmp, p)
         tmp = None
     except OSError as exc:
-        raise _earlier_said(output_error(p, exc), p, earlier) from None
+        raise _earlier_said(output_error(p, exc, option=option), p, earlier) from None
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
@@ -392,9 +394,9 @@ def _earlier_said(error: OutputError, p: Path, earlier: bool) -> OutputError:
     return WriteFailed(f"{error} (the {p} from before is left as it was: not this run's result)")
 
 
-def write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` atomically."""
-    return write_bytes(path, text.encode("utf-8"))
+def write_text(path: str | Path, text: str, *, option: str = "--out") -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically (:func:`write_bytes`)."""
+    return write_bytes(path, text.encode("utf-8"), option=option)
 
 
 def strict_json(value: Any) -> Any:
@@ -488,13 +490,17 @@ def write_csv(path: str | Path, frame: pd.DataFrame) -> tuple[Path, Path]:
     """Write ``frame`` to ``path`` exactly (for scripts), then its spreadsheet-safe copy
     to ``for-spreadsheets/<name>`` beside it, each atomically; returns the two paths.
 
-    A failure writing the first leaves the old file and no new folder. The folder is
-    locked for both writes (:func:`locked`): two runs writing one file at once each
-    wrote theirs and its copy, which could leave one run's file beside the other's
-    copy."""
+    A failure writing the first leaves the old file and no new folder; one writing
+    the copy (a full disk) or a Ctrl-C between them puts the earlier file back (kept
+    as a hard link until both are in place), or removes the new one where there was
+    none or it cannot be put back: the command failed (exit 2) and left this run's
+    exact file in place, a whole result beside the earlier copy or none. The folder
+    is locked for both writes (:func:`locked`): two runs writing one file at once
+    each wrote theirs and its copy, which could leave one run's file beside the
+    other's copy."""
     p = Path(path)
     copy = p.parent / SPREADSHEET_FOLDER / p.name
-    with locked(p):
+    with locked(p), undone_on_failure(p):
         write_text(p, csv_text(frame))
         try:
             copy.parent.mkdir(exist_ok=True)
@@ -502,6 +508,47 @@ def write_csv(path: str | Path, frame: pd.DataFrame) -> tuple[Path, Path]:
             raise output_error(copy, exc) from None
         write_text(copy, spreadsheet_csv_text(frame))
     return p, copy
+
+
+@contextlib.contextmanager
+def undone_on_failure(p: Path) -> Iterator[None]:
+    """A block that writes the file ``p`` and then others: where it fails (or is
+    stopped by a Ctrl-C) the earlier ``p`` is put back (kept as a hard link until the
+    block ends), or the new one removed where there was none or it cannot be put
+    back, so a failed command leaves no file of its own run (:func:`write_csv`'s
+    copy, ``certify run``'s --out after its --thresholds)."""
+    kept = _linked_aside(p)
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(OSError):
+            if kept is not None:
+                os.replace(kept, p)
+            else:
+                p.unlink()
+        raise
+    finally:
+        if kept is not None:
+            with contextlib.suppress(OSError):
+                kept.unlink()
+
+
+def _linked_aside(p: Path) -> Path | None:
+    """A hard link to the file ``p`` under a new hidden name beside it (the earlier
+    file, kept while :func:`write_csv` replaces it), or None: no file there, or the
+    file system makes no hard links."""
+    if not _is_file(p) or p.is_symlink():
+        return None
+    for _ in range(100):
+        aside = p.parent / f".{p.name[:40]}.{secrets.token_hex(6)}.before"
+        try:
+            os.link(p, aside)
+        except FileExistsError:
+            continue
+        except OSError:
+            return None
+        return aside
+    return None
 
 
 def written(path: Path, copy: Path | None = None) -> str:
@@ -562,11 +609,14 @@ def staged(target: str | Path) -> Iterator[Staging]:
     the first rename (renamed, not linked: a symbolic link moves as the link, and a
     file system without hard links keeps them too, where a symlink or such a file
     was replaced and, on an error, not put back while the error said it was left as
-    it was), and the files move in in the order they were written (a report's page
-    last): a process killed while they move in (``kill -9``, where nothing can be
-    put back) leaves the new files moved so far and none of the old ones beside
-    them, where it left a new table beside the earlier run's report.json, which then
-    passed for the new run's. An old file that cannot be put back is not deleted
+    it was), the last written first, and the files move in in the order they were
+    written (a report's page last): a process killed while they move in (``kill -9``,
+    where nothing can be put back) leaves the new files moved so far and none of the
+    old ones beside them, where it left a new table beside the earlier run's
+    report.json, which then passed for the new run's; one killed while the old files
+    move aside leaves the earlier report.json with all its tables or neither (they
+    moved aside in the order written: the earlier report.json stood beside some of
+    its tables, the others gone). An old file that cannot be put back is not deleted
     with the staging folder: the error says where it is.
 
     The folder is locked (:func:`_lock_folder`) from before the block to the last file
@@ -826,7 +876,8 @@ def _staging(out: Path, created: bool) -> Iterator[Staging]:
         yield stage
         for name in stage.names:
             (out / name).parent.mkdir(parents=True, exist_ok=True)
-        for name in stage.names:  # the old files go first: see the docstring
+        # the old files go first, the last written first (see the docstring)
+        for name in reversed(stage.names):
             before += _moved_aside(out / name, root / ".before" / name)
         for name in stage.names:
             os.replace(root / name, out / name)
@@ -1009,7 +1060,7 @@ def _moved_aside(path: Path, aside: Path) -> list[tuple[Path, Path]]:
 def _put_back(before: list[tuple[Path, Path]]) -> list[tuple[Path, Path]]:
     """Rename each file moved aside back to its place; returns those that could not be."""
     lost = []
-    for path, aside in before:
+    for path, aside in reversed(before):  # the page and report.json last, as moved in
         try:
             os.replace(aside, path)
         except OSError:

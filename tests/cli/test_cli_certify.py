@@ -1134,8 +1134,9 @@ def test_the_out_file_names_the_thresholds_file_it_was_written_with(
     between them left one new and one earlier file that passed for one run's pair. The
     --out file names the thresholds file's sha256 (checked here with hashlib on the
     file's bytes), the thresholds file is written first, and a run stopped before its
-    --out file (a KeyboardInterrupt at that write) leaves a new thresholds file whose
-    sha256 is not the one the earlier --out file names: the mismatch shows."""
+    --out file (``kill -9``) leaves a new thresholds file whose sha256 is not the one
+    the earlier --out file names: the mismatch shows. One stopped by a Ctrl-C there
+    puts the earlier thresholds file back (it left the new one)."""
     import hashlib
 
     from recuse import outputs
@@ -1153,17 +1154,19 @@ def test_the_out_file_names_the_thresholds_file_it_was_written_with(
 
     real = outputs.write_text
 
-    def stopped_at_out(path: str | Path, text: str) -> Path:
+    def stopped_at_out(path: str | Path, text: str, **options: str) -> Path:
         if Path(path).name == out.name:
             raise KeyboardInterrupt
-        return real(path, text)
+        return real(path, text, **options)
 
     monkeypatch.setattr(outputs, "write_text", stopped_at_out)
     code, text = _run([*args, "--agreement", "0.7"], capsys)
     assert code != 0
-    assert thr.read_bytes() != first  # the new run's thresholds were written first
+    # the new run's thresholds were written first, and put back at the Ctrl-C: the pair
+    # stays the earlier run's (a kill -9 leaves the new one, whose sha256 then differs)
+    assert thr.read_bytes() == first
     assert json.loads(out.read_text("utf-8"))["thresholds_file"] == named  # the earlier
-    assert named["sha256"] != hashlib.sha256(thr.read_bytes()).hexdigest()
+    assert named["sha256"] == hashlib.sha256(thr.read_bytes()).hexdigest()
 
 
 def test_run_says_wrote_in_the_order_the_files_were_written(
@@ -1179,9 +1182,9 @@ def test_run_says_wrote_in_the_order_the_files_were_written(
     order: list[str] = []
     real = outputs.write_text
 
-    def recorded(path: str | Path, text: str) -> Path:
+    def recorded(path: str | Path, text: str, **options: str) -> Path:
         order.append(str(path))
-        return real(path, text)
+        return real(path, text, **options)
 
     monkeypatch.setattr(outputs, "write_text", recorded)
     code, text = _run(["certify", str(src), "--agreement", "0.8", "--out", str(out),

@@ -24,6 +24,7 @@ import pytest
 import recuse
 from recuse import outputs
 from recuse.cli import main
+from recuse.errors import OutputError
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
 from recuse.simulate.ratings import simulate_ratings
 
@@ -301,6 +302,34 @@ def test_favoritism_disk_full_on_the_last_file_writes_none(
     code, _, err = run(capsys, "--roster", roster, "favoritism", table, "--out", out)
     assert_one_line(code, err, "disk is full")
     assert not out.exists()
+
+
+def test_favoritism_json_moves_in_last_beside_every_table_of_its_run(
+    ratings: tuple[Path, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`recuse favoritism` killed (kill -9) at any rename of its write: favoritism.json,
+    which holds every result, is in --out only beside all the CSVs. It was written
+    first, so it moved in first: killed at the next rename, the folder held it alone,
+    whole, its coefficients.csv, robustness.csv and debiased.csv missing."""
+    roster, table = ratings
+    out = tmp_path / "fav"
+    real, seen = os.replace, []
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        if out.is_dir():
+            seen.append(sorted(str(p.relative_to(out)) for p in out.rglob("*.*")))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    code, _, err = run(capsys, "--roster", roster, "favoritism", table, "--out", out)
+    assert code == 0, err
+    files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert len(files) == 7 and len(seen) == 7  # 4 files, 3 spreadsheet copies
+    for k, there in enumerate(seen, 1):
+        assert "favoritism.json" not in there, f"rename {k}: {there}"
 
 
 # ------------------------------------------------------------ 2. read-only target
@@ -985,6 +1014,62 @@ def test_the_fix_names_the_option_that_gave_the_path(
 
     with pytest.raises(OutputError, match=r"write elsewhere with Report\.to_json\(path\)$"):
         check_output("/proc/r.json", option="Report.to_json")
+
+
+def test_a_full_disk_met_writing_names_the_option_that_gave_the_path(
+    pairs_csv: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A full disk met as the file is written (past check_output's probe: a 40 KB
+    tmpfs took the probe, not the thresholds) said "write elsewhere with --out" for
+    ``certify run --thresholds``, and for the library's Report.to_json / to_html; the
+    fix names the option or method that gave the path, as the probe's error does."""
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    rules = tmp_path / "t.json"
+    args = ["certify", "run", str(pairs_csv), "--agreement", "0.8", "--thresholds", str(rules)]
+    code, _, err = run(capsys, *args)
+    assert_one_line(code, err, f"cannot write {rules}: the disk is full", "with --thresholds")
+    assert "--out" not in err and _files(tmp_path) == []
+    report = recuse.audit(pairs_csv, n_boot=100, robustness="none")
+    for method in ("to_json", "to_html"):
+        with pytest.raises(OutputError, match=rf"with Report\.{method}\(path\)$"):
+            getattr(report, method)(tmp_path / f"r.{method}")
+    assert _files(tmp_path) == []
+
+
+@pytest.mark.parametrize("earlier", [True, False])
+def test_certify_run_failing_on_its_out_file_leaves_no_thresholds_of_this_run(
+    pairs_csv: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    earlier: bool,
+) -> None:
+    """``certify run --thresholds t.json -o run.json`` on a disk that fills writing
+    run.json exited 2 and left this run's t.json, which `certify apply` takes; the
+    earlier t.json is put back (or the new one removed), as they were before."""
+    rules, run_file = tmp_path / "t.json", tmp_path / "run.json"
+    if earlier:
+        rules.write_text("old")
+    real = outputs.write_bytes
+
+    def write_bytes(path: str | Path, data: bytes, **options: str) -> Path:
+        if Path(path).name == "run.json":
+            raise outputs.output_error(path, OSError(errno.ENOSPC, "No space left on device"))
+        return real(path, data, **options)
+
+    monkeypatch.setattr(outputs, "write_bytes", write_bytes)
+    args = ["certify", "run", pairs_csv, "--agreement", "0.8"]
+    code, _, err = run(capsys, *args, "--thresholds", rules, "-o", run_file)
+    there = {p.name: p.read_text() for p in tmp_path.iterdir()}
+    assert there == ({"t.json": "old"} if earlier else {})
+    assert_one_line(code, err, f"cannot write {run_file}: the disk is full")
 
 
 def test_a_named_pipe_where_the_report_goes_is_refused_not_waited_on(

@@ -7,6 +7,7 @@ The method and its assumptions: :mod:`recuse.mitigation.selective`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from dataclasses import replace
@@ -392,16 +393,22 @@ def _write_run(
 ) -> None:
     """Write `certify run`'s files (``written``: option to path): the thresholds file
     first (``thresholds``: its path as given), then the --out file (``payload``),
-    which names the thresholds file's sha256 (:func:`thresholds_named`)."""
+    which names the thresholds file's sha256 (:func:`thresholds_named`). A failure
+    writing the --out file puts the earlier thresholds file back (or removes the new
+    one): the run exited 2 and left this run's thresholds, which `certify apply`
+    took."""
     pair: dict[str, Any] = {}
+    with contextlib.ExitStack() as undo:
+        if thresholds is not None:
+            undo.enter_context(outputs.undone_on_failure(written["--thresholds"]))
+            text = json.dumps(result.thresholds(), indent=2, ensure_ascii=False, allow_nan=False)
+            pair["thresholds_file"] = thresholds_named(thresholds, text)
+            outputs.write_text(written["--thresholds"], text, option="--thresholds")
+        if "--out" in written:
+            text = json.dumps(payload | pair, indent=2, ensure_ascii=False, allow_nan=False)
+            outputs.write_text(written["--out"], text)
     if thresholds is not None:
-        text = json.dumps(result.thresholds(), indent=2, ensure_ascii=False, allow_nan=False)
-        pair["thresholds_file"] = thresholds_named(thresholds, text)
-        outputs.write_text(written["--thresholds"], text)
         _note_nothing_certified(result.thresholds(), written["--thresholds"])
-    if "--out" in written:
-        text = json.dumps(payload | pair, indent=2, ensure_ascii=False, allow_nan=False)
-        outputs.write_text(written["--out"], text)
 
 
 #: what ``thresholds_file.sha256`` in `certify run --out`'s file says

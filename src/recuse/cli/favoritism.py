@@ -121,7 +121,9 @@ def write_outputs(
     debiased.csv (each model's mean score before and after the correction, ranks).
 
     All four files or none (staged); the CSVs are exact (for scripts), each with a
-    spreadsheet-safe copy under for-spreadsheets/."""
+    spreadsheet-safe copy under for-spreadsheets/. favoritism.json is written last, so
+    it moves in last (as the audit's report.json after its tables): a run killed while
+    the files moved in left it, whole, beside none of the CSVs."""
     payload = {
         "settings": settings,
         "main": bat.main.to_dict(),
@@ -142,9 +144,10 @@ def write_outputs(
         },
     }
     tables = (bat.main.tidy(), bat.table(), effect.table)
-    texts = {OUT_FILES[0]: json.dumps(outputs.strict_json(payload), indent=2, allow_nan=False)}
+    texts: dict[str, str] = {}
     for name, frame in zip(OUT_FILES[1:], tables, strict=True):
         texts.update(outputs.csv_files(name, frame))
+    texts[OUT_FILES[0]] = json.dumps(outputs.strict_json(payload), indent=2, allow_nan=False)
     with outputs.staged(out) as stage:
         for name, text in texts.items():
             stage.write_text(name, text)

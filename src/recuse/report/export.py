@@ -72,9 +72,9 @@ def _table_texts(report: AuditReport) -> dict[str, str]:
     return texts
 
 
-def write_json(report: AuditReport, path: str | Path) -> Path:
-    """Write ``report.json`` to ``path`` atomically."""
-    return outputs.write_text(path, to_json(report) + "\n")
+def write_json(report: AuditReport, path: str | Path, *, option: str = "--out") -> Path:
+    """Write ``report.json`` to ``path`` atomically (a failure's fix names ``option``)."""
+    return outputs.write_text(path, to_json(report) + "\n", option=option)
 
 
 def write_tables(report: AuditReport, folder: str | Path) -> list[Path]:

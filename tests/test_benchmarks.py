@@ -183,3 +183,46 @@ def test_in_turns_alternates_the_candidates_and_keeps_the_best_of_each() -> None
     assert (calls, best) == (["A", "B"], [100.0, 6.0])  # no warm-up: the first call is timed
     with pytest.raises(ValueError, match="repeat must be at least 1, got 0"):
         in_turns([candidate("A")], repeat=0)
+
+
+def test_one_thread_pins_blas_and_arrow_loaded_before_it() -> None:
+    """NumPy's BLAS reads its thread count when NumPy loads, so a variable set afterwards
+    does nothing: one_thread() must pin the pools already loaded (threadpoolctl) and
+    Arrow's CPU pool. Run in a fresh process with the pools' variables unset, NumPy and
+    pyarrow imported first, as a benchmark imports them."""
+    import json
+    import os
+    import subprocess
+
+    script = (
+        "import json, numpy, pyarrow\n"
+        "from threadpoolctl import threadpool_info\n"
+        "from _timing import one_thread\n"
+        "one_thread()\n"
+        "print(json.dumps([[p['internal_api'], p['num_threads']] for p in threadpool_info()]"
+        " + [['arrow', pyarrow.cpu_count()]]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    env["PYTHONPATH"] = os.pathsep.join([str(BENCH), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    pools = json.loads(done.stdout)
+    assert any(api in ("openblas", "mkl", "blis") for api, _ in pools), pools
+    assert all(n == 1 for _, n in pools), pools
+
+
+def test_every_benchmark_timed_in_cpu_seconds_pins_its_threads() -> None:
+    """CPU seconds add every thread's time: a benchmark that reads them must run its work
+    on one thread (benchmarks/_timing.one_thread) or a threaded candidate reads slower
+    and a serial one faster. judge_http's CPU seconds are printed, not a target."""
+    helpers = {"_timing.py", "_threads.py", "judge_http.py"}
+    timed = [
+        p
+        for p in sorted(BENCH.glob("*.py"))
+        if p.name not in helpers
+        and ("process_time" in (s := p.read_text("utf-8")) or "in_turns(" in s)
+    ]
+    assert len(timed) >= 7, [p.name for p in timed]
+    for path in timed:
+        assert "one_thread()" in path.read_text("utf-8"), path.name

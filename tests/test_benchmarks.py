@@ -215,8 +215,9 @@ def test_one_thread_pins_blas_and_arrow_loaded_before_it() -> None:
 def test_every_benchmark_timed_in_cpu_seconds_pins_its_threads() -> None:
     """CPU seconds add every thread's time: a benchmark that reads them must run its work
     on one thread (benchmarks/_timing.one_thread) or a threaded candidate reads slower
-    and a serial one faster. judge_http's CPU seconds are printed, not a target."""
-    helpers = {"_timing.py", "_threads.py", "judge_http.py"}
+    and a serial one faster. judge_http's CPU seconds are printed, not a target;
+    judge_local reads CPU seconds only where torch runs on one thread (else the wall)."""
+    helpers = {"_timing.py", "_threads.py", "judge_http.py", "judge_local.py"}
     timed = [
         p
         for p in sorted(BENCH.glob("*.py"))

@@ -20,10 +20,9 @@ thread's time (and its spin-waits) to whichever candidate calls it, and a benchm
 without ``OMP_NUM_THREADS=1`` (``make bench``) read 28-50% of the CPU seconds of
 bootstrap_pairs' timed parts, and of many_models' one-step Jacobians, on threads other
 than the main one (2026-12-01). :func:`one_thread` pins them; a benchmark timed in CPU
-seconds calls it before it times anything. Importing this module sets the pools'
-variables (``OMP_NUM_THREADS`` and the BLAS ones) for a library loaded later; a library
-already loaded (NumPy's BLAS, read when NumPy is imported) is pinned by
-:func:`one_thread` through threadpoolctl.
+seconds calls it before it times anything. A library already loaded (NumPy's BLAS reads
+``OMP_NUM_THREADS`` when NumPy is imported, so setting it later does nothing) is pinned
+through threadpoolctl, and the pools' variables are set for a library loaded later.
 """
 
 from __future__ import annotations
@@ -39,14 +38,15 @@ from threadpoolctl import threadpool_limits
 
 #: the variables BLAS and OpenMP pools read when their library loads
 POOL_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-for _name in POOL_VARIABLES:
-    os.environ[_name] = "1"
 
 
 def one_thread() -> None:
     """Pin every thread pool this process has loaded to one thread: BLAS and OpenMP
     (threadpoolctl, for the rest of the process) and Arrow's CPU pool (when pyarrow is
-    loaded), so CPU seconds are the work of the one thread that runs it."""
+    loaded), so CPU seconds are the work of the one thread that runs it; and set the
+    pools' variables to 1 for a library loaded later."""
+    for name in POOL_VARIABLES:
+        os.environ[name] = "1"
     threadpool_limits(limits=1)
     if "pyarrow" in sys.modules:
         sys.modules["pyarrow"].set_cpu_count(1)

@@ -151,13 +151,19 @@ def test_every_quick_benchmark_exists_and_knows_its_options() -> None:
             assert f'"{flag}"' in source, (script, flag)
 
 
-def test_in_turns_alternates_the_candidates_and_keeps_the_best_of_each() -> None:
+def test_in_turns_alternates_the_candidates_and_keeps_the_best_of_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A B A B after one untimed warm-up round (not A A B B), each candidate's least time
     kept: a fake clock that a 'burst' slows on one round only leaves the best untouched,
-    and the warm-up's slow first calls are not counted."""
+    and the warm-up's slow first calls are not counted. The thread pools are pinned
+    before the warm-up and again before the timed rounds (recorded here, not done: the
+    test process's pools are left as they are)."""
+    import _timing
     from _timing import in_turns
 
     calls: list[str] = []
+    monkeypatch.setattr(_timing, "one_thread", lambda: calls.append("pin"))
     now = [0.0]
     # seconds each call takes on the fake clock, in call order: the warm-up round
     # A=100 B=100, then round 1 A=3 (a burst) B=2, round 2 A=1 B=5 (a burst), round 3 A=2 B=2
@@ -172,15 +178,16 @@ def test_in_turns_alternates_the_candidates_and_keeps_the_best_of_each() -> None
         return run
 
     best, results = in_turns([candidate("A"), candidate("B")], repeat=3, clock=lambda: now[0])
-    assert calls == ["A", "B", "A", "B", "A", "B", "A", "B"]
+    assert calls == ["pin", "A", "B", "pin", "A", "B", "A", "B", "A", "B"]
     assert best == [1.0, 2.0]
-    assert results == ["A7", "B8"]  # each one's last call
+    assert results == ["A9", "B10"]  # each one's last call
     calls.clear()
     spans = iter([100.0, 6.0])
     best, _ = in_turns(
         [candidate("A"), candidate("B")], repeat=1, clock=lambda: now[0], warm_up=False
     )
-    assert (calls, best) == (["A", "B"], [100.0, 6.0])  # no warm-up: the first call is timed
+    # no warm-up: the first call is timed, the pools pinned once
+    assert (calls, best) == (["pin", "A", "B"], [100.0, 6.0])
     with pytest.raises(ValueError, match="repeat must be at least 1, got 0"):
         in_turns([candidate("A")], repeat=0)
 

@@ -31,6 +31,7 @@ import time
 import numpy as np
 import pandas as pd
 from _targets import Targets
+from _timing import one_thread
 
 from recuse.metrics import pairwise_bias
 from recuse.metrics.bootstrap import Resampling
@@ -120,6 +121,7 @@ def main() -> None:
         help="simulated verdicts: picks (whole/half sums, float32 product) or probabilities",
     )  # fmt: skip
     args = ap.parse_args()
+    one_thread()  # CPU seconds are the work of one thread (benchmarks/_timing.py)
     targets = Targets()
 
     judges = {

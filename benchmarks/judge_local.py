@@ -35,6 +35,10 @@ skips the naive baseline and its target: its cost is the length of the explanati
 model writes, which a few short prompts do not show (on the 3 shortest pairs its first
 explanation ended after 2.5 s, 2.5x ours, where the first pairs' full 256 tokens read
 15-26x), so ``make bench-quick`` leaves it to ``make bench``.
+
+Where torch runs on one thread every pass is timed in CPU seconds of this process
+(docs/benchmarks.md: by the wall clock, rounds at load 2 differed 1.5x); with more
+torch threads, in wall seconds.
 """
 
 from __future__ import annotations
@@ -125,8 +129,16 @@ def main() -> None:
     sizes = sorted({len(b) for b in batches})
     print(f"{len(batches)} batches (sizes {sizes}), dtype {next(backend.model.parameters()).dtype}")
 
+    # the clock: CPU seconds of this process where torch runs on one thread (the forward
+    # passes and ours' own work then run on this process's threads, and the time another
+    # process holds the CPU is not counted: by the wall clock, rounds at load 2 differed
+    # 1.5x and read ours at 0.75-0.77 of the bare pass with the code unchanged); the wall
+    # clock where torch runs more threads, whose spin-waits CPU seconds would count
+    clock = time.process_time if torch.get_num_threads() == 1 else time.perf_counter
+    unit = "CPU s" if clock is time.process_time else "s"
+
     def bare(full_logits: bool, masked: bool = True) -> float:
-        t0 = time.perf_counter()
+        t0 = clock()
         with torch.inference_mode():
             for batch in batches:
                 width = max(len(x) for x in batch)
@@ -142,13 +154,13 @@ def main() -> None:
                     hidden = backend.model.base_model(input_ids=ids, **kw).last_hidden_state
                     last = torch.tensor([len(x) - 1 for x in batch])
                     backend.model.get_output_embeddings()(hidden[torch.arange(len(batch)), last])
-        return time.perf_counter() - t0
+        return clock() - t0
 
     def run_ours() -> tuple[float, Any]:
         with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.db") as store:
-            t0 = time.perf_counter()
+            t0 = clock()
             summary = Runner(backend, store, progress=False).pairwise(pairs, proto)
-            return time.perf_counter() - t0, summary
+            return clock() - t0, summary
 
     # rounds of the three, interleaved so load changes hit each alike; the best of each
     lasts, unmasked, ourses = [], [], []
@@ -161,42 +173,47 @@ def main() -> None:
     if args.repeat > 1:
         print(
             f"{args.repeat} rounds, the best of each kept: ours "
-            + ", ".join(f"{t:.2f}" for t in ourses) + " s; bare (last-pos) "
-            + ", ".join(f"{t:.2f}" for t in lasts) + " s; bare (no mask) "
-            + ", ".join(f"{t:.2f}" for t in unmasked) + " s"
+            + ", ".join(f"{t:.2f}" for t in ourses) + f" {unit}; bare (last-pos) "
+            + ", ".join(f"{t:.2f}" for t in lasts) + f" {unit}; bare (no mask) "
+            + ", ".join(f"{t:.2f}" for t in unmasked) + f" {unit}"
         )  # fmt: skip
     if summary.ok + summary.unparsed != len(prompts):
         raise SystemExit(f"FAILED: {len(prompts)} prompts but {summary.line()}")
     bare_full = float("nan") if args.no_full_logits else bare(full_logits=True)
+    print(f"timed in {'CPU seconds of this process' if unit == 'CPU s' else 'wall seconds'} "
+          f"(torch threads {torch.get_num_threads()})")  # fmt: skip
 
     explain = PairwiseProtocol(mode="explain")
     naive_prompts = [explain.prompt(p, "first") for p in pairs[: args.naive]]
-    t0 = time.perf_counter()
+    t0 = clock()
     parsed = 0
     for p in naive_prompts:
         (g,) = backend.generate_sync([p], max_new_tokens=256)
         parsed += isinstance(g, Generation) and parse_verdict(g.text) is not None
-    naive_per_prompt = (time.perf_counter() - t0) / max(1, len(naive_prompts))
+    naive_per_prompt = (clock() - t0) / max(1, len(naive_prompts))
 
     naive_all = naive_per_prompt * len(prompts) if naive_prompts else float("nan")
-    print(f"ours                          : {tokens / ours:8.1f} tok/s ({ours:.1f} s)")
+    print(f"ours                          : {tokens / ours:8.1f} tok/s ({ours:.1f} {unit})")
     print(f"  {summary.line()}")
-    print(f"bare forward, last-pos logits : {tokens / bare_last:8.1f} tok/s ({bare_last:.1f} s)")
+    print(
+        f"bare forward, last-pos logits : {tokens / bare_last:8.1f} tok/s ({bare_last:.1f} {unit})"
+    )
     if args.no_full_logits:
         print("bare forward, full logits     : skipped (--no-full-logits)")
     else:
         print(
-            f"bare forward, full logits     : {tokens / bare_full:8.1f} tok/s ({bare_full:.1f} s)"
+            f"bare forward, full logits     : {tokens / bare_full:8.1f} tok/s "
+            f"({bare_full:.1f} {unit})"
         )
     print(
         f"bare forward, no mask         : {tokens / bare_unmasked:8.1f} tok/s "
-        f"({bare_unmasked:.1f} s; right padding, as ours runs)"
+        f"({bare_unmasked:.1f} {unit}; right padding, as ours runs)"
     )
     if naive_prompts:
         print(
-            f"naive generate-then-parse     : {naive_per_prompt:.2f} s/prompt, timed on the "
+            f"naive generate-then-parse     : {naive_per_prompt:.2f} {unit}/prompt, timed on the "
             f"first {len(naive_prompts)} prompts only ({parsed} parsed); extrapolated to all "
-            f"{len(prompts)}: {naive_all:.1f} s"
+            f"{len(prompts)}: {naive_all:.1f} {unit}"
         )
     else:
         print("naive generate-then-parse     : skipped (--naive 0), and its target")

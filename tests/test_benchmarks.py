@@ -151,13 +151,19 @@ def test_every_quick_benchmark_exists_and_knows_its_options() -> None:
             assert f'"{flag}"' in source, (script, flag)
 
 
-def test_in_turns_alternates_the_candidates_and_keeps_the_best_of_each() -> None:
+def test_in_turns_alternates_the_candidates_and_keeps_the_best_of_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A B A B after one untimed warm-up round (not A A B B), each candidate's least time
     kept: a fake clock that a 'burst' slows on one round only leaves the best untouched,
-    and the warm-up's slow first calls are not counted."""
+    and the warm-up's slow first calls are not counted. The thread pools are pinned
+    before the warm-up and again before the timed rounds (recorded here, not done: the
+    test process's pools are left as they are)."""
+    import _timing
     from _timing import in_turns
 
     calls: list[str] = []
+    monkeypatch.setattr(_timing, "one_thread", lambda: calls.append("pin"))
     now = [0.0]
     # seconds each call takes on the fake clock, in call order: the warm-up round
     # A=100 B=100, then round 1 A=3 (a burst) B=2, round 2 A=1 B=5 (a burst), round 3 A=2 B=2
@@ -172,14 +178,59 @@ def test_in_turns_alternates_the_candidates_and_keeps_the_best_of_each() -> None
         return run
 
     best, results = in_turns([candidate("A"), candidate("B")], repeat=3, clock=lambda: now[0])
-    assert calls == ["A", "B", "A", "B", "A", "B", "A", "B"]
+    assert calls == ["pin", "A", "B", "pin", "A", "B", "A", "B", "A", "B"]
     assert best == [1.0, 2.0]
-    assert results == ["A7", "B8"]  # each one's last call
+    assert results == ["A9", "B10"]  # each one's last call
     calls.clear()
     spans = iter([100.0, 6.0])
     best, _ = in_turns(
         [candidate("A"), candidate("B")], repeat=1, clock=lambda: now[0], warm_up=False
     )
-    assert (calls, best) == (["A", "B"], [100.0, 6.0])  # no warm-up: the first call is timed
+    # no warm-up: the first call is timed, the pools pinned once
+    assert (calls, best) == (["pin", "A", "B"], [100.0, 6.0])
     with pytest.raises(ValueError, match="repeat must be at least 1, got 0"):
         in_turns([candidate("A")], repeat=0)
+
+
+def test_one_thread_pins_blas_and_arrow_loaded_before_it() -> None:
+    """NumPy's BLAS reads its thread count when NumPy loads, so a variable set afterwards
+    does nothing: one_thread() must pin the pools already loaded (threadpoolctl) and
+    Arrow's CPU pool. Run in a fresh process with the pools' variables unset, NumPy and
+    pyarrow imported first, as a benchmark imports them."""
+    import json
+    import os
+    import subprocess
+
+    script = (
+        "import json, numpy, pyarrow\n"
+        "from threadpoolctl import threadpool_info\n"
+        "from _timing import one_thread\n"
+        "one_thread()\n"
+        "print(json.dumps([[p['internal_api'], p['num_threads']] for p in threadpool_info()]"
+        " + [['arrow', pyarrow.cpu_count()]]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    env["PYTHONPATH"] = os.pathsep.join([str(BENCH), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    pools = json.loads(done.stdout)
+    assert any(api in ("openblas", "mkl", "blis") for api, _ in pools), pools
+    assert all(n == 1 for _, n in pools), pools
+
+
+def test_every_benchmark_timed_in_cpu_seconds_pins_its_threads() -> None:
+    """CPU seconds add every thread's time: a benchmark that reads them must run its work
+    on one thread (benchmarks/_timing.one_thread) or a threaded candidate reads slower
+    and a serial one faster. judge_http's CPU seconds are printed, not a target;
+    judge_local reads CPU seconds only where torch runs on one thread (else the wall)."""
+    helpers = {"_timing.py", "_threads.py", "judge_http.py", "judge_local.py"}
+    timed = [
+        p
+        for p in sorted(BENCH.glob("*.py"))
+        if p.name not in helpers
+        and ("process_time" in (s := p.read_text("utf-8")) or "in_turns(" in s)
+    ]
+    assert len(timed) >= 7, [p.name for p in timed]
+    for path in timed:
+        assert "one_thread()" in path.read_text("utf-8"), path.name

@@ -15,11 +15,14 @@ def rule_in_words(f: Finding) -> str | None:
     """The rule :func:`recuse.metrics.estimate.to_results` and the analyses' own interval
     code write in a finding's method (its words, written before the field was): the
     exact bound's, the position rates' widening (:func:`moved_method`), the expanded BCa
-    (:data:`EXPANDED_WORDS`), a percentile or BCa interval of a bootstrap, else none."""
+    (:data:`EXPANDED_WORDS`), a probe effect's padded ends (:func:`padded_method`), a
+    percentile or BCa interval of a bootstrap, else none."""
     words = f.method
     if EXACT_BOUND in words:
         return "exact_bound"
     if "widened by Student's t" in words:
+        return "widened"
+    if "each end widened for the" in words and "move it" in words:  # padded (padded_method)
         return "widened"
     if "expanded for the prompts' number" in words:
         return "expanded"

@@ -93,9 +93,19 @@ def test_every_row_is_an_estimate_inside_its_interval_with_the_current_definitio
     assert set(table["probe"]) <= known
     assert table["effect"].between(table["ci_low"], table["ci_high"]).all()
     assert table[["flip_rate", "placebo_flip_rate"]].stack().between(0, 1).all()
-    current = _probe_definitions(set(table["probe"]), _boot(probes))
-    for row in table.itertuples():
-        assert row.definition == current[row.probe], (row.data, row.judge, row.probe)
+    stale = probes.get("stale")
+    if stale is None:
+        current = _probe_definitions(set(table["probe"]), _boot(probes))
+        for row in table.itertuples():
+            assert row.definition == current[row.probe], (row.data, row.judge, row.probe)
+    else:
+        # the intervals predate a change of the probe interval's rule and the example
+        # cannot be rerun without the models: the JSON says so and which change, and the
+        # page says it beside the numbers it quotes, until the rerun removes the field
+        assert set(stale) == {"since", "why"} and "Rerun the probe part" in stale["why"]
+        assert f"predate {stale['since']}" in _reading()
+        old = {d for d in table["definition"] if "BCa interval" in d and "expanded" not in d}
+        assert len(old) == len(set(table["definition"])), "the old rule's plain BCa words"
     # every judge has every probe on each data set, or a recorded reason why not
     for data, part in table.groupby("data"):
         gone = {(s["judge"], s["metric"]) for s in probes[f"skipped_{data}"]}

@@ -566,3 +566,30 @@ def test_a_deviation_row_whose_interval_differs_is_kept_with_its_own_warning(
         assert texts["verbosity_deviation llama-2-70b-chat"] == ""
         assert texts["verbosity_bias llama-2-70b-chat"].startswith("99.9% low end extrapolated")
         assert texts["verbosity_deviation gpt-3.5-turbo"].startswith("99.9% high end extrapolated")
+
+
+def test_a_judged_tables_human_curve_says_which_items_it_leaves_out(planted: Planted) -> None:
+    """A table with judges draws the human score by length difference (Figure 4) from
+    the labelled items whose lengths give a relative difference; the items it left out
+    (no label, a length unknown or both answers empty) were in no exclusion, so its
+    bins' pairs fell short of the table's items with nothing said. Counted by hand."""
+    from recuse.analyses.verbosity import HUMAN_CURVE_EXCLUDED
+
+    frame = planted.pairs.copy()
+    assert frame["human"].notna().all()
+    items = frame["item_id"].drop_duplicates().tolist()
+    unlabelled, unknown = items[:3], items[3:5]
+    frame.loc[frame["item_id"].isin(unlabelled), "human"] = np.nan
+    gone = frame["item_id"].isin(unknown)
+    for col in ("len_a", "len_b", "response_a", "response_b"):  # whichever the table gives
+        if col in frame.columns:
+            frame.loc[gone, col] = np.nan if col.startswith("len") else ""
+    report = audit_only(ANALYSIS.id, frame, planted.roster)
+    said = {e.reason: e for e in report.exclusions if e.analysis == HUMAN_CURVE_EXCLUDED}
+    assert {r: (e.count, e.total) for r, e in said.items()} == {
+        "no human label": (3, len(items)),
+        "a length unknown, or both answers empty: no relative length difference": (2, len(items)),
+    }
+    (section,) = [s for s in report.sections if s.id == ANALYSIS.id]
+    (curve,) = [t for t in section.tables if t.name.startswith("human-verbosity-curve")]
+    assert int(curve.frame["n"].sum()) == len(items) - 5

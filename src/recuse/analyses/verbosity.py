@@ -40,6 +40,7 @@ from recuse.metrics.verbosity import (
     for_files,
     human_prefers_longer,
     human_verbosity_curve,
+    relative_ab,
     response_lengths,
 )
 from recuse.metrics.verdicts import TIE_TOL, human_ties_noun
@@ -245,6 +246,53 @@ def _figures(ctx: Context, inp: Input, curves: Mapping[str, pd.DataFrame]) -> No
         frame = curves.get(name)
         if frame is not None and len(frame):
             part.tables.append(report_curve_table(name, frame, inp.name, o))
+            if name == "human_verbosity_curve":
+                _curve_exclusions(ctx, inp)
+
+
+#: the human curve's name in the report's exclusions (a table with judges)
+HUMAN_CURVE_EXCLUDED = "verbosity: the human score by length difference (Figure 4, no judge)"
+
+
+def curve_left_out(frame: pd.DataFrame) -> tuple[int, list[tuple[str, int]]]:
+    """The items of a pairs table (one per ``item_id``) and, by reason, those the human
+    score by length difference (Figure 4,
+    :func:`~recuse.metrics.verbosity.human_verbosity_curve`) leaves out: no human label;
+    a length unknown, or both answers empty (``(len a − len b) / len b`` has no value).
+    The rest are the curve's pairs (its bins' ``n`` summed).
+
+    >>> t = pd.DataFrame({"item_id": list("abcde"), "human": [1, None, 0, 1, 0.5],
+    ...                   "len_a": [9, 9, None, 0, 4], "len_b": [3, 3, 3, 0, 0]})
+    >>> total, left = curve_left_out(t)
+    >>> total, [k for _, k in left]
+    (5, [1, 2])
+    """
+    items = frame[~items_of(frame).duplicated(keep="first")]
+    labelled = np.isfinite(items["human"].to_numpy(float))
+    la, lb, _ = response_lengths(items)
+    placed = ~np.isnan(relative_ab(la, lb))  # +inf (len b = 0): the last bin holds it
+    left = [
+        ("no human label", int((~labelled).sum())),
+        (
+            "a length unknown, or both answers empty: no relative length difference",
+            int((labelled & ~placed).sum()),
+        ),
+    ]
+    return len(items), [(why, k) for why, k in left if k]
+
+
+def _curve_exclusions(ctx: Context, inp: Input) -> None:
+    """The items a judged table's human curve leaves out (:func:`curve_left_out`), as
+    exclusions of that curve alone: its bins' pairs summed fell short of the table's
+    items with nothing said where."""
+    kind = inp.source.reference
+    total, left = curve_left_out(inp.frame)
+    for why, k in left:
+        ctx.exclusions.append(
+            Exclusion(
+                inp.name, reword(why, kind), k, total, analysis=reword(HUMAN_CURVE_EXCLUDED, kind)
+            )
+        )
 
 
 #: the humans' length preference's name, in the terminal, the page and report.json

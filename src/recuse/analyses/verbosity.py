@@ -45,7 +45,7 @@ from recuse.metrics.verbosity import (
 )
 from recuse.metrics.verdicts import TIE_TOL, human_ties_noun
 from recuse.numbers import count, general, percent
-from recuse.reference import ReferenceKind, reword
+from recuse.reference import reword
 from recuse.report import figures as fig
 from recuse.report.model import Baseline, Exclusion, Table
 from recuse.roster import Roster
@@ -285,14 +285,19 @@ def _curve_exclusions(ctx: Context, inp: Input) -> None:
     """The items a judged table's human curve leaves out (:func:`curve_left_out`), as
     exclusions of that curve alone: its bins' pairs summed fell short of the table's
     items with nothing said where."""
+    _left_out(ctx, inp, HUMAN_CURVE_EXCLUDED, curve_left_out(inp.frame))
+
+
+def _left_out(
+    ctx: Context, inp: Input, analysis: str, counted: tuple[int, list[tuple[str, int]]]
+) -> None:
+    """``counted`` (the items of ``inp`` and, by reason, those a human baseline leaves
+    out) as exclusions of ``analysis`` alone, worded for the table's reference."""
     kind = inp.source.reference
-    total, left = curve_left_out(inp.frame)
+    total, left = counted
+    what = reword(analysis, kind)
     for why, k in left:
-        ctx.exclusions.append(
-            Exclusion(
-                inp.name, reword(why, kind), k, total, analysis=reword(HUMAN_CURVE_EXCLUDED, kind)
-            )
-        )
+        ctx.exclusions.append(Exclusion(inp.name, reword(why, kind), k, total, analysis=what))
 
 
 #: the humans' length preference's name, in the terminal, the page and report.json
@@ -399,13 +404,11 @@ def baseline_left_out(
     return len(items), [(why, k) for why, k in left if k]
 
 
-def _baseline_exclusions(ctx: Context, inp: Input, kind: ReferenceKind) -> None:
+def _baseline_exclusions(ctx: Context, inp: Input) -> None:
     """The items the humans' length preference leaves out (:func:`baseline_left_out`),
     as exclusions of that baseline alone."""
-    total, left = baseline_left_out(inp.frame, human_ties=ctx.options.ties)
-    what = reword(f"verbosity: the {HUMAN_LONGER_TITLE} (a baseline, no judge)", kind)
-    for why, k in left:
-        ctx.exclusions.append(Exclusion(inp.name, reword(why, kind), k, total, analysis=what))
+    counted = baseline_left_out(inp.frame, human_ties=ctx.options.ties)
+    _left_out(ctx, inp, f"verbosity: the {HUMAN_LONGER_TITLE} (a baseline, no judge)", counted)
 
 
 def _unjudged(ctx: Context, inp: Input) -> None:
@@ -437,7 +440,7 @@ def _unjudged(ctx: Context, inp: Input) -> None:
                 ties=reword(baseline_ties(r.counts.get(HUMAN_LONGER_TIES, 0), o.ties), kind),
             )  # fmt: skip
             part.baselines.append(base)
-            _baseline_exclusions(ctx, inp, kind)
+            _baseline_exclusions(ctx, inp)
             row = pd.DataFrame([table_row(r, inp.name, "")])
             # no judge, no parts, all its pairs: those columns would read empty
             row = row.drop(columns=["method", "bias", "judge", "components", "n_of"])

@@ -35,8 +35,8 @@ placebo control is what makes their probe effects interpretable — an effect is
 move beyond what a trailing newline causes.
 
 The committed output (``examples/output/probes_small_models.*``, ``ladder_judgebench.csv``,
-``recognition_judgebench.csv``) came from these two runs, on 2 CPU cores (about 40 and
-30 minutes; Qwen's 490 probe judgments took 17 of the 40, so SmolLM2 wrote the rewrites):
+``recognition_judgebench.csv``) came from these two runs, on 2 CPU cores (about 35 and
+30 minutes; Qwen's 490 probe judgments took 15 of the 33, so SmolLM2 wrote the rewrites):
 
     python examples/probes_small_models.py --part probes --pairs 20 --max-words 250 \
         --judges smollm2-135m-instruct,gemma-3-270m,qwen2.5-coder-0.5b-instruct \

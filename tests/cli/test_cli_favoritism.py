@@ -476,3 +476,24 @@ def test_the_table_says_the_audit_writes_its_three_decimal_row_with_two(
     flat = " ".join(stdout.split())
     assert said in flat
     assert flat.count("numbers to the table's one precision") == 1
+
+
+def test_se_level_and_self_scope_come_from_recuse_toml_unless_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The [audit] se, level and self-scope of ./recuse.toml are the command's where its
+    line does not give them (they were read by recuse audit only); the line wins."""
+    roster = _roster(tmp_path)
+    (tmp_path / "recuse.toml").write_text('[audit]\nse = "HC3"\nlevel = 0.8\nself-scope = "line"\n')
+    monkeypatch.chdir(tmp_path)
+    head = ["--roster", str(roster), "favoritism", "ratings.csv"]
+    assert main([*head, "--out", "a"]) == 0
+    err = capsys.readouterr().err
+    assert "recuse.toml" in err  # the note names the file the options came from
+    said = json.loads((tmp_path / "a" / "favoritism.json").read_text())
+    assert said["main"]["se_type"] == "HC3" and said["main"]["level"] == 0.8
+    assert said["settings"]["self_scope"] == "line"
+    assert main([*head, "--out", "b", "--level", "0.95", "--se", "HC1"]) == 0
+    said = json.loads((tmp_path / "b" / "favoritism.json").read_text())
+    assert said["main"]["se_type"] == "HC1" and said["main"]["level"] == 0.95
+    assert said["settings"]["self_scope"] == "line"  # the file's, not given

@@ -553,3 +553,27 @@ def test_a_gz_file_compressed_twice_is_said_so(tmp_path: Path, inner: str, undo:
     )
     path.write_bytes(gzip.compress(text))
     assert read_bytes(path) == text
+
+
+@pytest.mark.parametrize("text", ["１２３", "١٢٣", "+20", "2e6", "1__0", "_10", "0", "-5"])
+def test_an_environment_limit_is_ascii_digits_only(
+    monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    """int() reads full-width '１２３' and Arabic-Indic "١٢٣" as 123, and '+20' as 20: the
+    limit took them; each is refused now, naming the variable and the value given."""
+    for env, read in ((MAX_ROW_ENV, max_row_bytes), (MAX_INPUT_ENV, max_input_bytes)):
+        monkeypatch.setenv(env, text)
+        with pytest.raises(ConfigError) as err:
+            read()
+        said = str(err.value)
+        assert f"{env} must be a positive whole number in ASCII digits" in said
+        assert repr(text) in said
+        monkeypatch.delenv(env)
+
+
+def test_an_environment_limit_reads_ascii_digits_and_underscores(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for text, value in (("123", 123), (" 1_000_000 ", 1_000_000), ("0042", 42)):
+        monkeypatch.setenv(MAX_ROW_ENV, text)
+        assert max_row_bytes() == value

@@ -83,15 +83,22 @@ BOM = b"\xef\xbb\xbf"
 
 
 def _limit(env: str, default: int) -> int:
-    text = os.environ.get(env, "").strip().replace("_", "")
+    """The positive whole number environment variable ``env`` holds (``default`` where
+    it is unset or blank): ASCII digits 0-9 only, ``_`` allowed between them
+    (``1_000_000``). Python's ``int`` also takes other scripts' digits (full-width
+    ``１２３``, Arabic-Indic ``١٢٣``) and a sign, which a limit read from a shell must
+    not pass unseen: each is refused with the variable, its value and an example."""
+    raw = os.environ.get(env, "")
+    text = raw.strip()
     if not text:
         return default
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
+    value = int(text.replace("_", "")) if re.fullmatch(r"[0-9]+(_[0-9]+)*", text) else 0
     if value <= 0:
-        raise ConfigError(f"{env} must be a positive whole number, got {os.environ[env]!r}")
+        raise ConfigError(
+            f"{env} must be a positive whole number in ASCII digits 0-9 (e.g. "
+            f"{env}=1000000 or 1_000_000), got {raw!r}: set it so, or unset it for the "
+            f"default {default:,}"
+        )
     return value
 
 

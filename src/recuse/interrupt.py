@@ -31,6 +31,7 @@ __all__ = [
     "hurries",
     "on_first_stop",
     "on_hurry",
+    "output_complete",
     "raise_if_stopped",
     "resumes",
     "run",
@@ -65,6 +66,9 @@ _program: list[bool] = []
 #: False where the command a second signal ends keeps nothing for a rerun
 #: (:func:`hurried_resumes`)
 _resumes: list[bool] = [True]
+#: what a stop that came once a command's output was whole leaves to say: the folder
+#: and the cleanup left (:func:`output_complete`), said by :func:`say_interrupted`
+_complete: list[str] = []
 
 
 def stop_on_signals(
@@ -588,6 +592,13 @@ def _terminated() -> bool:
 RESUMING = ("judge", "probe")
 
 
+def output_complete(words: str) -> None:
+    """Record that the stop being raised came once the command's output files were all
+    in place (``words``: where, and the cleanup left undone): :func:`say_interrupted`
+    says so instead of words that read as if the output were unfinished."""
+    _complete.append(words)
+
+
 def say_interrupted(program: bool, resumes: bool = True) -> None:
     """Recuse's words for Ctrl-C (or SIGTERM, :func:`stop_on_signals`): where the
     command ``resumes`` (:data:`RESUMING`), that its finished work is kept and a rerun
@@ -609,6 +620,12 @@ def say_interrupted(program: bool, resumes: bool = True) -> None:
         if resumes
         else "run the same command again to start it over"
     )
+    if _complete:  # the files were whole: the stop cut the cleanup (or what followed)
+        then = (
+            f"{'; '.join(_complete)}. The command's steps after that write did not run: "
+            "run the same command again to finish them"
+        )
+        _complete.clear()
     try:
         print(
             f"recuse: {what.get(code, 'interrupted')}; {then}",

@@ -46,6 +46,7 @@ from stat import S_ISDIR
 from typing import TYPE_CHECKING, Any
 
 from recuse.errors import OutputError, ReaderNote
+from recuse.interrupt import output_complete
 
 if TYPE_CHECKING:  # pandas loads where a table is written: recuse gate --json writes none
     import pandas as pd
@@ -632,6 +633,15 @@ def staged(target: str | Path) -> Iterator[Staging]:
     replaced. Any other is kept and said (:class:`InterruptedWrite`): one whose owner
     runs (a write into the same folder now), cannot be told (another host, an older
     recuse), or holds an old file this write does not replace.
+
+    A Ctrl-C (or SIGTERM) once every file is in place, during that cleanup, still stops
+    the command (its KeyboardInterrupt is raised again), but its words say the files are
+    complete and what cleanup is left (:func:`recuse.interrupt.output_complete`; a note
+    on the exception for Python callers): they said "interrupted; ... start it over"
+    over a whole report. The exit code stays 130 (143 for SIGTERM): the command was
+    stopped before it ended (what follows the write, its summary or a ``--fail-on``
+    code, did not run), and a script reads 130 as "stopped by the user", never as a
+    finished run, which 0 would claim.
     """
     out = Path(target)
     held: set[FolderId] = _HELD.__dict__.setdefault("folders", set())
@@ -898,13 +908,41 @@ def _staging(out: Path, created: bool) -> Iterator[Staging]:
         if lost:
             exc.add_note(_lost_words(lost))
         raise
-    else:
-        for name in stage.removed:
-            if name not in stage.names:
-                with contextlib.suppress(OSError):
-                    (out / name).unlink()
-        shutil.rmtree(root, ignore_errors=True)
-        _settle_left_behind(out, left, written=stage.names)
+    else:  # every file is in place: the write is whole, what follows is cleanup
+        try:
+            for name in stage.removed:
+                if name not in stage.names:
+                    with contextlib.suppress(OSError):
+                        (out / name).unlink()
+            shutil.rmtree(root, ignore_errors=True)
+            _settle_left_behind(out, left, written=stage.names)
+        except KeyboardInterrupt as exc:
+            # a Ctrl-C (or SIGTERM) here stops the command, but over whole files: said
+            # so (recuse.interrupt.say_interrupted), not as a stop mid-write
+            words = _complete_words(out, root, stage)
+            output_complete(words)
+            exc.add_note(words)
+            raise
+
+
+def _complete_words(out: Path, root: Path, stage: Staging) -> str:
+    """What a stop during :func:`_staging`'s cleanup leaves: ``out``'s new files are
+    all in place (whole); the staging folder ``root`` if it is still there (the next
+    write into ``out`` removes it, or it may be deleted); files of an earlier write the
+    block asked removed that are still there."""
+    left = [name for name in stage.removed if name not in stage.names and (out / name).exists()]
+    words = f"the {len(stage.names)} files written in {out} are complete and in place"
+    rest = []
+    if root.exists():
+        rest.append(
+            f"the staging folder {root.name} was not removed (the next write into "
+            f"{out} removes it, or delete it)"
+        )
+    if left:
+        rest.append(
+            f"{len(left)} earlier file(s) this write replaces were not removed: " + ", ".join(left)
+        )
+    return words + ("; cleanup left: " + "; ".join(rest) if rest else "")
 
 
 OWNER_FILE = ".owner"  # in a staging folder: the process writing it (pid, host, start)

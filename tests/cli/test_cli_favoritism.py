@@ -476,3 +476,63 @@ def test_the_table_says_the_audit_writes_its_three_decimal_row_with_two(
     flat = " ".join(stdout.split())
     assert said in flat
     assert flat.count("numbers to the table's one precision") == 1
+
+
+def test_se_level_and_self_scope_come_from_recuse_toml_unless_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The [audit] se, level and self-scope of ./recuse.toml are the command's where its
+    line does not give them (they were read by recuse audit only); the line wins."""
+    roster = _roster(tmp_path)
+    (tmp_path / "recuse.toml").write_text('[audit]\nse = "HC3"\nlevel = 0.8\nself-scope = "line"\n')
+    monkeypatch.chdir(tmp_path)
+    head = ["--roster", str(roster), "favoritism", "ratings.csv"]
+    assert main([*head, "--out", "a"]) == 0
+    err = capsys.readouterr().err
+    assert "recuse.toml" in err  # the note names the file the options came from
+    said = json.loads((tmp_path / "a" / "favoritism.json").read_text())
+    assert said["main"]["se_type"] == "HC3" and said["main"]["level"] == 0.8
+    assert said["settings"]["self_scope"] == "line"
+    assert main([*head, "--out", "b", "--level", "0.95", "--se", "HC1"]) == 0
+    said = json.loads((tmp_path / "b" / "favoritism.json").read_text())
+    assert said["main"]["se_type"] == "HC1" and said["main"]["level"] == 0.95
+    assert said["settings"]["self_scope"] == "line"  # the file's, not given
+
+
+def test_a_stop_during_the_cleanup_says_the_files_are_complete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C once every file had moved in, while the staging folder was removed, said
+    "interrupted; run the same command again to start it over" over whole files. It
+    says they are complete and what cleanup is left; the exit stays 130 (the command was
+    stopped before it ended), and the next run removes the staging folder."""
+    import shutil
+
+    from recuse import outputs
+
+    roster = _roster(tmp_path)
+    out = tmp_path / "out"
+    rmtree = shutil.rmtree
+
+    def stopped(path: str | Path, *args: object, **kwargs: object) -> None:
+        if Path(path).name.startswith(".recuse-staging-"):
+            raise KeyboardInterrupt
+        rmtree(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    argv = ["--roster", str(roster), "favoritism", str(tmp_path / "ratings.csv")]
+    monkeypatch.setattr(outputs.shutil, "rmtree", stopped)
+    code = main([*argv, "--out", str(out)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 130
+    assert f"the 7 files written in {out} are complete and in place" in err
+    assert "the staging folder .recuse-staging-" in err and "the next write into" in err
+    assert "start it over" not in err and "run the same command again to finish" in err
+    # the files are whole: the JSON reads, every CSV is there
+    assert json.loads((out / "favoritism.json").read_text())["main"]["n"] > 0
+    assert all((out / name).is_file() for name in ("coefficients.csv", "debiased.csv"))
+    assert len(list(out.glob(".recuse-staging-*"))) == 1
+    monkeypatch.setattr(outputs.shutil, "rmtree", rmtree)
+    # the next run (another process: the stopped one's pid is gone) removes the leftover
+    monkeypatch.setattr(outputs, "_owner_alive", lambda folder: False)
+    assert main([*argv, "--out", str(out)]) == 0
+    assert not list(out.glob(".recuse-staging-*"))

@@ -162,3 +162,23 @@ def test_a_judge_of_fewer_than_10_pairs_all_in_one_slot_is_warned_too() -> None:
     assert said.startswith("the judge's own answer was shown first on 8 of its 8 pairs")
     t.loc[0, "p_a_second"] = 0.0  # 7 first alone of 8: under all of them
     assert not one_order_words(self_preference(t, kind="dp", boot=BOOT, min_n=4).warnings)
+
+
+def test_a_table_with_p_a_only_cannot_raise_the_warning_and_the_docs_say_so() -> None:
+    """The same first-picker with its verdict as ``p_a`` (order unknown): DP is still
+    +0.5 by hand (picks own 20 of 20, the humans prefer it 10 of 20), and no one-order
+    warning can come (its pairs count in neither slot). The page says so, so that a
+    silent report of such a table is not read as a balanced slot (it did not say so)."""
+    from pathlib import Path
+
+    t = first_picker(own_in_a=[True] * N, second=False)
+    t["p_a"], t["p_a_first"] = t["p_a_first"], math.nan
+    r = self_preference(validate_pairs(t), kind="dp", boot=BOOT, min_n=4)
+    assert r.estimate == pytest.approx(0.5, abs=1e-12)
+    assert not one_order_words(r.warnings)
+    page = Path(__file__).resolve().parents[2] / "docs" / "self-preference.md"
+    words = " ".join(page.read_text(encoding="utf-8").split())
+    assert (
+        "A table with `p_a` only (the order each verdict was given in unknown) cannot raise it"
+        in words
+    )

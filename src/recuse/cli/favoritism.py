@@ -106,6 +106,9 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable | Text:
     return t
 
 
+#: the options besides :data:`~recuse.cli.app.READING` this command takes from recuse.toml
+FILE_OPTIONS = ("se", "level", "self_scope")
+
 OUT_FILES = ("favoritism.json", "coefficients.csv", "robustness.csv", "debiased.csv")
 
 
@@ -165,8 +168,8 @@ def favoritism(
         float,
         typer.Option(
             "--level",
-            help="Confidence level, in [0.5, 1) (the audit's default; a "
-            "recuse.toml's level is read by recuse audit only).",
+            help="Confidence level, in [0.5, 1) (default: recuse.toml's level, else the "
+            "audit's default).",
         ),
     ] = DEFAULTS.level,
     robustness: Annotated[
@@ -211,9 +214,14 @@ def favoritism(
 
     SOURCE is read as recuse audit reads it: the options given here, else recuse.toml's
     (--config, else ./recuse.toml) [map] and [[model]] entries and its data-dir,
-    reference-scorer and reference-judge keys. --out refuses a folder where one of the
-    files it writes is the input (exit 2, nothing written)."""
-    settings, roster = cli_context(ctx, READING)
+    reference-scorer and reference-judge keys; --se, --level and --self-scope likewise
+    (the command line, else the file's se, level and self-scope, else the default).
+    --out refuses a folder where one of the files it writes is the input (exit 2,
+    nothing written)."""
+    # se, level and self_scope as recuse audit reads them: command line > recuse.toml >
+    # default (--out and --robustness are this command's own: its folder, default none)
+    settings, roster = cli_context(ctx, (*READING, *FILE_OPTIONS))
+    se, level, self_scope = settings.se, settings.level, settings.self_scope
     check_interval_level(level)  # the audit's rule and message
     checks = _checks(robustness)
     with outputs.keeping_earlier(Path(out).expanduser(), OUT_FILES):

@@ -251,7 +251,9 @@ def one_slot_words(first: float, second: float, n: float, *, who: str) -> str | 
     shown first, its own answer always in a, judged with a first only: EO +1, DP the
     share the humans prefer the other). None where ``|first − second|`` is under
     :data:`ONE_SLOT_SHARE` of ``n`` or under :data:`ONE_SLOT_MIN` (under ``n`` where
-    ``n`` is smaller: 8 pairs all so shown and judged are its whole number).
+    ``n`` is smaller: 8 pairs all so shown and judged are its whole number). A table
+    with ``p_a`` only (the order unknown) never raises it: its pairs count in neither
+    slot (:func:`one_slot_columns`), which docs/self-preference.md says.
 
     >>> one_slot_words(20, 0, 20, who=SLOT_WHO["self"])[:52]
     "the judge's own answer was shown first on 20 of its "

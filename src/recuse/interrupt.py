@@ -239,8 +239,11 @@ def hurried_resumes(resumes: bool) -> None:
     """Whether the command running now goes on from its stored work when run again
     (:data:`RESUMING`; the command line says so as it starts it): a second signal's
     line then says what is stored, else that a rerun starts the command over (an
-    audit's judgments and perplexities are not kept for it)."""
+    audit's judgments and perplexities are not kept for it). A new command also forgets
+    an earlier one's :func:`output_complete` words (a Python caller that caught that
+    stop would have them said over the next command's interrupt)."""
     _resumes[:] = [resumes]
+    _complete.clear()
 
 
 def resumes() -> bool:

@@ -536,3 +536,24 @@ def test_a_stop_during_the_cleanup_says_the_files_are_complete(
     monkeypatch.setattr(outputs, "_owner_alive", lambda folder: False)
     assert main([*argv, "--out", str(out)]) == 0
     assert not list(out.glob(".recuse-staging-*"))
+
+
+def test_an_earlier_stops_complete_words_are_not_said_over_the_next_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The words of a stop over whole files wait for the CLI to say them: a Python
+    caller that caught such a stop (``recuse.audit`` stopped in its cleanup) and then ran
+    a command stopped mid-fit heard the first stop's folder named as complete."""
+    from recuse import interrupt
+    from recuse.regression import favoritism
+
+    interrupt.output_complete("the 7 files written in /elsewhere are complete and in place")
+
+    def stopped(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(favoritism, "prepare", stopped)
+    argv = ["--roster", str(_roster(tmp_path)), "favoritism", str(tmp_path / "ratings.csv")]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and "/elsewhere" not in err

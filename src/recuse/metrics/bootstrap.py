@@ -137,6 +137,10 @@ INTERVAL_NAMES: dict[str, str] = {
 _CHUNK_ENTRIES = 4_000_000
 # Multiply-adds below which the replicate product runs on one BLAS thread.
 _SMALL_PRODUCT = 50_000_000
+#: clusters per block of the jackknife of sparse sums (:func:`_jackknife`): a multiple of
+#: the 256 resamples a competence model refits at once, so the blocks split its rows as
+#: the whole would
+_JACK_BLOCK = 4096
 # Half-integer sums below this are exact in float32 (24-bit significand, one bit for halves).
 _EXACT_FLOAT32 = 2.0**22
 _USE_FLOAT32 = True
@@ -563,13 +567,18 @@ def cluster_bootstrap(
     part_at: dict[tuple[int, int], int] = {}  # (sums, columns read) -> its first column
     layout: list[NDArray[np.intp]] = []  # each dense statistic's columns in big
     sparse_parts: list[Sums] = []
+    sparse_at: dict[tuple[int, int], int] = {}  # likewise, into wide
+    sparse_layout: dict[int, NDArray[np.intp]] = {}  # each sparse statistic's columns in wide
     work = np.zeros((len(stats), 2))  # resampled dense columns, sparse non-zeros
     for i, (stat, (sums, _rows, _clust)) in enumerate(zip(stats, blocks, strict=True)):
         k, kb = stat.values.shape[1], stat.k_boot
         cols = (np.arange(len(stat.labels))[:, None] * k + np.arange(kb)[None, :]).ravel()
         if sparse.issparse(sums):
             part = sparse.csc_array(sums)[:, cols]
-            sparse_parts.append(part)
+            if (id(sums), kb) not in sparse_at:  # a part two statistics share, put in once
+                sparse_at[id(sums), kb] = sum(p.shape[1] for p in sparse_parts)
+                sparse_parts.append(part)
+            sparse_layout[i] = sparse_at[id(sums), kb] + np.arange(len(cols), dtype=np.intp)
             work[i, 1] = part.nnz
         else:
             if (id(sums), kb) not in part_at:
@@ -604,16 +613,17 @@ def cluster_bootstrap(
         spent[i] += float(shares[i] @ product)
 
     out: list[list[GroupEstimate]] = []
-    offsets = [0, 0]  # into the dense and the sparse replicate sums
+    offset = 0  # into the dense replicate sums
     for i, (stat, (sums, rows, n_clust)) in enumerate(zip(stats, blocks, strict=True)):
         start = time.perf_counter()
         n_groups, k, kb = len(stat.labels), stat.values.shape[1], stat.k_boot
         is_sparse = sparse.issparse(sums)
         tot = np.asarray(sums.sum(axis=0)).reshape(n_groups, k)
-        reps = sparse_reps if is_sparse else dense_reps
-        at = offsets[is_sparse]
-        rep = reps[:, at : at + n_groups * kb].reshape(n_boot, n_groups, kb)
-        offsets[is_sparse] += n_groups * kb
+        if is_sparse:
+            rep = sparse_reps[:, sparse_layout[i]].reshape(n_boot, n_groups, kb)
+        else:
+            rep = dense_reps[:, offset : offset + n_groups * kb].reshape(n_boot, n_groups, kb)
+            offset += n_groups * kb
         used = bool(rows.sum())
         if used:
             point = stat.combine(tot)
@@ -630,8 +640,7 @@ def cluster_bootstrap(
         if bca and used:
             # leave-one-cluster-out sums: total minus the cluster's own sums (of the
             # columns combine reads)
-            dense = _dense(sums).reshape(-1, n_groups, k)[:, :, :kb]
-            jack = stat.combine(tot[None, :, :kb] - dense)
+            jack = _jackknife(stat, sums, tot)
             accel = _acceleration(jack)
         else:
             accel = np.zeros(n_groups)
@@ -699,6 +708,24 @@ def cluster_bootstrap(
     if seconds is not None:
         for stat, t in zip(stats, spent, strict=True):
             seconds[stat.name] = seconds.get(stat.name, 0.0) + t
+    return out
+
+
+def _jackknife(stat: GroupedStatistic, sums: Sums, tot: FloatArray) -> FloatArray:
+    """``combine`` of the leave-one-cluster-out sums (total minus each cluster's own sums,
+    of the columns combine reads), ``(clusters, groups)``. Sparse ``sums`` are made dense
+    a block of :data:`_JACK_BLOCK` clusters at a time (the whole block of 100,000 prompts
+    × 1,478 columns is 1.2 GB, and its differences as much again); ``combine`` maps each
+    row of sums on its own, so the blocks give the values of the whole."""
+    n_groups, k, kb = len(stat.labels), stat.values.shape[1], stat.k_boot
+    if not sparse.issparse(sums):
+        dense = sums.reshape(-1, n_groups, k)[:, :, :kb]
+        return np.asarray(stat.combine(tot[None, :, :kb] - dense))
+    rows = sparse.csr_array(sums)
+    out = np.empty((rows.shape[0], n_groups))
+    for start in range(0, rows.shape[0], _JACK_BLOCK):
+        block = rows[start : start + _JACK_BLOCK].toarray().reshape(-1, n_groups, k)[:, :, :kb]
+        out[start : start + len(block)] = stat.combine(tot[None, :, :kb] - block)
     return out
 
 

@@ -29,11 +29,18 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from scipy import special
+from scipy import sparse, special
 
 from recuse.choices import CALIBRATED_RUNGS as CALIBRATED_RUNGS
 from recuse.errors import ConfigError, EstimationError, InputError
-from recuse.metrics.bootstrap import GroupedStatistic, Interval, Resampling, check_min_n, ratio
+from recuse.metrics.bootstrap import (
+    GroupedStatistic,
+    Interval,
+    Resampling,
+    Sums,
+    check_min_n,
+    ratio,
+)
 from recuse.metrics.estimate import MetricSpec, clusters_of, items_of, run_one
 from recuse.metrics.result import REFIT_WORDS as REFIT_WORDS
 from recuse.metrics.result import MetricResult, Refit
@@ -1057,6 +1064,39 @@ def _unique_columns(columns: list[NDArray[Any]]) -> tuple[NDArray[np.int64], NDA
     return rows, inverse
 
 
+def _values_matrix(
+    n: int,
+    k: int,
+    orders: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]],
+    labels: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64], int],
+    indicators: Mapping[int, NDArray[np.bool_]],
+) -> sparse.csr_array:
+    """The exact bootstrap's per-row terms ``(n × k)``, held sparse (CSR): each row
+    touches at most two pattern weights and picks (one per judged order), one labelled
+    pair's count and human sum, and three indicator columns, of ``k`` that grow with the
+    patterns (739 at 600,000 rows: a dense matrix of 3.5 GB). ``orders``: each judged
+    order's row, pattern, weight and weighted pick (columns ``pat`` and ``p + pat``, with
+    ``p`` the patterns, ``k = 2p + 2 n_l + 3``; orders of one row on one pattern add up);
+    ``labels``: each labelled row, its count column (``2p + pair``), its human value and
+    ``n_l`` (its human column lies ``n_l`` further); ``indicators``: column -> rows with a
+    1. The entries are those of the dense matrix (whole and half numbers, summed in any
+    order to the same bits); stored zeros are dropped."""
+    ri, pat, w, wy = orders
+    lab_rows, lab_col, human, n_l = labels
+    p = (k - 3 - 2 * n_l) // 2
+    ind_rows = [np.flatnonzero(rows) for rows in indicators.values()]
+    row = np.concatenate([ri, ri, lab_rows, lab_rows, *ind_rows])
+    col = np.concatenate([
+        pat, p + pat, lab_col, lab_col + n_l,
+        *(np.full(len(r), c, dtype=np.intp) for c, r in zip(indicators, ind_rows, strict=True)),
+    ])  # fmt: skip
+    data = np.concatenate([w, wy, np.ones(len(lab_rows)), human, np.ones(sum(map(len, ind_rows)))])
+    out = sparse.csr_array((data, (row, col)), shape=(n, k))  # duplicates summed
+    out.sum_duplicates()
+    out.eliminate_zeros()
+    return out
+
+
 def _contrast_sums(
     a: NDArray[np.float64], ia: NDArray[np.intp], ib: NDArray[np.intp], n_models: int
 ) -> NDArray[np.float64]:
@@ -1311,9 +1351,7 @@ def calibrated_parts(
     stratum: str | None = None,
     label_term: NDArray[np.bool_] | None = None,
     one_step: bool | None = False,
-) -> tuple[
-    NDArray[np.float64], NDArray[np.intp], dict[str, str], NDArray[np.float64], CompetenceModel
-]:
+) -> tuple[Sums, NDArray[np.intp], dict[str, str], NDArray[np.float64], CompetenceModel]:
     """Per-row sums of the calibrated statistic (:class:`CompetenceModel`), group codes,
     per-judge problems, each fitted row's predicted P(a) without the own (and family)
     term (order-averaged; NaN else), and the model. ``strengths`` None: learnt from each
@@ -1463,7 +1501,7 @@ def calibrated_parts(
         )
         return (np.zeros((n, 2)), np.full(n, -1, dtype=np.intp),
                 {str(label): why for label in labels}, pred_a, model)  # fmt: skip
-    values: NDArray[np.float64]
+    values: Sums
     ind = np.column_stack([usable & (side != 0), usable & (side == 0), usable & (fam_side != 0)])
     ind = ind.astype(float)
 
@@ -1497,15 +1535,11 @@ def calibrated_parts(
     if one_step:  # the statistics' columns come from _OneStep, per statistic
         values = np.zeros((n, 0))
     else:
-        dense = np.zeros((n, model.k))
-        np.add.at(dense, (ri, pat), w)
-        np.add.at(dense, (ri, p + pat), w * yy)
-        dense[lab_rows, 2 * p + lab] = 1.0
-        dense[lab_rows, 2 * p + n_l + lab] = human[lab_rows]
-        dense[:, model.col_own] = np.where(usable & (side != 0), 1.0, 0.0)
-        dense[:, model.col_other] = np.where(usable & (side == 0), 1.0, 0.0)
-        dense[:, model.col_family] = np.where(usable & (fam_side != 0), 1.0, 0.0)
-        values = dense
+        values = _values_matrix(
+            n, model.k, (ri, pat, w, w * yy), (lab_rows, p + p + lab, human[lab_rows], n_l),
+            {model.col_own: usable & (side != 0), model.col_other: usable & (side == 0),
+             model.col_family: usable & (fam_side != 0)},
+        )  # fmt: skip
     totals_of = all_totals() if one_step else np.zeros((n_j, 0))
     fits: dict[int, tuple[NDArray[np.float64], NDArray[np.float64]]] = {}
     lab_group = np.where(labelled, codes, -1)
@@ -1829,9 +1863,7 @@ def gated_parts(
     label: LabelTerm,
     one_step: bool | None,
     **how: Any,
-) -> tuple[
-    NDArray[np.float64], NDArray[np.intp], dict[str, str], NDArray[np.float64], CompetenceModel
-]:
+) -> tuple[Sums, NDArray[np.intp], dict[str, str], NDArray[np.float64], CompetenceModel]:
     """:func:`calibrated_parts` with the label term on the judges ``label`` conditions
     (:func:`label_conditioned`), the preparation made once where it can be: with
     ``label="auto"`` the fit without a label term decides (:func:`_ceiling_gate`), and
@@ -1850,14 +1882,14 @@ def gated_parts(
 
 
 def _ceiling_gate(
-    parts: tuple[NDArray[np.float64], NDArray[np.intp], Any, Any, CompetenceModel], n_labels: int
+    parts: tuple[Sums, NDArray[np.intp], Any, Any, CompetenceModel], n_labels: int
 ) -> NDArray[np.bool_] | None:
     """:func:`label_conditioned`'s answer from :func:`calibrated_parts` without a label term
     and with ``one_step=None``: the judges at the ceiling (:func:`_at_ceiling`), or None."""
     values, group, _, _, model = parts
     if model.one_step is not None:
         totals = {code: t for code, (t, _) in model.one_step.fits.items()}
-    elif len(values) and values.shape[1] == model.k:
+    elif values.shape[0] and values.shape[1] == model.k:
         totals = {
             code: values[group == code].sum(axis=0)
             for code in range(n_labels)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+from scipy import sparse
 
 from recuse.errors import EstimationError
 from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n
@@ -169,7 +170,8 @@ def familiarity_mediation(
     more[other, 4] = r[other] * d[other]
     more[own, 5] = 1.0
     more[own, 6] = np.where(side > 0, d, -d)[own]
-    values = np.column_stack([values, more])
+    # (dense: the mediation's single judge, with its perplexity columns beside)
+    values = np.column_stack([sparse.csr_array(values).toarray(), more])
     required = (
         (model.col_own, "pairs holding the judge's own answer, with perplexities"),
         (model.k, "pairs without its own answer, with perplexities"),

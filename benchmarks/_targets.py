@@ -8,10 +8,14 @@ Targets are ratios measured in the same run (ours against a bare baseline timed 
 moment before or after), which a noisy machine moves far less than absolute seconds;
 an absolute time is used only where the issue names one.
 
-``RECUSE_BENCH_TARGET_SCALE`` (default 1) makes every target harder by that factor:
-an "at least" target is multiplied by it, an "at most" target divided, a range shrunk
-around its middle. ``RECUSE_BENCH_TARGET_SCALE=1000 python benchmarks/x.py`` must exit
-1: it shows that the benchmark fails when its target is missed.
+``RECUSE_BENCH_TARGET_SCALE`` (default 1) makes every speed, ratio and memory target
+harder by that factor: an "at least" target is multiplied by it, an "at most" target
+divided, a range shrunk around its middle. ``RECUSE_BENCH_TARGET_SCALE=1000 python
+benchmarks/x.py`` must exit 1: it shows that the benchmark fails when its timing target
+is missed. Correctness checks (the same answers as a baseline, a tolerance, a coverage
+floor, a count that must hold) pass ``scaled=False`` and are never scaled, so a raised
+scale shows a timing target failing while the answers still check out; their lines
+read ``[correctness, not scaled]``.
 """
 
 from __future__ import annotations
@@ -67,21 +71,40 @@ class Targets:
             self.missed.append(line)
         return ok
 
-    def at_least(self, what: str, value: float, target: float, unit: str = "") -> bool:
-        """``value >= target`` (``target`` times the scale); NaN misses."""
-        goal = target * self.scale
-        return self._record(value >= goal, f"{what} {value:.3g}{unit} >= {goal:.3g}{unit}")
+    def _factor(self, scaled: bool) -> float:
+        return self.scale if scaled else 1.0
 
-    def at_most(self, what: str, value: float, target: float, unit: str = "") -> bool:
-        """``value <= target`` (``target`` divided by the scale); NaN misses."""
-        goal = target / self.scale
-        return self._record(value <= goal, f"{what} {value:.3g}{unit} <= {goal:.3g}{unit}")
+    @staticmethod
+    def _tag(scaled: bool) -> str:
+        return "" if scaled else " [correctness, not scaled]"
 
-    def within(self, what: str, value: float, low: float, high: float) -> bool:
-        """``low <= value <= high`` (the range shrunk around its middle by the scale)."""
-        mid, half = (low + high) / 2, (high - low) / 2 / self.scale
+    def at_least(
+        self, what: str, value: float, target: float, unit: str = "", *, scaled: bool = True
+    ) -> bool:
+        """``value >= target`` (``target`` times the scale unless ``scaled=False``, for a
+        correctness check); NaN misses."""
+        goal = target * self._factor(scaled)
+        line = f"{what} {value:.3g}{unit} >= {goal:.3g}{unit}{self._tag(scaled)}"
+        return self._record(value >= goal, line)
+
+    def at_most(
+        self, what: str, value: float, target: float, unit: str = "", *, scaled: bool = True
+    ) -> bool:
+        """``value <= target`` (``target`` divided by the scale unless ``scaled=False``,
+        for a correctness check); NaN misses."""
+        goal = target / self._factor(scaled)
+        line = f"{what} {value:.3g}{unit} <= {goal:.3g}{unit}{self._tag(scaled)}"
+        return self._record(value <= goal, line)
+
+    def within(
+        self, what: str, value: float, low: float, high: float, *, scaled: bool = True
+    ) -> bool:
+        """``low <= value <= high`` (the range shrunk around its middle by the scale unless
+        ``scaled=False``, for a correctness check)."""
+        mid, half = (low + high) / 2, (high - low) / 2 / self._factor(scaled)
         lo, hi = mid - half, mid + half
-        return self._record(lo <= value <= hi, f"{what} {value:.3g} in [{lo:.3g}, {hi:.3g}]")
+        line = f"{what} {value:.3g} in [{lo:.3g}, {hi:.3g}]{self._tag(scaled)}"
+        return self._record(lo <= value <= hi, line)
 
     def finish(self) -> None:
         """Exit with status 1 and the missed targets when any was missed."""

@@ -71,7 +71,9 @@ def main() -> int:
         f"(ratio {ours / base:.2f}); all None: {all_none}"
     )
     targets = Targets()
-    targets.at_least("every fit None, ours and the baseline (1 = yes)", float(all_none), 1.0)
+    targets.at_least(
+        "every fit None, ours and the baseline (1 = yes)", float(all_none), 1.0, scaled=False
+    )
     targets.at_most("refusal / doubling every rule", ours / base, 0.75, "x")
     targets.finish()
     return 0

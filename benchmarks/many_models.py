@@ -153,7 +153,7 @@ def label_graph(models: int, targets: Targets, repeat: int) -> None:
     same = bool(np.array_equal(beat, old_beat > 0) and np.array_equal(seen, old_seen))
     print(f"the same graphs: {same}")
     targets.at_least("label graph: baseline / ours seconds", base_s / our_s, 10.0, "x")
-    targets.at_least("label graph: the same graphs (1 = yes)", float(same), 1.0)
+    targets.at_least("label graph: the same graphs (1 = yes)", float(same), 1.0, scaled=False)
 
 
 def dense_pinv_t(one: Any, code: int) -> np.ndarray:
@@ -266,8 +266,8 @@ def calibrated(args: argparse.Namespace, targets: Targets) -> None:
     targets.at_least(
         "one-step Jacobian: baseline / ours working memory", base_mb / our_mb, 3.0, "x"
     )
-    targets.at_most("one-step Jacobian: largest (J+)' difference", gap, 1e-9)
-    targets.at_most("full-sample strength fits a judge", fits / n_j, 1.0)
+    targets.at_most("one-step Jacobian: largest (J+)' difference", gap, 1e-9, scaled=False)
+    targets.at_most("full-sample strength fits a judge", fits / n_j, 1.0, scaled=False)
 
 
 def main() -> int:
@@ -309,7 +309,7 @@ def main() -> int:
     gap = max(abs(got[s] - base[s]) for s in base)
     print(f"largest difference of a raw strength from the baseline's: {gap:.1e} log-odds")
     targets.at_least("baseline / leaderboard seconds", base_s / our_s, 1.5, "x")
-    targets.at_most("largest raw strength difference (log-odds)", gap, 1e-6)
+    targets.at_most("largest raw strength difference (log-odds)", gap, 1e-6, scaled=False)
     print(f"{twice_s:8.2f} s  recuse leaderboard at {2 * args.prompts:,} prompts: "
           f"{twice_s / our_s:.2f}x the time for 2x the pairs")  # fmt: skip
     targets.at_most("growth of the leaderboard's seconds at doubled prompts", twice_s / our_s, 2.5)

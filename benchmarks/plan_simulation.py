@@ -8,9 +8,13 @@ validates each table through every input check (:func:`recuse.tables.validate_pa
 as ``simulate_pairs(validated=True)`` did for each of them before). Both must give the
 same simulated power, run for run.
 
-Targets (exit status 1 when missed): the same power, and ours at most 0.9x the
-baseline's time (0.76-0.80x measured on the shared 2-core machine at load 2.5-2.7, 40
-runs: validation was 5 ms of a run's 17-19 ms at 573 pairs). Each is timed in CPU
+Targets (exit status 1 when missed): the same power, and ours at most 0.8x the
+baseline's time (validation was 5 ms of a run's 17-19 ms at 573 pairs). The median
+read 0.64-0.67x in four runs at load 9.1-9.4 (2026-12-01; rounds 0.58-0.77x) and 0.69x
+at load 7: 0.8x is the worst median plus 16%, and catches ours slowing by 1.2x or more
+(0.9x, until 2026-12-01, caught 1.35x). The ratio moves only with what ours does that
+the baseline does not (reading the tables): a slowdown of the simulation or the
+bootstrap, which both run, slows both alike. Each is timed in CPU
 seconds of this process (the simulation and its bootstrap are NumPy and pandas on this
 one thread, BLAS on one thread in ``make bench-quick``), in turns, and the target reads
 the median over ``--repeat`` rounds of each round's ratio: by the wall clock (least of
@@ -84,8 +88,8 @@ def main() -> int:
     )
     targets = Targets()
     same = len({p for _, p in powers}) == 1
-    targets.at_least("same simulated power as validated (1 = yes)", float(same), 1.0)
-    targets.at_most("plan simulation / validated, median of rounds", ratio, 0.9, "x")
+    targets.at_least("same simulated power as validated (1 = yes)", float(same), 1.0, scaled=False)
+    targets.at_most("plan simulation / validated, median of rounds", ratio, 0.8, "x")
     targets.finish()
     return 0
 

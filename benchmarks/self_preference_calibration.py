@@ -202,7 +202,9 @@ def main() -> None:
     targets = Targets()
     null_mean = float(null["coverage"].mean())
     pooled0 = 2 * np.sqrt(0.9 * 0.1 / (args.reps * len(null)))
-    targets.within("mean coverage of 0, no self term", null_mean, 0.85 - pooled0, 0.95 + pooled0)
+    targets.within(
+        "mean coverage of 0, no self term", null_mean, 0.85 - pooled0, 0.95 + pooled0, scaled=False
+    )
     if planted.empty:  # --judges 3 alone: the planted cells are one judge's
         print("no planted cell (they are drawn with --judges 1): their targets are not checked")
         targets.finish()
@@ -218,9 +220,9 @@ def main() -> None:
     )
     pooled = 2 * np.sqrt(0.9 * 0.1 / (args.reps * len(planted)))
     low = float(planted["coverage"].min())
-    targets.at_least("lowest coverage of planted tau in a cell", low, floor)
+    targets.at_least("lowest coverage of planted tau in a cell", low, floor, scaled=False)
     mean = float(planted["coverage"].mean())
-    targets.within("mean coverage of planted tau", mean, 0.85 - pooled, 0.95 + pooled)
+    targets.within("mean coverage of planted tau", mean, 0.85 - pooled, 0.95 + pooled, scaled=False)
     targets.finish()
 
 

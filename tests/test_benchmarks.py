@@ -61,6 +61,50 @@ def test_the_scale_makes_every_target_harder(monkeypatch: pytest.MonkeyPatch) ->
         Targets()
 
 
+def test_the_scale_leaves_correctness_checks_as_they_are(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """scaled=False (a correctness check): the scale moves neither end, so at scale 10
+    the same answer still passes and a wrong one still fails at the unscaled bound."""
+    monkeypatch.setenv(SCALE_ENV, "10")
+    t = Targets()
+    assert t.at_least("same answers (1 = yes)", 1.0, 1.0, scaled=False)  # would need 10
+    assert t.at_most("max |difference|", 5e-9, 1e-8, scaled=False)  # would need 1e-9
+    assert not t.at_most("max |difference|", 2e-8, 1e-8, scaled=False)
+    assert t.within("coverage", 0.88, 0.85, 0.95, scaled=False)  # would need 0.895-0.905
+    assert not t.at_least("speed-up", 25.0, 20.0)  # a timing target is still scaled
+    assert "1 >= 1 [correctness, not scaled] — met" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match=r"2 of 5 targets missed \(targets scaled by 10\)"):
+        t.finish()
+
+
+def test_a_raised_scale_fails_the_timing_targets_while_the_counts_still_agree() -> None:
+    """certify_apply at a small size under RECUSE_BENCH_TARGET_SCALE=1000 exits 1 on its
+    speed and growth targets while its identity check (the same counts as the old
+    lookup and pandas) is still met: the scale no longer touches correctness."""
+    import os
+    import subprocess
+
+    env = {**os.environ, SCALE_ENV: "1000"}
+    src = str(BENCH.parent / "src")
+    env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "certify_apply.py", "--items", "20000", "--repeat", "1"],
+        cwd=BENCH,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = [x for x in done.stdout.splitlines() if x.startswith("target: ")]
+    same = [x for x in lines if "the same counts" in x]
+    assert len(same) == 1 and same[0].endswith("[correctness, not scaled] — met"), lines
+    timing = [x for x in lines if x not in same]
+    assert timing and all(x.endswith("— MISSED") for x in timing), lines
+    assert "targets scaled by 1000" in done.stderr
+
+
 def test_every_benchmark_checks_its_targets() -> None:
     """Each script in benchmarks/ builds Targets and ends with finish(): none can print a
     missed target and exit 0."""

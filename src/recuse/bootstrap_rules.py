@@ -338,6 +338,11 @@ class Extrapolation:
             raise ValueError(f"names no end or a tail outside [0, 0.5) (got {said})")
         if data["resamples"] < 1 or data["clusters"] < 1 or not 0 < data["level"] < 1:
             raise ValueError(f"has resamples, clusters or level out of range (got {said})")
+        if data["resamples"] > MAX_N_BOOT:  # no audit keeps more (check_n_boot)
+            raise ValueError(
+                f"has 'resamples' {_brief(data['resamples'])}, more than the "
+                f"{MAX_N_BOOT:,} an audit keeps (--n-boot): not the audit's record"
+            )
         corrected = data.get("bias_corrected", True)
         if not isinstance(corrected, bool):
             got = _brief(corrected)

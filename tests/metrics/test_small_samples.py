@@ -115,7 +115,14 @@ def test_std_error_and_p_value_by_hand_on_a_fixed_resample_set() -> None:
         m = (reps < null - 1e-12).sum()
         k = (np.abs(reps - null) <= 1e-12).sum()  # tied on null: an end on it from
         # numpy's position m to m + k − 1 of B − 1, the lower tail the last, the upper the first
-        lo, hi = ((m + k - 1) / (n_boot - 1), m / (n_boot - 1)) if k else (m / n_boot,) * 2
+        # untied: the level at which numpy's quantile (linear between the sorted
+        # replicates at i / (B − 1)) is null, a share f of the way from m − 1 to m
+        at = np.sort(reps)
+        f = 0.0 if k or m in (0, n_boot) else (null - at[m - 1]) / (at[m] - at[m - 1])
+        untied = (m - 1 + f) / (n_boot - 1)
+        lo, hi = ((m + k - 1) / (n_boot - 1), m / (n_boot - 1)) if k else (untied,) * 2
+        if not k:  # the same level: the interval at that level has its end on null
+            assert np.quantile(at, untied) == pytest.approx(null, abs=1e-12)
         lo, hi = (min(max(g, 1 / (n_boot + 1)), n_boot / (n_boot + 1)) for g in (lo, hi))
         expected = max(2 / (n_boot + 1), 2 * min(lo, 1 - hi))
         assert p_value(pct, null) == pytest.approx(expected, abs=1e-12), null

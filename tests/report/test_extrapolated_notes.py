@@ -443,6 +443,27 @@ def test_a_huge_crafted_record_is_refused_in_a_line(
     assert "names no end or a tail outside [0, 0.5)" in err and len(err) < 1000
 
 
+def test_a_records_resamples_past_the_audits_bound_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``resamples`` 10**30 (a tail of 1e-3, 12 prompts) was read by ``recuse gate``: no
+    audit keeps more than MAX_N_BOOT resamples (check_n_boot), so a record saying more
+    is refused naming the file's finding and field, exit 2; MAX_N_BOOT itself gates."""
+    from recuse.bootstrap_rules import MAX_N_BOOT
+
+    ok = replace(_low(1e-3, clusters=12), level=0.9).to_dict()
+    at = _gated(tmp_path, {**ok, "resamples": MAX_N_BOOT})
+    assert main(["gate", str(at), "--max", "position=0.2"]) == 0
+    capsys.readouterr()
+    for many in (MAX_N_BOOT + 1, 10**30):
+        path = _gated(tmp_path, {**ok, "resamples": many})
+        assert main(["gate", str(path), "--max", "position=0.2"]) == 2
+        err = capsys.readouterr().err
+        assert str(path.name) in err and "finding 1 of section 1" in err
+        assert f"'extrapolated' has 'resamples' {many}, more than the 1,000,000" in err
+        assert "Traceback" not in err
+
+
 def test_a_record_of_another_interval_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1253,6 +1253,15 @@ def p_value(est: GroupEstimate, null: float, *, expanded: bool = False) -> float
     interval of level above ``1 - p``. With ``z0 = a = 0`` (percentile interval)
     this is ``2 * min(G, 1 - G)``. NaN when ``est`` has no replicates.
 
+    ``G`` is the level at which the interval's own quantile (numpy's, linear between
+    the sorted replicates at levels ``i / (B − 1)``) lies on ``null``: ``(i + f) / (B − 1)``
+    for ``null`` a share ``f`` of the way from replicate ``i`` to ``i + 1`` (from 0).
+    Counting the replicates below it (``G = m / B``) read a level up to ``1 / B`` away
+    from the interval's, which a steep BCa map turns into much more: at 200 resamples a
+    95% BCa interval [0.038, 1.53] of 10 prompts read p = 0.060 by count. Read at the
+    interval's own level, the interval excludes ``null`` exactly when ``p < 1 − level``
+    (above the floor; the level kept in ``[1/(B+1), B/(B+1)]``).
+
     Replicates tied on ``null`` (``k`` of them, after ``m`` below it; to 1e-12,
     relative) put an end on it at every replicate level from ``m / (B − 1)`` to
     ``(m + k − 1) / (B − 1)`` (where numpy's quantile puts them): the lower tail reads
@@ -1276,12 +1285,12 @@ def p_value(est: GroupEstimate, null: float, *, expanded: bool = False) -> float
 
     >>> e = GroupEstimate(0.3, 0.1, 0.5, 10, 10, 4, 0, np.zeros(0),
     ...                   replicates=np.array([0.1, 0.2, 0.3, 0.4]))
-    >>> p_value(e, 0.15), p_value(e, 0.25)  # G = 1/4, 1/2
-    (0.5, 1.0)
+    >>> p_value(e, 0.15), p_value(e, 0.25)  # G = 0.5 / 3 (kept at 1 / 5), 1.5 / 3
+    (0.4, 1.0)
     >>> round(p_value(e, 0.3), 4)  # on the third of 4: level 2/3, upper tail 1/3
     0.6667
-    >>> round(p_value(e, 0.15, expanded=True), 4)  # z = −0.6745, 10 prompts: T_9
-    0.5382
+    >>> round(p_value(e, 0.15, expanded=True), 4)  # z = −0.8416 (G 1/5), 10 prompts: T_9
+    0.4452
     """
     col = est.replicates
     b = col.size
@@ -1302,8 +1311,9 @@ def p_value(est: GroupEstimate, null: float, *, expanded: bool = False) -> float
         )
     if tied:  # an end on null from level m / (B − 1) to (m + k − 1) / (B − 1)
         low_share, high_share = (below + tied - 1) / max(b - 1, 1), below / max(b - 1, 1)
-    else:
-        low_share = high_share = below / b
+    else:  # the level whose quantile (numpy's, linear between replicates) is null
+        step = float(col[below] - col[below - 1])
+        low_share = high_share = (below - 1 + float(null - col[below - 1]) / step) / (b - 1)
     z_low = _nominal_z(low_share, b, est.z0, est.accel)
     z_high = _nominal_z(high_share, b, est.z0, est.accel)
     if far < 0:

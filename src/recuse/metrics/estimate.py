@@ -283,11 +283,17 @@ EXPANDED_WORDS = (
 
 
 def clipped_words(
-    clipped: tuple[bool, bool], extent: tuple[float, float], *, folded: bool = False
+    clipped: tuple[bool, bool],
+    extent: tuple[float, float],
+    *,
+    folded: bool = False,
+    widened: tuple[bool, bool] = (False, False),
 ) -> str:
-    """What the method adds where an expanded interval's end, extrapolated past the
-    resamples, lay past the values the metric takes (``extent``) and is that bound
-    instead: ``clipped`` says which signed ends (low, high). The bound holds whatever
+    """What the method adds where an interval's end lay past the values the metric takes
+    (``extent``) and is that bound instead: ``clipped`` says which signed ends (low,
+    high). Such an end was an expanded end extrapolated past the resamples, or one a
+    padding (:func:`padded_span`) widened past the bound (``widened``: which ends were
+    within the values until then); the words name the cause. The bound holds whatever
     the tail asked, so it is no extrapolated number (the result's ``extrapolated``
     record leaves it out). ``folded``: the interval shown is of ``|θ|``, whose high end
     a clipped end becomes.
@@ -295,6 +301,11 @@ def clipped_words(
     >>> clipped_words((False, True), (0.0, 1.0))
     'its high end is 1, the greatest value the metric takes (an end extrapolated past \
 the resamples lay beyond it)'
+    >>> clipped_words((False, True), (-1.0, 1.0), widened=(False, True))[-58:]
+    'an end widened for the prompts that move it lay beyond it)'
+    >>> clipped_words((True, True), (-1.0, 1.0), widened=(True, False))[-115:]
+    '(the high end extrapolated past the resamples and the low end widened for the \
+prompts that move it lay beyond them)'
     >>> clipped_words((True, True), (-1.0, 1.0))[:48]
     'its ends are −1 and 1, the least and greatest va'
     >>> clipped_words((True, False), (-1.0, 1.0), folded=True)[:47]
@@ -310,9 +321,21 @@ the resamples lay beyond it)'
         said = f"its low end is {lo}, the least value the metric takes"
     else:
         said = f"its high end is {hi}, the greatest value the metric takes"
-    if all(clipped) and not folded:
-        return f"{said} (the ends extrapolated past the resamples lay beyond them)"
-    return f"{said} (an end extrapolated past the resamples lay beyond it)"
+    both = all(clipped) and not folded
+    widened = (widened[0] and clipped[0], widened[1] and clipped[1])
+    why = "extrapolated past the resamples"
+    if both and widened[0] != widened[1]:  # one end extrapolated past, one widened past
+        wide, far = ("low", "high") if widened[0] else ("high", "low")
+        why = (
+            f"the {far} end extrapolated past the resamples and the {wide} end widened for "
+            "the prompts that move it"
+        )
+        return f"{said} ({why} lay beyond them)"
+    if any(widened):
+        why = "widened for the prompts that move it"
+    if both:
+        return f"{said} (the ends {why} lay beyond them)"
+    return f"{said} (an end {why} lay beyond it)"
 
 
 def extrapolated_words(side: str) -> str:
@@ -630,6 +653,7 @@ def to_results(
             low, high = est.ci_low, est.ci_high
             far: Extrapolation | None = None
             clipped = (False, False)
+            padded_past = (False, False)  # ends within the values until padded past them
             if expand:
                 low, high = expanded_interval(est, boot.level, share=share)
                 # ends past the resamples' reach (99% from 10 prompts or fewer): extrapolated
@@ -676,7 +700,20 @@ def to_results(
                 low, high = padded_span(value, low, high, effective=est.effective, weight=weight)
                 # the padding stretches the ends past the resamples: within the values the
                 # metric can take (an effect moved +1 on 3 of 6 prompts read [−0.01, 1.01])
+                cut = (low < spec.extent[0], high > spec.extent[1])
                 low, high = max(low, spec.extent[0]), min(high, spec.extent[1])
+                if any(cut):
+                    # an end cut is the bound, whatever it was before: no extrapolated
+                    # number, so the record follows the end reported (5 prompts at 99%
+                    # read [−0.15, 1] with its high end "extrapolated") and the method
+                    # says the bound (clipped_words, widened: the padding passed it)
+                    padded_past = (cut[0] and not clipped[0], cut[1] and not clipped[1])
+                    clipped = (clipped[0] or cut[0], clipped[1] or cut[1])
+                    if far is not None:
+                        far = extrapolation(
+                            est, boot.level, clipped=clipped, share=share,
+                            folded=(low, high) if spec.folded else None,
+                        )  # fmt: skip
                 std_error = std_error * k  # the expanded error, padded: z · se is the half-width
             if widen:
                 # few pairs change with the order: the bootstrap's ends widened by t, up to
@@ -703,7 +740,9 @@ def to_results(
                                           effective=est.effective, weight=weight,
                                           share=share, moved=moved_of(est))  # fmt: skip
                 if any(clipped):  # which ends are the metric's bounds (before the rest)
-                    words += f"; {clipped_words(clipped, spec.extent, folded=spec.folded)}"
+                    words += "; " + clipped_words(
+                        clipped, spec.extent, folded=spec.folded, widened=padded_past
+                    )
                 if far:  # the method names the interval it is: which ends extrapolated
                     words += f"; {extrapolated_words(far.side)}"
             if cancel:

@@ -96,7 +96,8 @@ def test_report_from_sparse_values_equals_the_dense_ones(
 def test_sparse_values_hold_the_dense_entries() -> None:
     """Each row's entries, rebuilt here one judged order at a time from the table (the
     pattern weight 1/orders and its pick, the labelled pair's count and human value, the
-    three indicators), are those of the sparse matrix; a row holds at most 9 of the k."""
+    three indicators), are those of the sparse matrix; a row holds at most 8 of the k
+    (4 for its two orders, 2 for its label, 2 indicators: own and other exclude each other)."""
     sim = simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=3)
     pairs = sim.pairs
     codes, labels = judge_codes(pairs, None)
@@ -106,8 +107,9 @@ def test_sparse_values_hold_the_dense_entries() -> None:
     assert sparse.issparse(values) and values.shape == (len(pairs), model.k)
     csr = sparse.csr_array(values)
     per_row = np.diff(csr.indptr)
-    assert per_row.max() <= 9 and (csr.data != 0).all()
+    assert per_row.max() <= 8 and (csr.data != 0).all()
     dense = csr.toarray()
+    assert not (dense[:, model.col_own] * dense[:, model.col_other]).any()
     # the indicator columns: own answer, without it (usable rows of a fitted judge)
     used = group >= 0
     assert np.array_equal(dense[used, model.col_own], (side[used] != 0).astype(float))

@@ -1073,7 +1073,8 @@ def _values_matrix(
 ) -> sparse.csr_array:
     """The exact bootstrap's per-row terms ``(n × k)``, held sparse (CSR): each row
     touches at most two pattern weights and picks (one per judged order), one labelled
-    pair's count and human sum, and three indicator columns, of ``k`` that grow with the
+    pair's count and human sum, and two of the three indicator columns (own and without
+    its own answer exclude each other), of ``k`` that grow with the
     patterns (739 at 600,000 rows: a dense matrix of 3.5 GB). ``orders``: each judged
     order's row, pattern, weight and weighted pick (columns ``pat`` and ``p + pat``, with
     ``p`` the patterns, ``k = 2p + 2 n_l + 3``; orders of one row on one pattern add up);

@@ -23,10 +23,10 @@ def test_a_missed_target_exits_1_and_names_it(
 ) -> None:
     monkeypatch.delenv(SCALE_ENV, raising=False)
     t = Targets()
-    assert t.at_least("speed-up", 25.0, 20.0, "x")
-    assert not t.at_most("wall time", 5.5, 5.0, " s")
-    assert t.within("coverage", 0.88, 0.85, 0.95)
-    assert not t.at_least("ratio", float("nan"), 0.9)  # a NaN never passes
+    assert t.at_least("speed-up", 25.0, 20.0, "x", scaled=True)
+    assert not t.at_most("wall time", 5.5, 5.0, " s", scaled=True)
+    assert t.within("coverage", 0.88, 0.85, 0.95, scaled=True)
+    assert not t.at_least("ratio", float("nan"), 0.9, scaled=True)  # a NaN never passes
     printed = capsys.readouterr().out
     assert "target: wall time 5.5 s <= 5 s — MISSED" in printed
     assert "target: speed-up 25x >= 20x — met" in printed
@@ -40,7 +40,7 @@ def test_all_met_exits_normally(
 ) -> None:
     monkeypatch.delenv(SCALE_ENV, raising=False)
     t = Targets()
-    t.at_least("ratio", 0.95, 0.9)
+    t.at_least("ratio", 0.95, 0.9, scaled=True)
     t.finish()
     assert "all 1 targets met" in capsys.readouterr().out
 
@@ -50,10 +50,10 @@ def test_the_scale_makes_every_target_harder(monkeypatch: pytest.MonkeyPatch) ->
     the same measurements that pass at scale 1 fail."""
     monkeypatch.setenv(SCALE_ENV, "10")
     t = Targets()
-    assert not t.at_least("speed-up", 25.0, 20.0)  # needs 200
-    assert not t.at_most("wall time", 4.0, 5.0)  # needs 0.5
-    assert not t.within("coverage", 0.88, 0.85, 0.95)  # needs 0.895-0.905
-    assert t.within("coverage", 0.9, 0.85, 0.95)
+    assert not t.at_least("speed-up", 25.0, 20.0, scaled=True)  # needs 200
+    assert not t.at_most("wall time", 4.0, 5.0, scaled=True)  # needs 0.5
+    assert not t.within("coverage", 0.88, 0.85, 0.95, scaled=True)  # needs 0.895-0.905
+    assert t.within("coverage", 0.9, 0.85, 0.95, scaled=True)
     with pytest.raises(SystemExit, match=r"3 of 4 targets missed \(targets scaled by 10\)"):
         t.finish()
     monkeypatch.setenv(SCALE_ENV, "fast")
@@ -72,7 +72,7 @@ def test_the_scale_leaves_correctness_checks_as_they_are(
     assert t.at_most("max |difference|", 5e-9, 1e-8, scaled=False)  # would need 1e-9
     assert not t.at_most("max |difference|", 2e-8, 1e-8, scaled=False)
     assert t.within("coverage", 0.88, 0.85, 0.95, scaled=False)  # would need 0.895-0.905
-    assert not t.at_least("speed-up", 25.0, 20.0)  # a timing target is still scaled
+    assert not t.at_least("speed-up", 25.0, 20.0, scaled=True)  # a timing target is still scaled
     assert "1 >= 1 [correctness, not scaled] — met" in capsys.readouterr().out
     with pytest.raises(SystemExit, match=r"2 of 5 targets missed \(targets scaled by 10\)"):
         t.finish()
@@ -103,6 +103,47 @@ def test_a_raised_scale_fails_the_timing_targets_while_the_counts_still_agree() 
     timing = [x for x in lines if x not in same]
     assert timing and all(x.endswith("— MISSED") for x in timing), lines
     assert "targets scaled by 1000" in done.stderr
+
+
+def test_a_check_must_say_whether_it_is_scaled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new check left unmarked is refused (TypeError), not taken as a timing target:
+    a correctness check scaled by default would fail at RECUSE_BENCH_TARGET_SCALE=1000
+    whatever the code does, so that run would exit 1 without showing the timing target
+    fail."""
+    monkeypatch.setenv(SCALE_ENV, "1000")
+    t = Targets()
+    for check in (
+        lambda: t.at_least("same answers (1 = yes)", 1.0, 1.0),
+        lambda: t.at_most("max |difference|", 0.0, 1e-8),
+        lambda: t.within("coverage", 0.9, 0.85, 0.95),
+    ):
+        with pytest.raises(TypeError, match="scaled"):
+            check()
+    assert t.checked == 0 and not t.missed
+
+
+def test_every_check_in_the_benchmarks_says_whether_it_is_scaled() -> None:
+    """Every at_least / at_most / within call in benchmarks/ passes scaled=True or
+    scaled=False as a literal, so which kind each check is can be read in the source
+    (and a call the runs do not reach still cannot default to either)."""
+    found = 0
+    for path in sorted(BENCH.glob("*.py")):
+        if path.name == "_targets.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("at_least", "at_most", "within")
+            ):
+                continue
+            found += 1
+            kinds = [k.value for k in node.keywords if k.arg == "scaled"]
+            assert len(kinds) == 1, f"{path.name}:{node.lineno} does not say scaled="
+            assert isinstance(kinds[0], ast.Constant) and isinstance(kinds[0].value, bool), (
+                f"{path.name}:{node.lineno}"
+            )
+    assert found >= 40
 
 
 def test_every_benchmark_checks_its_targets() -> None:

@@ -236,6 +236,25 @@ def test_every_quick_benchmark_exists_and_knows_its_options() -> None:
             assert f'"{flag}"' in source, (script, flag)
 
 
+def test_a_benchmark_that_names_its_quick_size_is_in_bench_quick_at_it() -> None:
+    """A script whose docstring says ``make bench-quick`` runs it (at some options) is in
+    the Makefile's BENCH_QUICK with those options, and one that says it is not in
+    ``make bench-quick`` is absent: the docstring is what a reader of the script sees."""
+    makefile = (BENCH.parent / "Makefile").read_text("utf-8")
+    block = makefile.split("BENCH_QUICK = \\\n", 1)[1].split("\n\n", 1)[0]
+    entries = {shlex.split(e)[0]: shlex.split(e)[1:] for e in re.findall(r'"([^"]+)"', block)}
+    claims = 0
+    for path in sorted(p for p in BENCH.glob("*.py") if not p.name.startswith("_")):
+        doc = " ".join((ast.get_docstring(ast.parse(path.read_text("utf-8"))) or "").split())
+        for said in re.findall(r"``make bench-quick`` runs (?:it at )?``([^`]+)``", doc):
+            claims += 1
+            assert entries.get(path.name) == shlex.split(said), (path.name, said)
+        if "Not in ``make bench-quick``" in doc:
+            claims += 1
+            assert path.name not in entries, path.name
+    assert claims >= 2
+
+
 def test_in_turns_alternates_the_candidates_and_keeps_the_best_of_each(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

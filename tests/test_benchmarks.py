@@ -255,6 +255,32 @@ def test_a_benchmark_that_names_its_quick_size_is_in_bench_quick_at_it() -> None
     assert claims >= 2
 
 
+def test_the_docs_tables_list_the_quick_runs_and_every_benchmark_s_targets() -> None:
+    """docs/benchmarks.md: the "What make bench-quick runs" table has a row (its six
+    cells) for each script in the Makefile's BENCH_QUICK and no other, and the targets
+    table (benchmark | targets) one row for every script in benchmarks/."""
+    docs = (BENCH.parent / "docs" / "benchmarks.md").read_text("utf-8")
+    makefile = (BENCH.parent / "Makefile").read_text("utf-8")
+    block = makefile.split("BENCH_QUICK = \\\n", 1)[1].split("\n\n", 1)[0]
+    quick = {shlex.split(e)[0] for e in re.findall(r'"([^"]+)"', block)}
+    scripts = {p.name for p in BENCH.glob("*.py") if not p.name.startswith("_")}
+
+    def rows(header: str) -> list[list[str]]:
+        table = docs.split(header + "\n", 1)[1].split("\n\n", 1)[0]
+        return [
+            [c.strip() for c in line.strip()[1:-1].split("|")]
+            for line in table.splitlines()[1:]  # after the | --- | line
+            if not line.startswith("| total |")
+        ]
+
+    quick_rows = rows("| benchmark | before: options | wall / CPU s [load] | after: options "
+                      "| wall / CPU s [load] | exit |")  # fmt: skip
+    assert all(len(r) == 6 for r in quick_rows), [r[0] for r in quick_rows if len(r) != 6]
+    assert {r[0].strip("`") for r in quick_rows} == quick
+    named = [r[0].strip("`") for r in rows("| benchmark | targets |")]
+    assert sorted(named) == sorted(scripts)
+
+
 def test_in_turns_alternates_the_candidates_and_keeps_the_best_of_each(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -15,7 +15,10 @@ benchmarks/x.py`` must exit 1: it shows that the benchmark fails when its timing
 is missed. Correctness checks (the same answers as a baseline, a tolerance, a coverage
 floor, a count that must hold) pass ``scaled=False`` and are never scaled, so a raised
 scale shows a timing target failing while the answers still check out; their lines
-read ``[correctness, not scaled]``.
+read ``[correctness, not scaled]``. Every check says which it is: ``scaled`` has no
+default, so a new check left unmarked is a TypeError, not a correctness check that a
+raised scale fails whatever the code does (which would let a run "fail" at scale 1000
+without its timing target being checked at all).
 """
 
 from __future__ import annotations
@@ -79,28 +82,26 @@ class Targets:
         return "" if scaled else " [correctness, not scaled]"
 
     def at_least(
-        self, what: str, value: float, target: float, unit: str = "", *, scaled: bool = True
+        self, what: str, value: float, target: float, unit: str = "", *, scaled: bool
     ) -> bool:
-        """``value >= target`` (``target`` times the scale unless ``scaled=False``, for a
-        correctness check); NaN misses."""
+        """``value >= target`` (``target`` times the scale when ``scaled``, a timing
+        target; as given when not, a correctness check); NaN misses."""
         goal = target * self._factor(scaled)
         line = f"{what} {value:.3g}{unit} >= {goal:.3g}{unit}{self._tag(scaled)}"
         return self._record(value >= goal, line)
 
     def at_most(
-        self, what: str, value: float, target: float, unit: str = "", *, scaled: bool = True
+        self, what: str, value: float, target: float, unit: str = "", *, scaled: bool
     ) -> bool:
-        """``value <= target`` (``target`` divided by the scale unless ``scaled=False``,
-        for a correctness check); NaN misses."""
+        """``value <= target`` (``target`` divided by the scale when ``scaled``, a timing
+        target; as given when not, a correctness check); NaN misses."""
         goal = target / self._factor(scaled)
         line = f"{what} {value:.3g}{unit} <= {goal:.3g}{unit}{self._tag(scaled)}"
         return self._record(value <= goal, line)
 
-    def within(
-        self, what: str, value: float, low: float, high: float, *, scaled: bool = True
-    ) -> bool:
-        """``low <= value <= high`` (the range shrunk around its middle by the scale unless
-        ``scaled=False``, for a correctness check)."""
+    def within(self, what: str, value: float, low: float, high: float, *, scaled: bool) -> bool:
+        """``low <= value <= high`` (the range shrunk around its middle by the scale when
+        ``scaled``, a timing target; as given when not, a correctness check)."""
         mid, half = (low + high) / 2, (high - low) / 2 / self._factor(scaled)
         lo, hi = mid - half, mid + half
         line = f"{what} {value:.3g} in [{lo:.3g}, {hi:.3g}]{self._tag(scaled)}"

@@ -84,7 +84,9 @@ def demo(data_dir: str, n_boot: int, targets: Targets) -> bool:
           f"{baseline_cpu:.2f} s)")  # fmt: skip
     for s in report.sections:
         print(f"  section {s.title}: {s.seconds:.2f} s")
-    return targets.at_most("demo audit / loading, CPU", audit_cpu / baseline_cpu, DEMO_RATIO, "x")
+    return targets.at_most(
+        "demo audit / loading, CPU", audit_cpu / baseline_cpu, DEMO_RATIO, "x", scaled=True
+    )
 
 
 def repeated_play_favorites(data_dir: str, n_rows: int) -> pd.DataFrame:
@@ -143,7 +145,9 @@ def scaling(data_dir: str, n_boot: int, sizes: list[int], targets: Targets) -> b
         print("extra CPU seconds per extra 100k rows between sizes: "
               + ", ".join(f"{s:.2f}" for s in steps)
               + f" — last / first {growth:.2f} ({verdict})")  # fmt: skip
-        targets.at_most("growth, last / first extra CPU seconds per 100k rows", growth, 1.5, "x")
+        targets.at_most(
+            "growth, last / first extra CPU seconds per 100k rows", growth, 1.5, "x", scaled=True
+        )
     print(f"{n:,} rows: {seconds:.1f} s")
     return True
 

@@ -41,9 +41,9 @@ items) and the run must exit 1 (docs/benchmarks.md gives the numbers).
 
     python benchmarks/certify_apply.py [--items 400000] [--repeat 5] [--plant-quadratic]
 
-    python benchmarks/certify_apply.py [--items 400000] [--repeat 5]
-
-``make bench-quick`` runs it at ``--items 100000 --repeat 3`` (about 10 s).
+Not in ``make bench-quick``: the growth check needs the default size (at 100,000 items
+the calls take 0.04-0.06 s and the rounds' ratios scatter 0.81-1.34), and a run there
+takes 1-4 minutes wall on the shared machine.
 """
 
 from __future__ import annotations
@@ -185,8 +185,8 @@ def main() -> int:
     print(f"counts (labelled, kept, agree, ties left out): ours {got}, old {old}, pandas {base}")
     targets.at_least("the same counts as the old lookup and pandas (1 = yes)",
                      float(got == old == base), 1.0, scaled=False)  # fmt: skip
-    targets.at_least("old lookup / ours seconds", old_s / our_s, 3.0, "x")
-    targets.at_least("pandas merge / ours seconds", base_s / our_s, 0.6, "x")
+    targets.at_least("old lookup / ours seconds", old_s / our_s, 3.0, "x", scaled=True)
+    targets.at_least("pandas merge / ours seconds", base_s / our_s, 0.6, "x", scaled=True)
     what = "observed with a planted quadratic step" if args.plant_quadratic else "observed"
     times = np.array(growth_rounds)
     beyond = (times[:, 2] / times[:, 0]) / (times[:, 3] / times[:, 1])
@@ -206,6 +206,7 @@ def main() -> int:
         float(np.median(beyond)),
         1.3,
         "x",
+        scaled=True,
     )
     targets.finish()
     return 0

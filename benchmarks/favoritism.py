@@ -92,7 +92,7 @@ def main() -> None:
     targets = Targets()
     targets.at_most("|Δ estimate| vs statsmodels' OLS", gap, 1e-8, scaled=False)
     targets.at_most("relative Δ SE vs statsmodels' OLS", se_gap, 1e-6, scaled=False)
-    targets.at_least("speed-up over statsmodels' dense OLS", dense_s / ours, 1.0, "x")
+    targets.at_least("speed-up over statsmodels' dense OLS", dense_s / ours, 1.0, "x", scaled=True)
     checks = list(CHECKS) if args.slow else list(FAST_CHECKS)
     bat = battery(p, checks=checks, se="HC0", main=res)
     print(f"robustness checks ({len(bat.results)} variants, {len(bat.skipped)} skipped):")

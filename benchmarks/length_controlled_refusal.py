@@ -74,7 +74,7 @@ def main() -> int:
     targets.at_least(
         "every fit None, ours and the baseline (1 = yes)", float(all_none), 1.0, scaled=False
     )
-    targets.at_most("refusal / doubling every rule", ours / base, 0.75, "x")
+    targets.at_most("refusal / doubling every rule", ours / base, 0.75, "x", scaled=True)
     targets.finish()
     return 0
 

@@ -152,7 +152,7 @@ def label_graph(models: int, targets: Targets, repeat: int) -> None:
     print(f"{our_s:8.3f} s  recuse: set by flat index; baseline / ours = {base_s / our_s:.0f}x")
     same = bool(np.array_equal(beat, old_beat > 0) and np.array_equal(seen, old_seen))
     print(f"the same graphs: {same}")
-    targets.at_least("label graph: baseline / ours seconds", base_s / our_s, 10.0, "x")
+    targets.at_least("label graph: baseline / ours seconds", base_s / our_s, 10.0, "x", scaled=True)
     targets.at_least("label graph: the same graphs (1 = yes)", float(same), 1.0, scaled=False)
 
 
@@ -264,7 +264,7 @@ def calibrated(args: argparse.Namespace, targets: Targets) -> None:
     print(f"full-sample strength fits: {fits} for {n_j} judges (5 a judge before)")
     print(f"{seconds:8.2f} s CPU  the estimate's specs (one-step, family term, rungs)")
     targets.at_least(
-        "one-step Jacobian: baseline / ours working memory", base_mb / our_mb, 3.0, "x"
+        "one-step Jacobian: baseline / ours working memory", base_mb / our_mb, 3.0, "x", scaled=True
     )
     targets.at_most("one-step Jacobian: largest (J+)' difference", gap, 1e-9, scaled=False)
     targets.at_most("full-sample strength fits a judge", fits / n_j, 1.0, scaled=False)
@@ -308,11 +308,13 @@ def main() -> int:
     print(f"speed-up: baseline / ours = {base_s / our_s:.1f}x")
     gap = max(abs(got[s] - base[s]) for s in base)
     print(f"largest difference of a raw strength from the baseline's: {gap:.1e} log-odds")
-    targets.at_least("baseline / leaderboard seconds", base_s / our_s, 1.5, "x")
+    targets.at_least("baseline / leaderboard seconds", base_s / our_s, 1.5, "x", scaled=True)
     targets.at_most("largest raw strength difference (log-odds)", gap, 1e-6, scaled=False)
     print(f"{twice_s:8.2f} s  recuse leaderboard at {2 * args.prompts:,} prompts: "
           f"{twice_s / our_s:.2f}x the time for 2x the pairs")  # fmt: skip
-    targets.at_most("growth of the leaderboard's seconds at doubled prompts", twice_s / our_s, 2.5)
+    targets.at_most(
+        "growth of the leaderboard's seconds at doubled prompts", twice_s / our_s, 2.5, scaled=True
+    )
     label_graph(args.label_models, targets, args.repeat)
     calibrated(args, targets)
     targets.finish()

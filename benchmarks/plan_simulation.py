@@ -89,7 +89,7 @@ def main() -> int:
     targets = Targets()
     same = len({p for _, p in powers}) == 1
     targets.at_least("same simulated power as validated (1 = yes)", float(same), 1.0, scaled=False)
-    targets.at_most("plan simulation / validated, median of rounds", ratio, 0.8, "x")
+    targets.at_most("plan simulation / validated, median of rounds", ratio, 0.8, "x", scaled=True)
     targets.finish()
     return 0
 

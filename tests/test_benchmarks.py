@@ -23,10 +23,10 @@ def test_a_missed_target_exits_1_and_names_it(
 ) -> None:
     monkeypatch.delenv(SCALE_ENV, raising=False)
     t = Targets()
-    assert t.at_least("speed-up", 25.0, 20.0, "x")
-    assert not t.at_most("wall time", 5.5, 5.0, " s")
-    assert t.within("coverage", 0.88, 0.85, 0.95)
-    assert not t.at_least("ratio", float("nan"), 0.9)  # a NaN never passes
+    assert t.at_least("speed-up", 25.0, 20.0, "x", scaled=True)
+    assert not t.at_most("wall time", 5.5, 5.0, " s", scaled=True)
+    assert t.within("coverage", 0.88, 0.85, 0.95, scaled=True)
+    assert not t.at_least("ratio", float("nan"), 0.9, scaled=True)  # a NaN never passes
     printed = capsys.readouterr().out
     assert "target: wall time 5.5 s <= 5 s — MISSED" in printed
     assert "target: speed-up 25x >= 20x — met" in printed
@@ -40,7 +40,7 @@ def test_all_met_exits_normally(
 ) -> None:
     monkeypatch.delenv(SCALE_ENV, raising=False)
     t = Targets()
-    t.at_least("ratio", 0.95, 0.9)
+    t.at_least("ratio", 0.95, 0.9, scaled=True)
     t.finish()
     assert "all 1 targets met" in capsys.readouterr().out
 
@@ -50,10 +50,10 @@ def test_the_scale_makes_every_target_harder(monkeypatch: pytest.MonkeyPatch) ->
     the same measurements that pass at scale 1 fail."""
     monkeypatch.setenv(SCALE_ENV, "10")
     t = Targets()
-    assert not t.at_least("speed-up", 25.0, 20.0)  # needs 200
-    assert not t.at_most("wall time", 4.0, 5.0)  # needs 0.5
-    assert not t.within("coverage", 0.88, 0.85, 0.95)  # needs 0.895-0.905
-    assert t.within("coverage", 0.9, 0.85, 0.95)
+    assert not t.at_least("speed-up", 25.0, 20.0, scaled=True)  # needs 200
+    assert not t.at_most("wall time", 4.0, 5.0, scaled=True)  # needs 0.5
+    assert not t.within("coverage", 0.88, 0.85, 0.95, scaled=True)  # needs 0.895-0.905
+    assert t.within("coverage", 0.9, 0.85, 0.95, scaled=True)
     with pytest.raises(SystemExit, match=r"3 of 4 targets missed \(targets scaled by 10\)"):
         t.finish()
     monkeypatch.setenv(SCALE_ENV, "fast")
@@ -72,7 +72,7 @@ def test_the_scale_leaves_correctness_checks_as_they_are(
     assert t.at_most("max |difference|", 5e-9, 1e-8, scaled=False)  # would need 1e-9
     assert not t.at_most("max |difference|", 2e-8, 1e-8, scaled=False)
     assert t.within("coverage", 0.88, 0.85, 0.95, scaled=False)  # would need 0.895-0.905
-    assert not t.at_least("speed-up", 25.0, 20.0)  # a timing target is still scaled
+    assert not t.at_least("speed-up", 25.0, 20.0, scaled=True)  # a timing target is still scaled
     assert "1 >= 1 [correctness, not scaled] — met" in capsys.readouterr().out
     with pytest.raises(SystemExit, match=r"2 of 5 targets missed \(targets scaled by 10\)"):
         t.finish()
@@ -103,6 +103,47 @@ def test_a_raised_scale_fails_the_timing_targets_while_the_counts_still_agree() 
     timing = [x for x in lines if x not in same]
     assert timing and all(x.endswith("— MISSED") for x in timing), lines
     assert "targets scaled by 1000" in done.stderr
+
+
+def test_a_check_must_say_whether_it_is_scaled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new check left unmarked is refused (TypeError), not taken as a timing target:
+    a correctness check scaled by default would fail at RECUSE_BENCH_TARGET_SCALE=1000
+    whatever the code does, so that run would exit 1 without showing the timing target
+    fail."""
+    monkeypatch.setenv(SCALE_ENV, "1000")
+    t = Targets()
+    for check in (
+        lambda: t.at_least("same answers (1 = yes)", 1.0, 1.0),
+        lambda: t.at_most("max |difference|", 0.0, 1e-8),
+        lambda: t.within("coverage", 0.9, 0.85, 0.95),
+    ):
+        with pytest.raises(TypeError, match="scaled"):
+            check()
+    assert t.checked == 0 and not t.missed
+
+
+def test_every_check_in_the_benchmarks_says_whether_it_is_scaled() -> None:
+    """Every at_least / at_most / within call in benchmarks/ passes scaled=True or
+    scaled=False as a literal, so which kind each check is can be read in the source
+    (and a call the runs do not reach still cannot default to either)."""
+    found = 0
+    for path in sorted(BENCH.glob("*.py")):
+        if path.name == "_targets.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("at_least", "at_most", "within")
+            ):
+                continue
+            found += 1
+            kinds = [k.value for k in node.keywords if k.arg == "scaled"]
+            assert len(kinds) == 1, f"{path.name}:{node.lineno} does not say scaled="
+            assert isinstance(kinds[0], ast.Constant) and isinstance(kinds[0].value, bool), (
+                f"{path.name}:{node.lineno}"
+            )
+    assert found >= 40
 
 
 def test_every_benchmark_checks_its_targets() -> None:
@@ -193,6 +234,51 @@ def test_every_quick_benchmark_exists_and_knows_its_options() -> None:
         source = (BENCH / script).read_text("utf-8")
         for flag in (a for a in args if a.startswith("--")):
             assert f'"{flag}"' in source, (script, flag)
+
+
+def test_a_benchmark_that_names_its_quick_size_is_in_bench_quick_at_it() -> None:
+    """A script whose docstring says ``make bench-quick`` runs it (at some options) is in
+    the Makefile's BENCH_QUICK with those options, and one that says it is not in
+    ``make bench-quick`` is absent: the docstring is what a reader of the script sees."""
+    makefile = (BENCH.parent / "Makefile").read_text("utf-8")
+    block = makefile.split("BENCH_QUICK = \\\n", 1)[1].split("\n\n", 1)[0]
+    entries = {shlex.split(e)[0]: shlex.split(e)[1:] for e in re.findall(r'"([^"]+)"', block)}
+    claims = 0
+    for path in sorted(p for p in BENCH.glob("*.py") if not p.name.startswith("_")):
+        doc = " ".join((ast.get_docstring(ast.parse(path.read_text("utf-8"))) or "").split())
+        for said in re.findall(r"``make bench-quick`` runs (?:it at )?``([^`]+)``", doc):
+            claims += 1
+            assert entries.get(path.name) == shlex.split(said), (path.name, said)
+        if "Not in ``make bench-quick``" in doc:
+            claims += 1
+            assert path.name not in entries, path.name
+    assert claims >= 2
+
+
+def test_the_docs_tables_list_the_quick_runs_and_every_benchmark_s_targets() -> None:
+    """docs/benchmarks.md: the "What make bench-quick runs" table has a row (its six
+    cells) for each script in the Makefile's BENCH_QUICK and no other, and the targets
+    table (benchmark | targets) one row for every script in benchmarks/."""
+    docs = (BENCH.parent / "docs" / "benchmarks.md").read_text("utf-8")
+    makefile = (BENCH.parent / "Makefile").read_text("utf-8")
+    block = makefile.split("BENCH_QUICK = \\\n", 1)[1].split("\n\n", 1)[0]
+    quick = {shlex.split(e)[0] for e in re.findall(r'"([^"]+)"', block)}
+    scripts = {p.name for p in BENCH.glob("*.py") if not p.name.startswith("_")}
+
+    def rows(header: str) -> list[list[str]]:
+        table = docs.split(header + "\n", 1)[1].split("\n\n", 1)[0]
+        return [
+            [c.strip() for c in line.strip()[1:-1].split("|")]
+            for line in table.splitlines()[1:]  # after the | --- | line
+            if not line.startswith("| total |")
+        ]
+
+    quick_rows = rows("| benchmark | before: options | wall / CPU s [load] | after: options "
+                      "| wall / CPU s [load] | exit |")  # fmt: skip
+    assert all(len(r) == 6 for r in quick_rows), [r[0] for r in quick_rows if len(r) != 6]
+    assert {r[0].strip("`") for r in quick_rows} == quick
+    named = [r[0].strip("`") for r in rows("| benchmark | targets |")]
+    assert sorted(named) == sorted(scripts)
 
 
 def test_in_turns_alternates_the_candidates_and_keeps_the_best_of_each(

@@ -16,7 +16,6 @@ from recuse.choices import CHECKS, NORMALIZE, SE_TYPES, Normalize, SelfScope
 from recuse.choices import SE as SEType
 from recuse.cli.app import (
     READING,
-    ConfigOption,
     ReferenceJudgeOption,
     ReferenceScorerOption,
     app,
@@ -109,6 +108,19 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable | Text:
 #: the options besides :data:`~recuse.cli.app.READING` this command takes from recuse.toml
 FILE_OPTIONS = ("se", "level", "self_scope")
 
+#: --config: the shared help named the file's reading keys and roster only, not the
+#: se, level and self-scope this command takes from it too
+FavoritismConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="A recuse.toml whose [map], [values] and file-reading keys read the file, "
+        "whose [[model]] entries join the roster, and whose [audit] se, level and "
+        "self-scope are this command's, as in recuse audit (default: ./recuse.toml if "
+        "present); options given here win.",
+    ),
+]
+
 OUT_FILES = ("favoritism.json", "coefficients.csv", "robustness.csv", "debiased.csv")
 
 
@@ -162,7 +174,12 @@ def favoritism(
     ctx: typer.Context,
     source: Annotated[str, typer.Argument(help="A ratings dataset name or file.")],
     se: Annotated[
-        SEType, typer.Option("--se", help=f"Standard errors: {', '.join(SE_TYPES)}.")
+        SEType,
+        typer.Option(
+            "--se",
+            help=f"Standard errors: {', '.join(SE_TYPES)} (default: recuse.toml's se, else "
+            f"the audit's default, {DEFAULTS.se}).",
+        ),
     ] = DEFAULTS.se,
     level: Annotated[
         float,
@@ -208,7 +225,7 @@ def favoritism(
     self_scope: Annotated[
         SelfScope, typer.Option("--self-scope", help=settings_fields()["self_scope"].help)
     ] = DEFAULTS.self_scope,
-    config: ConfigOption = None,
+    config: FavoritismConfigOption = None,
 ) -> None:
     """Self- and family-bias of LLM judges from absolute ratings (Play Favorites, equation 1).
 

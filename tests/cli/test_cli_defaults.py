@@ -93,6 +93,10 @@ def test_favoritisms_config_and_se_help_say_the_file_gives_them() -> None:
     helps = {p.opts[0]: p.help or "" for p in _command(("favoritism",)).params if p.opts}
     assert "se, level and self-scope" in helps["--config"]
     assert "recuse.toml's se, else" in helps["--se"]
-    # metrics pairs reads none of them from the file: its --config help does not say so
+    # each --config help names the [audit] options its command takes, and only those
     pairs = {p.opts[0]: p.help or "" for p in _command(("metrics", "pairs")).params if p.opts}
-    assert "self-scope" not in pairs["--config"]
+    assert "[audit] orders, human-ties and self-scope" in pairs["--config"]
+    certify = {p.opts[0]: p.help or "" for p in _command(("certify", "run")).params if p.opts}
+    assert "[audit] self-scope this command" in certify["--config"]
+    validate = {p.opts[0]: p.help or "" for p in _command(("validate",)).params if p.opts}
+    assert "[audit]" not in validate["--config"]

@@ -20,6 +20,7 @@ from recuse.cli.app import (
     ReferenceScorerOption,
     app,
     cli_context,
+    config_help,
     settings_files,
 )
 from recuse.cli.console import TerminalTable, cell, shown
@@ -108,17 +109,9 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable | Text:
 #: the options besides :data:`~recuse.cli.app.READING` this command takes from recuse.toml
 FILE_OPTIONS = ("se", "level", "self_scope")
 
-#: --config: the shared help named the file's reading keys and roster only, not the
-#: se, level and self-scope this command takes from it too
+#: --config: the shared help named the file's reading keys and roster only
 FavoritismConfigOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--config",
-        help="A recuse.toml whose [map], [values] and file-reading keys read the file, "
-        "whose [[model]] entries join the roster, and whose [audit] se, level and "
-        "self-scope are this command's, as in recuse audit (default: ./recuse.toml if "
-        "present); options given here win.",
-    ),
+    Path | None, typer.Option("--config", help=config_help("se, level and self-scope"))
 ]
 
 OUT_FILES = ("favoritism.json", "coefficients.csv", "robustness.csv", "debiased.csv")

@@ -1445,3 +1445,33 @@ def test_apply_with_run_checks_the_judge_before_it_prints_the_runs_check(
     assert code == 2, text
     assert text.strip().splitlines() == [f"recuse: error: --judge 'nobody' is not in {thr}: gpt-4"]
     assert not decisions.exists()
+
+
+def test_a_stop_as_the_earlier_thresholds_link_is_removed_says_the_files_are_complete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C once --thresholds and --out were both in place, as the link to the
+    earlier thresholds file was removed, said "run the same command again to start it
+    over" over two whole files (and left the link unsaid). It says they are complete and
+    what is left; the exit stays 130."""
+    src = _pairs(tmp_path)
+    thr, out = tmp_path / "thr.json", tmp_path / "run.json"
+    thr.write_text("{}", "utf-8")  # an earlier file: kept as a link while replaced
+    unlink = Path.unlink
+
+    def stopped(self: Path, missing_ok: bool = False) -> None:
+        if self.name.endswith(".before"):
+            raise KeyboardInterrupt
+        unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", stopped)
+    args = ["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr), "--out", str(out)]
+    code = main(args)
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 130
+    assert f"{thr} and the files the same step wrote after it are complete and in place" in err
+    assert "start it over" not in err and "run the same command again to finish" in err
+    assert json.loads(thr.read_text("utf-8"))["target"] == 0.8  # this run's, whole
+    assert json.loads(out.read_text("utf-8"))["thresholds_file"]
+    (left,) = tmp_path.glob(".thr.json.*.before")
+    assert left.name in err

@@ -577,3 +577,19 @@ def test_an_environment_limit_reads_ascii_digits_and_underscores(
     for text, value in (("123", 123), (" 1_000_000 ", 1_000_000), ("0042", 42)):
         monkeypatch.setenv(MAX_ROW_ENV, text)
         assert max_row_bytes() == value
+
+
+@pytest.mark.parametrize(
+    "text", ["9" * 5000, "0" * 5000 + "7", "1" + "_000" * 2000], ids=["9s", "0s-7", "1_000s"]
+)
+def test_an_environment_limit_of_thousands_of_digits_is_read_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    """int() refuses a string of over 4,300 digits (ValueError): the limit's reader let
+    it out as a traceback. A number past sys.maxsize reads as sys.maxsize (no file is
+    near it); leading zeros do not count toward the size."""
+    import sys
+
+    monkeypatch.setenv(MAX_INPUT_ENV, text)
+    expected = 7 if text.startswith("0") else sys.maxsize
+    assert max_input_bytes() == expected

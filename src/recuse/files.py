@@ -37,6 +37,7 @@ import math
 import os
 import re
 import stat
+import sys
 import tomllib
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -87,12 +88,17 @@ def _limit(env: str, default: int) -> int:
     it is unset or blank): ASCII digits 0-9 only, ``_`` allowed between them
     (``1_000_000``). Python's ``int`` also takes other scripts' digits (full-width
     ``１２３``, Arabic-Indic ``١٢٣``) and a sign, which a limit read from a shell must
-    not pass unseen: each is refused with the variable, its value and an example."""
+    not pass unseen: each is refused with the variable, its value and an example. A
+    number past :data:`sys.maxsize` (no file is near it) is read as that: ``int`` refuses
+    one of over 4,300 digits, which came out as a traceback."""
     raw = os.environ.get(env, "")
     text = raw.strip()
     if not text:
         return default
-    value = int(text.replace("_", "")) if re.fullmatch(r"[0-9]+(_[0-9]+)*", text) else 0
+    value = 0
+    if re.fullmatch(r"[0-9]+(_[0-9]+)*", text):
+        digits = text.replace("_", "").lstrip("0") or "0"
+        value = sys.maxsize if len(digits) > 19 else min(int(digits), sys.maxsize)
     if value <= 0:
         raise ConfigError(
             f"{env} must be a positive whole number in ASCII digits 0-9 (e.g. "

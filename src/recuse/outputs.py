@@ -517,7 +517,9 @@ def undone_on_failure(p: Path) -> Iterator[None]:
     stopped by a Ctrl-C) the earlier ``p`` is put back (kept as a hard link until the
     block ends), or the new one removed where there was none or it cannot be put
     back, so a failed command leaves no file of its own run (:func:`write_csv`'s
-    copy, ``certify run``'s --out after its --thresholds)."""
+    copy, ``certify run``'s --out after its --thresholds). A Ctrl-C once the block
+    ended, as the earlier file's link is removed, is said over whole files (as in
+    :func:`staged`): it said "start it over"."""
     kept = _linked_aside(p)
     try:
         yield
@@ -527,11 +529,23 @@ def undone_on_failure(p: Path) -> Iterator[None]:
                 os.replace(kept, p)
             else:
                 p.unlink()
-        raise
-    finally:
         if kept is not None:
             with contextlib.suppress(OSError):
                 kept.unlink()
+        raise
+    if kept is not None:  # the block's files are whole: what follows is cleanup
+        try:
+            with contextlib.suppress(OSError):
+                kept.unlink()
+        except KeyboardInterrupt as exc:  # said as staged()'s cleanup is (output_complete)
+            words = (
+                f"{p} and the files the same step wrote after it are complete and in "
+                f"place; cleanup left: {kept.name} beside it (a link to the earlier "
+                f"{p.name}, kept until they were) was not removed (delete it)"
+            )
+            output_complete(words)
+            exc.add_note(words)
+            raise
 
 
 def _linked_aside(p: Path) -> Path | None:

@@ -169,6 +169,33 @@ def test_self_scope_decides_whether_another_snapshot_is_the_own_stratum(
     assert json.loads(kept.read_text("utf-8"))["self_scope"] == (scope or "snapshot")
 
 
+def test_certify_takes_self_scope_from_recuse_toml_and_the_line_wins(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``[audit] self-scope`` (the audit's choices and meaning) is certify's where its
+    line does not give one: it was read by recuse audit only, so a team's ``line`` made
+    another snapshot the own stratum in the audit and family here. An explicit
+    ``--self-scope snapshot`` (the default's value) still wins over the file's."""
+    src = _snapshot_pairs(tmp_path)
+    (tmp_path / "recuse.toml").write_text('[audit]\nself-scope = "line"\n', "utf-8")
+    monkeypatch.chdir(tmp_path)
+    args = ["certify", str(src), "--json", "--min-labels", "5"]
+    for given, stratum, kept in (([], "own", "line"), (["--self-scope", "snapshot"], "family",
+                                                          "snapshot")):  # fmt: skip
+        thr = tmp_path / f"t-{kept}.json"
+        code = main([*args, "--thresholds", str(thr), *given])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        strata = json.loads(out)["judges"][0]["strata"]
+        assert [(s["stratum"], s["n_labelled"]) for s in strata] == [(stratum, 20)]
+        assert json.loads(thr.read_text("utf-8"))["self_scope"] == kept
+        assert "recuse.toml" in err and "self-scope" in err  # the note says what it took
+    # human-ties is certify's own (exclude or count): a file's audit value is not read
+    (tmp_path / "recuse.toml").write_text('[audit]\nhuman-ties = "split"\n', "utf-8")
+    assert main([*args]) == 0
+    capsys.readouterr()
+
+
 def test_an_unknown_certify_self_scope_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1418,3 +1445,33 @@ def test_apply_with_run_checks_the_judge_before_it_prints_the_runs_check(
     assert code == 2, text
     assert text.strip().splitlines() == [f"recuse: error: --judge 'nobody' is not in {thr}: gpt-4"]
     assert not decisions.exists()
+
+
+def test_a_stop_as_the_earlier_thresholds_link_is_removed_says_the_files_are_complete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C once --thresholds and --out were both in place, as the link to the
+    earlier thresholds file was removed, said "run the same command again to start it
+    over" over two whole files (and left the link unsaid). It says they are complete and
+    what is left; the exit stays 130."""
+    src = _pairs(tmp_path)
+    thr, out = tmp_path / "thr.json", tmp_path / "run.json"
+    thr.write_text("{}", "utf-8")  # an earlier file: kept as a link while replaced
+    unlink = Path.unlink
+
+    def stopped(self: Path, missing_ok: bool = False) -> None:
+        if self.name.endswith(".before"):
+            raise KeyboardInterrupt
+        unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", stopped)
+    args = ["certify", str(src), "--agreement", "0.8", "--thresholds", str(thr), "--out", str(out)]
+    code = main(args)
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 130
+    assert f"{thr} and the files the same step wrote after it are complete and in place" in err
+    assert "start it over" not in err and "run the same command again to finish" in err
+    assert json.loads(thr.read_text("utf-8"))["target"] == 0.8  # this run's, whole
+    assert json.loads(out.read_text("utf-8"))["thresholds_file"]
+    (left,) = tmp_path.glob(".thr.json.*.before")
+    assert left.name in err

@@ -84,3 +84,19 @@ def test_the_level_help_says_a_config_files_level_is_the_audits_only(
         assert "recuse.toml's level, else" in help_text
     else:
         assert "read by recuse audit only" in help_text
+
+
+def test_favoritisms_config_and_se_help_say_the_file_gives_them() -> None:
+    """``recuse favoritism`` takes se, level and self-scope from recuse.toml (as the
+    audit), but its --config help named only the reading keys and the roster, and its
+    --se help read as if only the command line set it."""
+    helps = {p.opts[0]: p.help or "" for p in _command(("favoritism",)).params if p.opts}
+    assert "se, level and self-scope" in helps["--config"]
+    assert "recuse.toml's se, else" in helps["--se"]
+    # each --config help names the [audit] options its command takes, and only those
+    pairs = {p.opts[0]: p.help or "" for p in _command(("metrics", "pairs")).params if p.opts}
+    assert "[audit] orders, human-ties and self-scope" in pairs["--config"]
+    certify = {p.opts[0]: p.help or "" for p in _command(("certify", "run")).params if p.opts}
+    assert "[audit] self-scope this command" in certify["--config"]
+    validate = {p.opts[0]: p.help or "" for p in _command(("validate",)).params if p.opts}
+    assert "[audit]" not in validate["--config"]

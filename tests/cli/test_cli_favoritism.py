@@ -557,3 +557,26 @@ def test_an_earlier_stops_complete_words_are_not_said_over_the_next_command(
     assert main([*argv, "--out", str(tmp_path / "out")]) == 130
     err = capsys.readouterr().err
     assert "interrupted" in err and "/elsewhere" not in err
+
+
+def test_an_earlier_stops_complete_words_are_not_said_over_a_stop_as_commands_load(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command's start forgot an earlier stop's complete-output words only after the
+    commands had loaded: a Python caller that caught a stop in a write's cleanup, then
+    ran the command line and pressed Ctrl-C as its commands loaded (their first import,
+    a second or so), heard that first folder named as complete."""
+    import recuse.cli as cli
+    from recuse import interrupt
+
+    interrupt.output_complete("the 7 files written in /elsewhere are complete and in place")
+
+    def stopped() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_register", stopped)
+    argv = ["--roster", str(_roster(tmp_path)), "favoritism", str(tmp_path / "ratings.csv")]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted" in err and "/elsewhere" not in err
+    assert "start it over" in err  # the words of a stop before any command began

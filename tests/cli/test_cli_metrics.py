@@ -698,3 +698,38 @@ def test_the_json_curves_carry_the_audits_titles_and_column_words(
     assert "correctness label" in said["title"] and "human" not in said["title"]
     assert said["columns"]["bin_high"].endswith("no upper edge, the last bin is open — every "
                                                 "pair from bin_low up")  # fmt: skip
+
+
+def test_metrics_pairs_takes_orders_human_ties_and_self_scope_from_recuse_toml(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``[audit] orders``, ``human-ties`` and ``self-scope`` have the audit's choices and
+    meaning here: they are this command's where its line does not give them (they were
+    read by recuse audit only, so the audit and ``metrics pairs`` of one table gave two
+    numbers for one bias), and a value on the line wins, the default's value too."""
+    simulate_pairs(seed=1).pairs.to_csv(tmp_path / "pairs.csv", index=False)
+    (tmp_path / "recuse.toml").write_text(
+        '[audit]\norders = "first"\nhuman-ties = "split"\nself-scope = "line"\n', "utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+
+    def run(name: str, *args: str, config: bool = True) -> dict[str, object]:
+        head = [] if config else ["--no-config"]
+        argv = [*head, "metrics", "pairs", "pairs.csv", "--n-boot", "50", "--out", name, *args]
+        code = main(argv)
+        err = capsys.readouterr().err
+        assert code == 0, err
+        payload: dict[str, object] = json.loads((tmp_path / name).read_text("utf-8"))
+        payload.pop("curve_words", None)  # its titles name no option taken here
+        return payload
+
+    chosen = ["--orders", "first", "--human-ties", "split", "--self-scope", "line"]
+    defaults = ["--orders", "both", "--human-ties", "drop", "--self-scope", "snapshot"]
+    from_file = run("file.json")
+    assert from_file == run("flags.json", *chosen, config=False)
+    assert from_file["settings"]["orders"] == "first"  # type: ignore[index]
+    assert from_file["settings"]["human_ties"] == "split"  # type: ignore[index]
+    assert from_file["settings"]["self_scope"] == "line"  # type: ignore[index]
+    given = run("given.json", *defaults)  # the line's defaults win over the file
+    assert given == run("none.json", config=False)
+    assert given["results"] != from_file["results"]  # the options move the numbers

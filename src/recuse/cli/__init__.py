@@ -303,6 +303,9 @@ def _stdout_failed(exc: OSError) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``recuse`` console script; returns the exit code."""
+    # a stop before the command is known starts nothing, and forgets an earlier stop's
+    # complete-output words (a Python caller's, recuse.interrupt.output_complete)
+    hurried_resumes(False)
     try:
         _register()
     except KeyboardInterrupt:  # a Ctrl-C while the commands load: none has begun

@@ -33,12 +33,32 @@ if TYPE_CHECKING:
     from recuse.roster import Roster
 
 __all__ = [
-    "PAIRS_READING", "READING", "AllowUnknownOption", "CertifiedConfidenceOfOption",
-    "CertifiedConfidenceOption", "CertifiedSwappedFrameOption", "ConfidenceOfOption",
-    "ConfidenceOption", "ConfigOption", "MapOption", "ReferenceJudgeOption",
-    "ReferenceScorerOption", "SwappedFrameOption", "ValuesOption", "app", "cli_context",
-    "config_note", "config_path", "loaded_config", "option", "parse_mapping", "parse_values",
-    "settings_files", "settings_parameters", "typed_options",
+    "PAIRS_READING",
+    "READING",
+    "AllowUnknownOption",
+    "CertifiedConfidenceOfOption",
+    "CertifiedConfidenceOption",
+    "CertifiedSwappedFrameOption",
+    "ConfidenceOfOption",
+    "ConfidenceOption",
+    "ConfigOption",
+    "MapOption",
+    "ReferenceJudgeOption",
+    "ReferenceScorerOption",
+    "SwappedFrameOption",
+    "ValuesOption",
+    "app",
+    "cli_context",
+    "config_help",
+    "config_note",
+    "config_path",
+    "loaded_config",
+    "option",
+    "parse_mapping",
+    "parse_values",
+    "settings_files",
+    "settings_parameters",
+    "typed_options",
 ]  # fmt: skip
 
 app = typer.Typer(
@@ -117,15 +137,25 @@ _CONFIG_HELP = (
     "A recuse.toml with default options, map, value maps, materiality and roster additions "
     "(default: ./recuse.toml if present); options given here win."
 )
-ConfigOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--config",
-        help="A recuse.toml whose [map], [values] and file-reading keys read the file, and "
-        "whose [[model]] entries join the roster, as in recuse audit (default: ./recuse.toml "
-        "if present); options given here win.",
-    ),
-]
+
+
+def config_help(also: str = "") -> str:
+    """The help of ``--config`` of a command that reads a user's file; ``also``: the
+    ``[audit]`` options it takes from the file besides the reading keys (named: the
+    shared help named the reading keys and the roster only)."""
+    roster = "whose [[model]] entries join the roster"
+    takes = (
+        f", {roster}, and whose [audit] {also} this command takes too"
+        if also
+        else (f", and {roster}")
+    )
+    return (
+        f"A recuse.toml whose [map], [values] and file-reading keys read the file{takes}, "
+        "as in recuse audit (default: ./recuse.toml if present); options given here win."
+    )
+
+
+ConfigOption = Annotated[Path | None, typer.Option("--config", help=config_help())]
 
 
 def settings_parameters(func: Callable[..., None], *, data_help: str) -> Callable[..., None]:

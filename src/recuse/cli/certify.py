@@ -35,6 +35,7 @@ from recuse.cli.app import (
     ValuesOption,
     app,
     cli_context,
+    config_help,
     loaded_config,
     settings_files,
     typed_options,
@@ -288,6 +289,12 @@ def _print(result: Any) -> None:
         con.print(Text(CASCADE_WORDS))
 
 
+#: --config names the [audit] options this command takes from the file
+CertifyConfigOption = Annotated[
+    Path | None, typer.Option("--config", help=config_help("self-scope"))
+]
+
+
 @certify_app.command("run", help="Certify the judges of SOURCE (the default command).")
 def certify_command(
     ctx: typer.Context,
@@ -347,17 +354,21 @@ def certify_command(
     swapped_frame: SwappedFrameOption = "original",
     confidence: ConfidenceOption = None,
     confidence_of: ConfidenceOfOption = "winner",
-    config: ConfigOption = None,
+    config: CertifyConfigOption = None,
 ) -> None:
     """Per judge and stratum: threshold, coverage, guaranteed agreement, held-out check.
 
     SOURCE is read as recuse audit reads it: the options given here, else recuse.toml's
     (--config, else ./recuse.toml) [map], [values], [[model]] entries and its data-dir,
-    swapped-frame, confidence and confidence-of keys."""
+    swapped-frame, confidence and confidence-of keys; --self-scope likewise (the command
+    line, else the file's self-scope, else snapshot)."""
     from recuse.api import certify
     from recuse.data.inputs import read_paths
 
-    settings, roster = cli_context(ctx, READING)
+    # self_scope: the audit's choices and meaning, read as it reads them (command line >
+    # recuse.toml > default); --human-ties is this command's own (exclude or count)
+    settings, roster = cli_context(ctx, (*READING, "self_scope"))
+    self_scope = settings.self_scope
     named = [(p, o) for p, o in ((out, "--out"), (thresholds, "--thresholds")) if p is not None]
     read = [*read_paths(source, settings.data_dir), *settings_files(ctx)]
     paths = [outputs.check_output(p, option=o, inputs=read) for p, o in named]

@@ -16,11 +16,11 @@ from recuse.choices import CHECKS, NORMALIZE, SE_TYPES, Normalize, SelfScope
 from recuse.choices import SE as SEType
 from recuse.cli.app import (
     READING,
-    ConfigOption,
     ReferenceJudgeOption,
     ReferenceScorerOption,
     app,
     cli_context,
+    config_help,
     settings_files,
 )
 from recuse.cli.console import TerminalTable, cell, shown
@@ -109,6 +109,11 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable | Text:
 #: the options besides :data:`~recuse.cli.app.READING` this command takes from recuse.toml
 FILE_OPTIONS = ("se", "level", "self_scope")
 
+#: --config: the shared help named the file's reading keys and roster only
+FavoritismConfigOption = Annotated[
+    Path | None, typer.Option("--config", help=config_help("se, level and self-scope"))
+]
+
 OUT_FILES = ("favoritism.json", "coefficients.csv", "robustness.csv", "debiased.csv")
 
 
@@ -162,7 +167,12 @@ def favoritism(
     ctx: typer.Context,
     source: Annotated[str, typer.Argument(help="A ratings dataset name or file.")],
     se: Annotated[
-        SEType, typer.Option("--se", help=f"Standard errors: {', '.join(SE_TYPES)}.")
+        SEType,
+        typer.Option(
+            "--se",
+            help=f"Standard errors: {', '.join(SE_TYPES)} (default: recuse.toml's se, else "
+            f"the audit's default, {DEFAULTS.se}).",
+        ),
     ] = DEFAULTS.se,
     level: Annotated[
         float,
@@ -208,7 +218,7 @@ def favoritism(
     self_scope: Annotated[
         SelfScope, typer.Option("--self-scope", help=settings_fields()["self_scope"].help)
     ] = DEFAULTS.self_scope,
-    config: ConfigOption = None,
+    config: FavoritismConfigOption = None,
 ) -> None:
     """Self- and family-bias of LLM judges from absolute ratings (Play Favorites, equation 1).
 

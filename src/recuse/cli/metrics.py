@@ -26,12 +26,12 @@ from recuse.cli.app import (
     AllowUnknownOption,
     ConfidenceOfOption,
     ConfidenceOption,
-    ConfigOption,
     MapOption,
     SwappedFrameOption,
     ValuesOption,
     app,
     cli_context,
+    config_help,
     settings_files,
 )
 from recuse.cli.console import TerminalTable, cell
@@ -165,6 +165,17 @@ def _numbers(r: MetricResult) -> tuple[str, str]:
     return numbers.estimate_parts(*values, signed=r.signed, null=r.null)
 
 
+#: the options besides :data:`~recuse.cli.app.READING` ``metrics pairs`` takes from
+#: recuse.toml: the audit's choices and meaning (docs/configuration.md)
+PAIRS_FILE_OPTIONS = ("orders", "human_ties", "self_scope")
+
+
+#: --config names the [audit] options this command takes from the file
+PairsConfigOption = Annotated[
+    Path | None, typer.Option("--config", help=config_help("orders, human-ties and self-scope"))
+]
+
+
 @metrics_app.command("pairs")
 def pairs_command(
     ctx: typer.Context,
@@ -229,15 +240,22 @@ def pairs_command(
     confidence: ConfidenceOption = None,
     confidence_of: ConfidenceOfOption = "winner",
     allow_unknown_models: AllowUnknownOption = False,  # no effect, kept for old scripts
-    config: ConfigOption = None,
+    config: PairsConfigOption = None,
 ) -> None:
     """Self-preference, family, verbosity and position bias of each judge in a pairs table.
 
     A file is read as recuse audit reads it: the options given here, else recuse.toml's
     (--config, else ./recuse.toml) [map], [values], [[model]] entries and its data-dir,
-    swapped-frame, confidence and confidence-of keys."""
+    swapped-frame, confidence and confidence-of keys; --orders, --human-ties and
+    --self-scope likewise (the command line, else the file's orders, human-ties and
+    self-scope, else the default)."""
     # Every option is checked before any work, so a bad one writes nothing.
-    settings, roster = cli_context(ctx, READING)
+    # orders, human_ties and self_scope: the audit's choices and meaning, read as it
+    # reads them (command line > recuse.toml > default); level, n-boot, seed and min-n
+    # are this command's own (their bounds differ: docs/configuration.md)
+    settings, roster = cli_context(ctx, (*READING, *PAIRS_FILE_OPTIONS))
+    orders, human_ties = settings.orders, settings.human_ties
+    self_scope = settings.self_scope
     out_path = _check_out(out, source, settings.data_dir, settings_files(ctx))
     boot = _resampling(level=level, n_boot=n_boot, seed=seed, min_n=min_n)
     ties: HumanTies = "split" if human_ties == "split" else "drop"

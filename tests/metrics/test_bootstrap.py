@@ -466,8 +466,8 @@ def test_a_null_beyond_every_replicate_gets_the_floor_whatever_the_bca_correctio
     assert bs.p_value(est, 1.0) == pytest.approx(floor, abs=1e-15)  # all below
     # one replicate past the null, midway to the next: the BCa inversion by hand at the
     # level where numpy's quantile (linear, replicates at i / (B − 1)) is the null
-    # (0.5 / 299, kept at the least level read, 1 / (B + 1))
-    w = norm.ppf(max(0.5 / (b - 1), 1 / (b + 1))) - z0
+    # (0.5 / 299: not kept at 1 / (B + 1), a level the interval does not keep either)
+    w = norm.ppf(0.5 / (b - 1)) - z0
     tail = norm.cdf(w / (1 + accel * w) - z0)
     expected = max(floor, 2 * min(tail, 1 - tail))
     assert bs.p_value(est, (reps[0] + reps[1]) / 2) == pytest.approx(expected, abs=1e-12)

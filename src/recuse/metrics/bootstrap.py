@@ -1242,10 +1242,10 @@ def beyond_side(est: GroupEstimate, level: float) -> str:
 def p_value(est: GroupEstimate, null: float, *, expanded: bool = False) -> float:
     """Two-sided bootstrap p-value of ``null``: the interval of ``est`` inverted.
 
-    With ``G`` = share of the replicates below ``null``, kept in
-    ``[1/(B+1), B/(B+1)]`` (``B`` kept replicates: a smaller p cannot be resolved),
+    With ``G`` the replicate level at which ``null`` lies (below),
     ``w = Phi^-1(G) - z0`` and ``z_q = w / (1 + a w) - z0`` (the nominal level whose
-    BCa end falls on ``null``)::
+    BCa end falls on ``null``; ``B`` kept replicates, and a smaller p than the floor
+    cannot be resolved)::
 
         p = max(2 / (B + 1), 2 * min(Phi(z_q), 1 - Phi(z_q)))
 
@@ -1260,7 +1260,10 @@ def p_value(est: GroupEstimate, null: float, *, expanded: bool = False) -> float
     from the interval's, which a steep BCa map turns into much more: at 200 resamples a
     95% BCa interval [0.038, 1.53] of 10 prompts read p = 0.060 by count. Read at the
     interval's own level, the interval excludes ``null`` exactly when ``p < 1 − level``
-    (above the floor; the level kept in ``[1/(B+1), B/(B+1)]``).
+    (above the floor). ``G`` is not kept in ``[1/(B+1), B/(B+1)]`` before the BCa map:
+    the interval's ends read numpy's quantile at levels nearer 0 and 1, and a ``null``
+    between the two largest of 200 replicates read one p wherever it lay, 0.116 beside a
+    95% interval [−1.35, −0.026] of 10 skewed prompts (``z0``, ``a`` > 0).
 
     Replicates tied on ``null`` (``k`` of them, after ``m`` below it; to 1e-12,
     relative) put an end on it at every replicate level from ``m / (B − 1)`` to
@@ -1285,12 +1288,12 @@ def p_value(est: GroupEstimate, null: float, *, expanded: bool = False) -> float
 
     >>> e = GroupEstimate(0.3, 0.1, 0.5, 10, 10, 4, 0, np.zeros(0),
     ...                   replicates=np.array([0.1, 0.2, 0.3, 0.4]))
-    >>> p_value(e, 0.15), p_value(e, 0.25)  # G = 0.5 / 3 (kept at 1 / 5), 1.5 / 3
+    >>> p_value(e, 0.15), p_value(e, 0.25)  # G = 0.5 / 3 (2 G under the floor 2/5), 1.5 / 3
     (0.4, 1.0)
     >>> round(p_value(e, 0.3), 4)  # on the third of 4: level 2/3, upper tail 1/3
     0.6667
-    >>> round(p_value(e, 0.15, expanded=True), 4)  # z = −0.8416 (G 1/5), 10 prompts: T_9
-    0.4452
+    >>> round(p_value(e, 0.175, expanded=True), 4)  # z = −0.6745 (G 0.75 / 3), 10 prompts
+    0.5382
     """
     col = est.replicates
     b = col.size
@@ -1351,11 +1354,15 @@ def _extrapolated_z(est: GroupEstimate, null: float) -> float:
 
 def _nominal_z(share: float, b: int, z0: float, a: float) -> float:
     """The nominal normal quantile ``z_q`` whose BCa end lies at replicate level
-    ``share`` (kept in ``[1/(B+1), B/(B+1)]``): ``w / (1 + a w) − z0`` with
-    ``w = Φ⁻¹(share) − z0``; past the acceleration's range (``1 + a w ≤ 0``: no BCa end
-    reaches it) ``Φ⁻¹(share)``. Kept as a quantile, not a level, which rounds to 1 past
-    ``z ≈ 8.3`` (an expanded p-value from 2 prompts reads ``T_1(z / √2)`` there)."""
-    share = min(max(share, 1.0 / (b + 1)), b / (b + 1))
+    ``share`` (in ``[0, 1]``, not kept from its ends: the interval reads numpy's quantile
+    at any level, and the p-value's floor ``2 / (B + 1)`` is its resolution): ``w / (1 +
+    a w) − z0`` with ``w = Φ⁻¹(share) − z0``; ∓inf at a share of 0 or 1; past the
+    acceleration's range (``1 + a w ≤ 0``: no BCa end reaches it) ``Φ⁻¹(share)``. Kept as
+    a quantile, not a level, which rounds to 1 past ``z ≈ 8.3`` (an expanded p-value from
+    2 prompts reads ``T_1(z / √2)`` there). ``b``: the replicates (unused, kept for the
+    callers)."""
+    if not 0.0 < share < 1.0:
+        return -math.inf if share <= 0.0 else math.inf
     w = float(ndtri(share)) - z0
     den = 1.0 + a * w
     return w / den - z0 if den > 0 else float(ndtri(share))

@@ -439,9 +439,17 @@ def run_shape(
     hooked_run = ours  # the run whose passes are shown (``ours`` becomes the best)
     # --repeat: every side timed as often, the best of each kept (the best of several
     # bare budgets, each timed once, against one run of ours favoured the baseline: the
-    # fastest of three noisy timings; --tiny on 2 shared cores read 0.77-0.94)
+    # fastest of three noisy timings; --tiny on 2 shared cores read 0.77-0.94). Ours,
+    # the bare pass at its budget and the tokenizing are timed in turns, one of each a
+    # round: timed in blocks (every run of ours, then every bare pass) a change of the
+    # machine's load between the blocks went to one side (bench-quick read 0.88, then
+    # 0.94, 0.94 and 1.09 alone, 2026-12-01)
+    same_runs = [bare_pass(backend, seqs, backend.max_batch_tokens)]
+    tokenizing = [_tokenize_seconds(backend, prompts)]
     for _ in range(args.repeat - 1):
         ours = min(ours, time_ours(backend, pairs, proto, profile=False)[0])
+        same_runs.append(bare_pass(backend, seqs, backend.max_batch_tokens))
+        tokenizing.append(_tokenize_seconds(backend, prompts))
     assert summary.ok + summary.unparsed == len(prompts), summary.line()
     if args.one_wave:  # the call's prompts tokenized and padded before any pass runs
         waves = backend._waves
@@ -460,7 +468,7 @@ def run_shape(
         runs = [bare_pass(on, seqs, budget, mask_free=mask_free) for _ in range(args.repeat)]
         return min(runs, key=lambda b: b.seconds)
 
-    same = best_bare(backend, backend.max_batch_tokens)
+    same = min(same_runs, key=lambda b: b.seconds)  # timed in turns with ours, above
     masked = best_bare(backend, backend.max_batch_tokens, mask_free=False)
     sweep = [best_bare(backend, b) for b in args.sweep]
     best = min([same, *sweep], key=lambda b: b.seconds)
@@ -534,7 +542,7 @@ def run_shape(
         # at the backend's own budget: the CPU's (CPU_TOKEN_BUDGET) is set for real
         # models (larger batches ran slower per token for SmolLM2), and a tiny random
         # model runs faster at larger ones (printed above, not a target)
-        tokenize = min(_tokenize_seconds(backend, prompts) for _ in range(args.repeat))
+        tokenize = min(tokenizing)  # timed in turns with ours, above
         serial = same.seconds + tokenize
         print(
             f"tokenizing every prompt: {tokenize:.2f} s; one call at a time, nothing runs "

@@ -91,6 +91,7 @@ __all__ = [
     "Interval",
     "Resampling",
     "SettingError",
+    "as_array",
     "beyond_fix",
     "beyond_side",
     "beyond_warning",
@@ -1317,8 +1318,8 @@ def p_value(est: GroupEstimate, null: float, *, expanded: bool = False) -> float
     else:  # the level whose quantile (numpy's, linear between replicates) is null
         step = float(col[below] - col[below - 1])
         low_share = high_share = (below - 1 + float(null - col[below - 1]) / step) / (b - 1)
-    z_low = _nominal_z(low_share, b, est.z0, est.accel)
-    z_high = _nominal_z(high_share, b, est.z0, est.accel)
+    z_low = _nominal_z(low_share, est.z0, est.accel)
+    z_high = _nominal_z(high_share, est.z0, est.accel)
     if far < 0:
         z_low = max(z_low, far)
     elif far > 0:
@@ -1352,15 +1353,14 @@ def _extrapolated_z(est: GroupEstimate, null: float) -> float:
     return z_r * (null - est.estimate) / (x_r - est.estimate)
 
 
-def _nominal_z(share: float, b: int, z0: float, a: float) -> float:
+def _nominal_z(share: float, z0: float, a: float) -> float:
     """The nominal normal quantile ``z_q`` whose BCa end lies at replicate level
     ``share`` (in ``[0, 1]``, not kept from its ends: the interval reads numpy's quantile
     at any level, and the p-value's floor ``2 / (B + 1)`` is its resolution): ``w / (1 +
     a w) − z0`` with ``w = Φ⁻¹(share) − z0``; ∓inf at a share of 0 or 1; past the
     acceleration's range (``1 + a w ≤ 0``: no BCa end reaches it) ``Φ⁻¹(share)``. Kept as
     a quantile, not a level, which rounds to 1 past ``z ≈ 8.3`` (an expanded p-value from
-    2 prompts reads ``T_1(z / √2)`` there). ``b``: the replicates (unused, kept for the
-    callers)."""
+    2 prompts reads ``T_1(z / √2)`` there)."""
     if not 0.0 < share < 1.0:
         return -math.inf if share <= 0.0 else math.inf
     w = float(ndtri(share)) - z0
@@ -1368,7 +1368,7 @@ def _nominal_z(share: float, b: int, z0: float, a: float) -> float:
     return w / den - z0 if den > 0 else float(ndtri(share))
 
 
-def _dense(values: Sums) -> FloatArray:
+def as_array(values: Sums) -> FloatArray:
     """``values`` as a numpy array."""
     if isinstance(values, np.ndarray):
         return values
@@ -1399,7 +1399,7 @@ def two_sided_sides(stat: GroupedStatistic, sums: Sums) -> list[tuple[float, flo
         return None  # (no row enters: the columns are not read)
     cols = [g * k + c for c, _ in stat.required for g in range(n_groups)]
     part = sums[:, cols] if isinstance(sums, np.ndarray) else sparse.csc_array(sums)[:, cols]
-    nonzero = _dense(part) != 0
+    nonzero = as_array(part) != 0
     first, second = nonzero[:, :n_groups], nonzero[:, n_groups:]
     both = (first & second).sum(axis=0)
     only_first, only_second = (first & ~second).sum(axis=0), (second & ~first).sum(axis=0)

@@ -1537,7 +1537,7 @@ def calibrated_parts(
         values = np.zeros((n, 0))
     else:
         values = _values_matrix(
-            n, model.k, (ri, pat, w, w * yy), (lab_rows, p + p + lab, human[lab_rows], n_l),
+            n, model.k, (ri, pat, w, w * yy), (lab_rows, 2 * p + lab, human[lab_rows], n_l),
             {model.col_own: usable & (side != 0), model.col_other: usable & (side == 0),
              model.col_family: usable & (fam_side != 0)},
         )  # fmt: skip

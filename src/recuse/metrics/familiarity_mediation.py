@@ -15,10 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from scipy import sparse
 
 from recuse.errors import EstimationError
-from recuse.metrics.bootstrap import GroupedStatistic, Resampling, check_min_n
+from recuse.metrics.bootstrap import GroupedStatistic, Resampling, as_array, check_min_n
 from recuse.metrics.competence import (
     CALIBRATED_INTERVAL,
     CompetenceModel,
@@ -171,7 +170,7 @@ def familiarity_mediation(
     more[own, 5] = 1.0
     more[own, 6] = np.where(side > 0, d, -d)[own]
     # (dense: the mediation's single judge, with its perplexity columns beside)
-    values = np.column_stack([sparse.csr_array(values).toarray(), more])
+    values = np.column_stack([as_array(values), more])
     required = (
         (model.col_own, "pairs holding the judge's own answer, with perplexities"),
         (model.k, "pairs without its own answer, with perplexities"),

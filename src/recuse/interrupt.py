@@ -595,11 +595,14 @@ def _terminated() -> bool:
 RESUMING = ("judge", "probe")
 
 
-def output_complete(words: str) -> None:
+def output_complete(words: str, stop: BaseException | None = None) -> None:
     """Record that the stop being raised came once the command's output files were all
     in place (``words``: where, and the cleanup left undone): :func:`say_interrupted`
-    says so instead of words that read as if the output were unfinished."""
+    says so instead of words that read as if the output were unfinished; ``stop`` (the
+    KeyboardInterrupt raised on) carries them as a note for a Python caller."""
     _complete.append(words)
+    if stop is not None:
+        stop.add_note(words)
 
 
 def say_interrupted(program: bool, resumes: bool = True) -> None:

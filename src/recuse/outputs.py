@@ -543,8 +543,7 @@ def undone_on_failure(p: Path) -> Iterator[None]:
                 f"place; cleanup left: {kept.name} beside it (a link to the earlier "
                 f"{p.name}, kept until they were) was not removed (delete it)"
             )
-            output_complete(words)
-            exc.add_note(words)
+            output_complete(words, exc)
             raise
 
 
@@ -934,8 +933,7 @@ def _staging(out: Path, created: bool) -> Iterator[Staging]:
             # a Ctrl-C (or SIGTERM) here stops the command, but over whole files: said
             # so (recuse.interrupt.say_interrupted), not as a stop mid-write
             words = _complete_words(out, root, stage)
-            output_complete(words)
-            exc.add_note(words)
+            output_complete(words, exc)
             raise
 
 

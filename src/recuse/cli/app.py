@@ -139,14 +139,21 @@ _CONFIG_HELP = (
 )
 
 
-def config_help(also: str = "") -> str:
+def config_help(also: Iterable[str] = ()) -> str:
     """The help of ``--config`` of a command that reads a user's file; ``also``: the
-    ``[audit]`` options it takes from the file besides the reading keys (named: the
-    shared help named the reading keys and the roster only)."""
+    Settings fields it takes from the file's ``[audit]`` besides the reading keys, the
+    ones it passes to :func:`cli_context` (named as the file's keys: the shared help
+    named the reading keys and the roster only).
+
+    >>> config_help(("se", "level", "self_scope")).split("[audit] ")[1][:37]
+    'se, level and self-scope this command'
+    """
     roster = "whose [[model]] entries join the roster"
+    keys = [name.replace("_", "-") for name in also]
+    named = ", ".join(keys[:-1]) + " and " + keys[-1] if len(keys) > 1 else "".join(keys)
     takes = (
-        f", {roster}, and whose [audit] {also} this command takes too"
-        if also
+        f", {roster}, and whose [audit] {named} this command takes too"
+        if keys
         else (f", and {roster}")
     )
     return (

@@ -289,9 +289,13 @@ def _print(result: Any) -> None:
         con.print(Text(CASCADE_WORDS))
 
 
+#: the options besides :data:`~recuse.cli.app.READING` ``certify run`` takes from
+#: recuse.toml: the audit's choices and meaning (docs/configuration.md)
+CERTIFY_FILE_OPTIONS = ("self_scope",)
+
 #: --config names the [audit] options this command takes from the file
 CertifyConfigOption = Annotated[
-    Path | None, typer.Option("--config", help=config_help("self-scope"))
+    Path | None, typer.Option("--config", help=config_help(CERTIFY_FILE_OPTIONS))
 ]
 
 
@@ -367,7 +371,7 @@ def certify_command(
 
     # self_scope: the audit's choices and meaning, read as it reads them (command line >
     # recuse.toml > default); --human-ties is this command's own (exclude or count)
-    settings, roster = cli_context(ctx, (*READING, "self_scope"))
+    settings, roster = cli_context(ctx, (*READING, *CERTIFY_FILE_OPTIONS))
     self_scope = settings.self_scope
     named = [(p, o) for p, o in ((out, "--out"), (thresholds, "--thresholds")) if p is not None]
     read = [*read_paths(source, settings.data_dir), *settings_files(ctx)]

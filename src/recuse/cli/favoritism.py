@@ -111,7 +111,7 @@ FILE_OPTIONS = ("se", "level", "self_scope")
 
 #: --config: the shared help named the file's reading keys and roster only
 FavoritismConfigOption = Annotated[
-    Path | None, typer.Option("--config", help=config_help("se, level and self-scope"))
+    Path | None, typer.Option("--config", help=config_help(FILE_OPTIONS))
 ]
 
 OUT_FILES = ("favoritism.json", "coefficients.csv", "robustness.csv", "debiased.csv")

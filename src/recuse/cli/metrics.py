@@ -172,7 +172,7 @@ PAIRS_FILE_OPTIONS = ("orders", "human_ties", "self_scope")
 
 #: --config names the [audit] options this command takes from the file
 PairsConfigOption = Annotated[
-    Path | None, typer.Option("--config", help=config_help("orders, human-ties and self-scope"))
+    Path | None, typer.Option("--config", help=config_help(PAIRS_FILE_OPTIONS))
 ]
 
 

@@ -636,6 +636,35 @@ def test_the_share_of_calibration_sets_whose_guarantee_fails_is_at_most_delta(
         assert certified >= sets // 2
 
 
+def test_strata_share_delta_so_all_their_guarantees_hold_together() -> None:
+    """Planted truth, drawn here: three strata (own, family, other) of 100 items each,
+    confidence uniform on (0.5, 1], every verdict right with chance 0.795 whatever its
+    confidence, just under the target 0.8; so a certified stratum is a failed guarantee,
+    and a calibration set fails when any stratum is certified. min_labels 100: each
+    stratum's one test is on all its 100 items. δ = 0.2 shared by the three strata
+    (δ/3 each) passes at 87 of 100 agreeing (P(Binomial(100, 0.8) ≥ 87) ≤ 0.0667), which
+    0.795 reaches with chance 0.0364: a set fails with chance 1 − (1 − 0.0364)³ = 0.105.
+    Each stratum at the whole δ passes at 84 (chance 0.161): a set fails with chance
+    0.409, 164 of 400 sets expected, past the binomial's 1 − 1e-4 quantile of
+    Binomial(400, 0.2) (111) that the failures are held under."""
+    target, delta, n, sets = 0.8, 0.2, 100, 400
+    o = Options(target=target, delta=delta, min_labels=n)
+    names = ("own", "family", "other")
+    stratum = np.repeat(np.array(names, dtype=object), n)
+    rng = np.random.default_rng(3030)
+    failed = 0
+    for _ in range(sets):
+        conf = 1 - 0.5 * rng.random(3 * n)
+        items = replace(_planted_items(conf, rng.random(3 * n) < 0.795), stratum=stratum)
+        certs = certify_items(items, o, delta, explain=False)
+        assert [c.stratum for c in certs] == list(names)
+        assert all(c.delta == pytest.approx(delta / 3) for c in certs)
+        failed += any(c.certified for c in certs)
+    limit = binom.ppf(1 - 1e-4, sets, delta)
+    assert limit == 111
+    assert failed <= limit, f"{failed} of {sets} sets failed a stratum's guarantee"
+
+
 def test_the_guarantee_and_the_reason_name_the_threshold_unrounded() -> None:
     """A judge whose confidences are 0.99974 (a log-probability's) was certified at that
     threshold, and its guarantee read 'on the items it keeps (all c ≥ 1: ...)': three

@@ -636,6 +636,115 @@ def test_the_share_of_calibration_sets_whose_guarantee_fails_is_at_most_delta(
         assert certified >= sets // 2
 
 
+def test_strata_share_delta_so_all_their_guarantees_hold_together() -> None:
+    """Planted truth, drawn here: three strata (own, family, other) of 100 items each,
+    confidence uniform on (0.5, 1], every verdict right with chance 0.795 whatever its
+    confidence, just under the target 0.8; so a certified stratum is a failed guarantee,
+    and a calibration set fails when any stratum is certified. min_labels 100: each
+    stratum's one test is on all its 100 items. δ = 0.2 shared by the three strata
+    (δ/3 each) passes at 87 of 100 agreeing (P(Binomial(100, 0.8) ≥ 87) ≤ 0.0667), which
+    0.795 reaches with chance 0.0364: a set fails with chance 1 − (1 − 0.0364)³ = 0.105.
+    Each stratum at the whole δ passes at 84 (chance 0.161): a set fails with chance
+    0.409, 164 of 400 sets expected, past the binomial's 1 − 1e-4 quantile of
+    Binomial(400, 0.2) (111) that the failures are held under."""
+    target, delta, n, sets = 0.8, 0.2, 100, 400
+    o = Options(target=target, delta=delta, min_labels=n)
+    names = ("own", "family", "other")
+    stratum = np.repeat(np.array(names, dtype=object), n)
+    rng = np.random.default_rng(3030)
+    failed = 0
+    for _ in range(sets):
+        conf = 1 - 0.5 * rng.random(3 * n)
+        items = replace(_planted_items(conf, rng.random(3 * n) < 0.795), stratum=stratum)
+        certs = certify_items(items, o, delta, explain=False)
+        assert [c.stratum for c in certs] == list(names)
+        assert all(c.delta == pytest.approx(delta / 3) for c in certs)
+        failed += any(c.certified for c in certs)
+    limit = binom.ppf(1 - 1e-4, sets, delta)
+    assert limit == 111
+    assert failed <= limit, f"{failed} of {sets} sets failed a stratum's guarantee"
+
+
+def _walk_by_hand(
+    conf: np.ndarray, agree: np.ndarray, t: float, d: float, start: int
+) -> tuple[float | None, int, int]:
+    """The fixed-sequence test as docs/certify.md words it, one threshold at a time:
+    distinct confidences high to low, thinned to the first whose kept count passes each
+    multiple of ⌈N / 20⌉ and the lowest, from the first keeping max(start, ⌈log d / log t⌉)
+    items; walk down while P(Binomial(n, t) ≥ k) ≤ d. (threshold, n kept, k agreeing)."""
+    values = np.unique(conf)[::-1]
+    kept = [(v, int((conf >= v).sum()), int(agree[conf >= v].sum())) for v in values]
+    step = math.ceil(len(conf) / 20)
+    steps = [s for i, s in enumerate(kept) if i == 0 or i == len(kept) - 1
+             or (s[1] - 1) // step != (kept[i - 1][1] - 1) // step]  # fmt: skip
+    need = max(start, math.ceil(math.log(d) / math.log(t) - 1e-12))
+    out: tuple[float | None, int, int] = (None, 0, 0)
+    for lam, n, k in (s for s in steps if s[1] >= need):
+        if binom.sf(k - 1, n, t) > d:
+            break
+        out = (float(lam), n, k)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_numbers_and_the_rule_applied_are_a_recount_of_the_items(seed: int) -> None:
+    """Random configurations (size, target, δ, tied labels counted or not, strata or
+    pooled, --min-labels; confidences rounded so that they tie, some verdicts ties, some
+    p_a missing): each stratum's δ share, threshold, kept, agreeing, coverage, agreement,
+    bound and p-value are a recount with numpy and scipy (:func:`_walk_by_hand`, δ over
+    the strata with at least max(min_labels, ⌈log(δ/m) / log t⌉) labels), and certify
+    apply on the same table decides exactly the items at their stratum's threshold."""
+    from scipy.stats import beta
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(150, 600))
+    sim = simulate_selective(n, seed=seed, own_drop=float(rng.uniform(0, 0.2)))
+    pairs = sim.pairs.copy()
+    pairs.loc[rng.random(n) < 0.05, "human"] = 0.5
+    p = np.round(pairs["p_a"].to_numpy(), int(rng.integers(1, 4)))
+    p[rng.random(n) < 0.03] = 0.5
+    p[rng.random(n) < 0.03] = np.nan
+    pairs["p_a"] = pairs["p_a_first"] = pairs["p_a_second"] = p
+    t, d = float(rng.choice([0.6, 0.7, 0.8])), float(rng.choice([0.1, 0.2, 0.3]))
+    ties, strata = str(rng.choice(["exclude", "count"])), bool(rng.random() < 0.7)
+    o = Options(target=t, delta=d, human_ties=ties, strata=strata,  # type: ignore[arg-type]
+                min_labels=int(rng.choice([10, 30])), seed=seed)  # fmt: skip
+    roster = ROSTER if strata else None
+    result = certify_judges(pairs, roster, o)
+    (j,) = result.judges
+
+    conf, verdict = np.maximum(p, 1 - p), np.sign(p - 0.5)
+    human = np.sign(pairs["human"].to_numpy() - 0.5)
+    labelled = np.isfinite(p) & ((human != 0) | (ties == "count"))
+    stratum = sim.stratum if strata else np.full(n, "all", dtype=object)
+    agree = (verdict == human).astype(float)
+    names = [s for s in ("own", "family", "other", "all") if (labelled & (stratum == s)).any()]
+    need = max(o.min_labels, math.ceil(math.log(d / len(names)) / math.log(t) - 1e-12))
+    tested = [s for s in names if (labelled & (stratum == s)).sum() >= need]
+    share = d / max(len(tested), 1)
+    got = {c.stratum: c for c in j.strata}
+    assert list(got) == names
+    keep = np.zeros(n, bool)
+    for s in names:
+        m = labelled & (stratum == s)
+        lam, kept, k = (_walk_by_hand(conf[m], agree[m], t, share, o.min_labels)
+                        if s in tested else (None, 0, 0))  # fmt: skip
+        c = got[s]
+        assert (c.threshold, c.n_kept, c.n_agree, c.n_labelled) == (lam, kept, k, m.sum())
+        assert c.delta == pytest.approx(share)
+        if lam is not None:
+            assert c.coverage == pytest.approx(kept / m.sum())
+            assert c.agreement == pytest.approx(k / kept)
+            assert c.lower_bound == pytest.approx(beta.ppf(share, k, kept - k + 1), rel=1e-9)
+            assert c.p_value == pytest.approx(binom.sf(k - 1, kept, t), rel=1e-9)
+            keep |= (stratum == s) & (conf >= lam)
+    assert (j.n_labelled, j.n_kept) == (labelled.sum(), (keep & labelled).sum())
+    decided = apply_thresholds(pairs, result.thresholds(), roster)
+    words = np.where(verdict > 0, "a", np.where(verdict < 0, "b", "tie"))
+    expected = pd.Series(np.where(keep, words, PERSON), index=pairs["item_id"])
+    assert (decided.set_index("item_id")["decision"] == expected).all()
+
+
 def test_the_guarantee_and_the_reason_name_the_threshold_unrounded() -> None:
     """A judge whose confidences are 0.99974 (a log-probability's) was certified at that
     threshold, and its guarantee read 'on the items it keeps (all c ≥ 1: ...)': three

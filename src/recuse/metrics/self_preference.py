@@ -292,6 +292,8 @@ def one_slot_note(first: float, second: float, n: float, *, who: str) -> str | N
 
     >>> one_slot_note(8, 5, 265, who=SLOT_WHO["longer"])[:70]
     "13 of the judge's 265 pairs were judged in one order only, the longer "
+    >>> one_slot_note(0, 1, 188, who=SLOT_WHO["longer"])[:41]  # LLMBar's palm-2
+    "1 of the judge's 188 pairs was judged in "
     >>> one_slot_note(0, 0, 265, who=SLOT_WHO["longer"]) is None
     True
     >>> one_slot_note(20, 0, 20, who=SLOT_WHO["self"]) is None  # the warning's
@@ -300,14 +302,16 @@ def one_slot_note(first: float, second: float, n: float, *, who: str) -> str | N
     count = first + second
     if count <= 0 or one_slot_words(first, second, n, who=who) is not None:
         return None
+    one = count == 1
     return (
-        f"{count:,.0f} of the judge's {n:,.0f} pairs were judged in one order only, {who} "
-        f"shown first in {first:,.0f} and second in {second:,.0f}: fewer than the one-slot "
-        "warning needs (shown first minus shown second at least "
-        f"{share_percent(ONE_SLOT_SHARE, 0)} of the judge's pairs and {ONE_SLOT_MIN} or more; "
-        f"all of them under {ONE_SLOT_MIN} pairs), yet their verdicts still carry any "
-        "preference of the judge for one slot, which the other order would cancel, into "
-        "the number"
+        f"{count:,.0f} of the judge's {n:,.0f} pairs {'was' if one else 'were'} judged in "
+        f"one order only, {who} shown first in {first:,.0f} and second in {second:,.0f}: "
+        "fewer than the one-slot warning needs (shown first minus shown second at least "
+        f"{share_percent(ONE_SLOT_SHARE, 0)} of the judge's pairs and {ONE_SLOT_MIN} or "
+        f"more, or all its pairs where it has fewer than {ONE_SLOT_MIN}), yet "
+        + ("its verdict still carries" if one else "their verdicts still carry")
+        + " any preference of the judge for one slot, which the other order would "
+        "cancel, into the number"
     )
 
 

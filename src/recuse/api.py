@@ -61,8 +61,8 @@ FINDING_COLUMNS = (
     "judge", "bias", "bias_title", "dataset", "detail", "estimate", "ci_low", "ci_high",
     "level", "null", "unit", "n", "clusters", "p_value", "q_value", "significant",
     "flagged", "direction", "materiality", "material", "adjustment_note", "headline",
-    "warnings", "verdict", "definition", "method", "fixed_by_construction", "absolute_value",
-    "interval_rule", "heaviest_prompt",
+    "warnings", "notes", "verdict", "definition", "method", "fixed_by_construction",
+    "absolute_value", "interval_rule", "heaviest_prompt",
 )  # fmt: skip
 
 
@@ -93,14 +93,18 @@ class Report:
         ``null``), ``flagged`` (one of the summary's tests, significant and not
         negligible: what the report colours and counts; a number beside a headline is
         never flagged, :attr:`~recuse.report.model.Finding.flagged`), ``materiality``
-        (material / small / negligible / ""), its ``warnings`` (a tuple of sentences),
-        its verdict sentence, and which rule made its interval with the exact bound's
+        (material / small / negligible / ""), its ``warnings`` and ``notes`` (tuples of
+        sentences; a note is no caveat: :attr:`~recuse.report.model.Finding.notes`), its
+        verdict sentence, and which rule made its interval with the exact bound's
         prompt factor (``interval_rule``, ``heaviest_prompt``: as report.json has them).
         Columns: :data:`FINDING_COLUMNS`."""
         rows = []
         for f in self.result.findings:
             d = f.to_dict() | {"unit": f.bias.short_unit, "definition": f.bias.unit}
-            rows.append({c: d.get(c) for c in FINDING_COLUMNS} | {"warnings": tuple(f.warnings)})
+            rows.append(
+                {c: d.get(c) for c in FINDING_COLUMNS}
+                | {"warnings": tuple(f.warnings), "notes": tuple(f.notes)}
+            )
         return pd.DataFrame(rows, columns=list(FINDING_COLUMNS))
 
     @property

@@ -733,3 +733,25 @@ def test_metrics_pairs_takes_orders_human_ties_and_self_scope_from_recuse_toml(
     given = run("given.json", *defaults)  # the line's defaults win over the file
     assert given == run("none.json", config=False)
     assert given["results"] != from_file["results"]  # the options move the numbers
+
+
+def test_a_note_is_marked_on_its_row_and_said_after_the_warnings(
+    capsys: pytest.CaptureFixture[str], shared_data: Path, tmp_path: Path
+) -> None:
+    """JudgeBench's claude-3-haiku: 13 pairs judged in one order only, too few for the
+    one-slot warning (tests/metrics/test_real_from_raw_files.py counts them from the
+    upstream file). Its verbosity rows carry a ``*1`` mark, the note is said once after
+    the numbered warnings, and --out's CSV has it in its own column."""
+    out = tmp_path / "v.csv"
+    code, text, _ = run(
+        capsys, "metrics", "pairs", "judgebench", "--data-dir", str(shared_data),
+        "-j", "claude-3-haiku-20240307", "-m", "verbosity_longer_gap", "-m", "verbosity_bias",
+        "--n-boot", "200", "--out", str(out),
+    )  # fmt: skip
+    assert code == 0
+    flat = " ".join(text.split())
+    assert flat.count("*1") == 3  # two rows and the note
+    assert "*1 note: 13 of the judge's 265 pairs were judged in one order only" in flat
+    frame = pd.read_csv(out)
+    assert frame["notes"].str.startswith("13 of the judge's 265 pairs").all()
+    assert not frame["warnings"].astype(str).str.contains("that order alone").any()

@@ -239,6 +239,42 @@ def test_judgebench_headlines_from_the_upstream_files(
         assert want["first"] == 0.5
 
 
+def test_judgebench_haiku_one_order_pairs_below_the_rule_are_a_note(
+    shared_data: Path, judgebench: pd.DataFrame
+) -> None:
+    """claude-3-haiku has 13 pairs with one decision null, each judged in one order only:
+    too few for the one-slot warning, which says nothing, so the results said nothing of
+    them. Counted here from the upstream file: the pairs of unequal length with a
+    verdict (n), those with one order (element 0 alone: the longer answer shown first
+    where it is A; element 1 alone: where it is B). Both verbosity numbers carry the
+    note with those counts; the numbers are the hand computation's, unchanged."""
+    (output,) = (shared_data / "judgebench/outputs").glob("*judge_model=claude-3-haiku*.jsonl")
+    t = _judgebench_by_hand(shared_data, output)
+    first, second = t["first"].notna(), t["second"].notna()
+    used = (first | second) & (t["len_a"] != t["len_b"])
+    a_longer = t["len_a"] > t["len_b"]
+    shown_first = used & ((first & ~second & a_longer) | (second & ~first & ~a_longer))
+    shown_second = used & ((first & ~second & ~a_longer) | (second & ~first & a_longer))
+    n, k1, k2 = int(used.sum()), int(shown_first.sum()), int(shown_second.sum())
+    assert k1 + k2 == 13  # of the judge's 270 rows; the rule asks a net of 10 and half
+    want = _position_agreement_length(t)
+    judge = "claude-3-haiku-20240307"
+    got = {
+        "gap": prefer_longer_gap(judgebench, judge=judge, boot=BOOT),
+        "eq6": verbosity_bias(judgebench, judge=judge, boot=BOOT),
+    }
+    for name, r in got.items():
+        assert r.estimate == pytest.approx(want[name], abs=1e-12), name
+        assert r.n == n
+        assert not [w for w in r.warnings if "judged in that order alone" in w]
+        (note,) = r.notes
+        assert note.startswith(
+            f"{k1 + k2} of the judge's {n} pairs were judged in one order only, the longer "
+            f"answer shown first in {k1} and second in {k2}: fewer than the one-slot "
+            "warning needs"
+        ), note
+
+
 #: MT-Bench's six models by family (the built-in roster's families)
 MT_BENCH_FAMILIES = {
     "gpt-4": "gpt", "gpt-3.5-turbo": "gpt", "claude-v1": "claude",

@@ -182,3 +182,37 @@ def test_a_table_with_p_a_only_cannot_raise_the_warning_and_the_docs_say_so() ->
         "A table with `p_a` only (the order each verdict was given in unknown) cannot raise it"
         in words
     )
+
+
+def one_order_notes(notes: tuple[str, ...]) -> list[str]:
+    return [w for w in notes if "were judged in one order only" in w]
+
+
+def test_one_order_pairs_below_the_rule_are_a_note_and_above_it_a_warning() -> None:
+    """The mixed table of the rule's test: 30 pairs, 19 with the judge's answer shown
+    first (p_a_first alone, in a), 4 shown second (p_a_first alone, in b), 7 in both
+    orders. Net 15 = half of 30: the warning, and no note. One more of both orders: 18
+    and 4, net 14 < 15: no warning (it was silent, as now), and the note counts the 22
+    one-order pairs by slot; the number is unchanged by it. DP by hand: the humans
+    prefer the judge's answer on rows 0-14 (15 of 30); the first-picker picks it on
+    each first-shown pair, never on a second-shown one, and half on a two-order pair
+    (its verdicts 1 and 0 average 0.5, p_a read again from both):
+    (19 + 3.5)/30 - 15/30 = 0.25 warned, (18 + 4)/30 - 15/30 = 7/30 noted."""
+    said_rows = [True] * 19 + [False] * 4 + [True] * 7
+    t = first_picker(own_in_a=said_rows, second=False)
+    t.loc[23:, "p_a_second"] = 0.0  # the last 7 judged in both orders
+    warned = self_preference(validate_pairs(t.assign(p_a=math.nan)), kind="dp", boot=BOOT, min_n=4)
+    assert warned.estimate == pytest.approx(0.25, abs=1e-12)
+    assert len(one_order_words(warned.warnings)) == 1
+    assert not one_order_notes(warned.notes)
+    t.loc[0, "p_a_second"] = 0.0  # 18 first alone, 4 second alone: 14 < 15
+    noted = self_preference(validate_pairs(t.assign(p_a=math.nan)), kind="dp", boot=BOOT, min_n=4)
+    assert noted.estimate == pytest.approx(7 / 30, abs=1e-12)
+    assert not one_order_words(noted.warnings)
+    (note,) = one_order_notes(noted.notes)
+    assert note.startswith(
+        "22 of the judge's 30 pairs were judged in one order only, the judge's own answer "
+        "shown first in 18 and second in 4: fewer than the one-slot warning needs"
+    )
+    assert f"note: {note}" in str(noted)  # printed after the number
+    assert noted.to_dict()["notes"] == [note]

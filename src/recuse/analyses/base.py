@@ -403,6 +403,7 @@ def to_finding(
     interval_rule: IntervalRule | None = None,
     heaviest_prompt: float | None = None,
     extrapolated: Extrapolation | None = None,
+    notes: Sequence[str] = (),
 ) -> Finding | NotEstimated:
     """The one conversion of an estimate into a finding, or a skip saying why not.
 
@@ -414,7 +415,8 @@ def to_finding(
     estimate is the absolute value of a signed statistic (:attr:`Finding.absolute`);
     ``interval_rule`` and ``heaviest_prompt``: which rule made a bootstrap interval, and
     the exact bound's prompt-size factor (:attr:`Finding.interval_rule`);
-    ``extrapolated``: the ends extrapolated past the resamples (:attr:`Finding.extrapolated`).
+    ``extrapolated``: the ends extrapolated past the resamples (:attr:`Finding.extrapolated`);
+    ``notes``: what to know of the number that is no caveat (:attr:`Finding.notes`).
     """
     headline = bias.headline
     p = _or_none(p_value) if bias.tested else None
@@ -451,6 +453,7 @@ def to_finding(
         interval_rule=interval_rule,
         heaviest_prompt=heaviest_prompt,
         extrapolated=extrapolated,
+        notes=tuple(notes),
     )
 
 
@@ -483,6 +486,7 @@ def from_result(
         interval_rule=r.interval_rule,
         heaviest_prompt=r.heaviest,
         extrapolated=r.extrapolated,
+        notes=r.notes,
     )
 
 
@@ -520,8 +524,8 @@ def table_row(r: MetricResult, dataset: str, bias: str) -> dict[str, Any]:
     finding's key, "" for none: :func:`bias_keys`), ``definition`` (the metric's:
     :attr:`~recuse.metrics.result.MetricResult.definition`), then the result's fields less
     :data:`_NOT_IN_TABLE` (with :data:`NUMBER_COLUMNS`, which every such table keeps),
-    its components as ``name=value; …`` and its warnings as text, "" when none (the page
-    and the CSV read ``[]`` and ``False`` in the agreement table, which built its rows
+    its components as ``name=value; …`` and its warnings and notes as text, "" when none
+    (the page and the CSV read ``[]`` and ``False`` in the agreement table, which built its rows
     apart)."""
     rec = {
         "dataset": dataset,
@@ -532,6 +536,7 @@ def table_row(r: MetricResult, dataset: str, bias: str) -> dict[str, Any]:
     }
     rec["components"] = "; ".join(f"{k}={v:.4g}" for k, v in r.components.items() if v is not None)
     rec["warnings"] = "; ".join(r.warnings)  # text in the CSV and the page, not ['…']
+    rec["notes"] = "; ".join(r.notes)
     return rec
 
 

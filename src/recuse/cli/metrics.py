@@ -386,19 +386,25 @@ def _moved(r: MetricResult) -> bool:
 
 def _print_results(console: Console, result: PairwiseBias, *, title: str) -> None:
     """The results as a table (each distinct warning once, numbered; rows carry the
-    number), each metric's definition, then the estimates not made and why."""
+    number; each distinct note likewise, ``*1``, after them), each metric's definition,
+    then the estimates not made and why."""
     shown = TerminalTable(title=cell(title))
     for col in ("judge", "metric"):
         shown.add_column(col, justify="left")
     for col in ("estimate", "interval", "no bias", "n", "prompts"):
         shown.add_column(col, justify="right")
     notes: list[str] = []  # each distinct warning once, numbered; rows carry the number
+    said: list[str] = []  # each distinct note (no caveat) once, numbered: *1
     for r in result.results:
         marks = []
         for w in r.warnings:
             if w not in notes:
                 notes.append(w)
             marks.append(f"!{notes.index(w) + 1}")
+        for w in r.notes:
+            if w not in said:
+                said.append(w)
+            marks.append(f"*{said.index(w) + 1}")
         est, interval = _numbers(r)  # an absolute value (Eq. 5) or a flip rate: unsigned
         shown.add_row(
             cell(r.judge or ""), cell(r.metric), est,
@@ -409,6 +415,8 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
     console.print(cell(NUMBERS_LEGEND))
     for i, w in enumerate(notes, 1):
         console.print(cell(f"!{i} {w}"))
+    for i, w in enumerate(said, 1):
+        console.print(cell(f"*{i} note: {w}"))
     # each metric's definition, once: the first clause of its method (the rest says how
     # verdicts were read and the interval made, as the JSON and CSV give it in full)
     defined = {r.metric: r.definition for r in result.results}

@@ -37,7 +37,11 @@ judges with no verbosity bias).
 A metric may add its own caveats about the estimate itself (``MetricSpec.warnings``,
 computed from the group's totals like its components; e.g. the calibrated
 self-preference says when its prediction extrapolates the judge's competence curve).
-They follow the interval's warnings in ``MetricResult.warnings``.
+They follow the interval's warnings in ``MetricResult.warnings``. It may also add notes
+(``MetricSpec.notes``, from the same totals): what a reader may want to know of the
+number that is no reason to distrust it (``MetricResult.notes``; e.g. the pairs judged
+in one order only, with the favoured answer in one slot, too few for the one-slot
+warning). No gate fails on a note.
 """
 
 from __future__ import annotations
@@ -104,7 +108,8 @@ __all__ = [
 LOW_N = 10  # fewer pairs than this in a group the metric conditions on: marked
 
 Components = Callable[[NDArray[np.float64]], dict[str, float]]
-#: a metric's own caveats for one group, from its totals (empty when nothing to say)
+#: a metric's own caveats for one group, from its totals (empty when nothing to say);
+#: its notes (``MetricSpec.notes``) have the same form
 Warnings = Callable[[NDArray[np.float64]], tuple[str, ...]]
 
 
@@ -112,7 +117,8 @@ Warnings = Callable[[NDArray[np.float64]], tuple[str, ...]]
 class MetricSpec:
     """A metric ready to bootstrap: its statistic per judge, how to describe it, its
     no-bias value ``null`` (the p-value's null hypothesis) and, optionally, its own
-    caveats per group from the group's totals (``warnings``; after the interval's)."""
+    caveats per group from the group's totals (``warnings``; after the interval's) and
+    its notes, from the same totals (``notes``: informational, no caveat)."""
 
     metric: str
     stat: GroupedStatistic
@@ -120,6 +126,9 @@ class MetricSpec:
     components: Components | None = None
     null: float = 0.0
     warnings: Warnings | None = None
+    #: what a reader may want to know of a group's number that is no reason to distrust
+    #: it, from its totals (the result's :attr:`~recuse.metrics.result.MetricResult.notes`)
+    notes: Warnings | None = None
     #: the description of a required count (``stat.required``) to report as the
     #: result's ``n`` instead of all the group's rows (e.g. the judge's own pairs where
     #: the other rows only calibrate the estimate)
@@ -575,7 +584,8 @@ def to_results(
     (``MetricSpec.labelled``), where the metric's own reason would name the pairs where
     the human prefers one side. ``interval`` (or the statistic's own) names the
     method in the text. A result's warnings are the interval's
-    (:func:`interval_warnings`), then the spec's own (``MetricSpec.warnings``); its
+    (:func:`interval_warnings`), then the spec's own (``MetricSpec.warnings``), its notes
+    the spec's (``MetricSpec.notes``); its
     ``n_boot_unfit`` counts the kept resamples whose fit has no finite estimate
     (:attr:`~recuse.metrics.bootstrap.GroupedStatistic.unfit`).
 
@@ -814,6 +824,7 @@ def to_results(
                     )
                     + ((far.warning(),) if far else ())
                     + (spec.warnings(est.totals) if spec.warnings else ()),
+                    notes=spec.notes(est.totals) if spec.notes else (),
                     n_boot_unfit=est.n_unfit,
                     refit=spec.refit,
                     fixed=flat and constant is not None and not unseen,

@@ -136,6 +136,10 @@ class MetricResult:
     interval says little (:func:`recuse.metrics.estimate.interval_warnings`: fewer
     than 5 prompts, zero width, fewer than 10 pairs in the smallest group), then any
     caveat the metric adds about the estimate itself (``MetricSpec.warnings``).
+    ``notes`` say what a reader may want to know of the number that is no reason to
+    distrust it (``MetricSpec.notes``: e.g. pairs judged in one order only with the
+    favoured answer in one slot, fewer than the one-slot warning's rule); no gate
+    fails on one.
     ``refit`` says how a metric that refits a model in every resample refitted it
     (:data:`Refit`; the calibrated self- and family preference, where the table's size
     chooses, and the two give slightly different intervals), None for the others; set
@@ -196,6 +200,9 @@ class MetricResult:
     #: (:class:`~recuse.bootstrap_rules.Extrapolation`; its warning is among
     #: ``warnings``); None where no end was
     extrapolated: Extrapolation | None = None
+    #: what a reader may want to know of the number that is no reason to distrust it
+    #: (``MetricSpec.notes``), informational: printed after the warnings as ``note:``
+    notes: tuple[str, ...] = ()
 
     @property
     def unsigned(self) -> bool:
@@ -232,9 +239,9 @@ class MetricResult:
         level, the no-bias value, n with what it counts and the prompts, the definition
         (with :func:`beside_words`, as ``recuse metrics pairs`` writes it), how a
         refitted model's resamples were refitted (:data:`REFIT_WORDS`: the calibrated
-        self-preference's interval differs by it), then each warning, each on
-        its line: text from the data (a judge's name, a warning quoting one) written
-        :func:`recuse.terminal.one_line`, so that a name
+        self-preference's interval differs by it), then each warning and each note
+        (:attr:`notes`), each on its line: text from the data (a judge's name, a
+        warning quoting one) written :func:`recuse.terminal.one_line`, so that a name
         holding a newline or a terminal's escape starts no line of its own and moves no
         cursor. The ``repr`` stays the dataclass's, every field exact: what a
         test's failure, a log's ``%r`` and a debugger must show unambiguously; a notebook
@@ -261,6 +268,7 @@ class MetricResult:
             # 0.05] in the audit, with no word of why beside either number
             *([f"  interval: {REFIT_WORDS[self.refit]}{REFIT_OTHER}"] if self.refit else []),
             *(f"  warning: {w}" for w in self.warnings),
+            *(f"  note: {w}" for w in self.notes),
         ]
         return "\n".join(map(one_line, lines))
 
@@ -298,6 +306,7 @@ class MetricResult:
             "signed": self.signed,
             "absolute_value": self.absolute,
             "warnings": list(self.warnings),
+            "notes": list(self.notes),
             "fixed_by_construction": self.fixed,
             "interval_rule": self.interval_rule,
             "heaviest_prompt": self.heaviest,
@@ -355,6 +364,8 @@ COLUMNS: dict[str, str] = {
     "absolute_value": "the estimate is the absolute value of a signed statistic (never "
     "below 0; its p-value is that statistic's)",
     "warnings": "what to know before trusting the interval (few prompts, low n)",
+    "notes": "what to know of the number that is no reason to distrust it (e.g. pairs "
+    "judged in one order only, too few for a warning)",
     "components": "the parts the estimate is made of, name=value (e.g. the two recalls "
     "of a recall difference)",
 }
@@ -362,7 +373,7 @@ COLUMNS: dict[str, str] = {
 #: after the core columns in :func:`results_frame`: what is shown next to each number
 FRAME_EXTRAS = (
     "n_of", "std_error", "p_value", "null", "null_bound", "signed", "absolute_value", "warnings",
-    "interval_rule", "heaviest_prompt",
+    "notes", "interval_rule", "heaviest_prompt",
 )  # fmt: skip
 
 
@@ -373,14 +384,15 @@ def results_frame(results: Iterable[MetricResult]) -> pd.DataFrame:
     ("floor" or "ceiling": then there is no p-value; empty for neither:
     :attr:`MetricResult.bound`), whether the estimate is a signed difference and whether
     it is an absolute value (:attr:`MetricResult.signed`, ``absolute``), its
-    warnings (joined by "; ", empty when none), and which rule made its interval with the
-    exact bound's prompt factor (``interval_rule``, ``heaviest_prompt``, as ``to_dict``
-    and report.json give them) — for tables and CSV files (``recuse metrics pairs
-    --out x.csv``)."""
+    warnings and its notes (each joined by "; ", empty when none), and which rule made
+    its interval with the exact bound's prompt factor (``interval_rule``,
+    ``heaviest_prompt``, as ``to_dict`` and report.json give them) — for tables and CSV
+    files (``recuse metrics pairs --out x.csv``)."""
     rows = []
     for r in results:
         d = r.to_dict()
         rows.append(
-            {k: d[k] for k in (*CORE_FIELDS, *FRAME_EXTRAS)} | {"warnings": "; ".join(r.warnings)}
+            {k: d[k] for k in (*CORE_FIELDS, *FRAME_EXTRAS)}
+            | {"warnings": "; ".join(r.warnings), "notes": "; ".join(r.notes)}
         )
     return pd.DataFrame(rows, columns=[*CORE_FIELDS, *FRAME_EXTRAS])

@@ -279,6 +279,42 @@ def one_slot_words(first: float, second: float, n: float, *, who: str) -> str | 
     )
 
 
+def one_slot_note(first: float, second: float, n: float, *, who: str) -> str | None:
+    """The note where some of the judge's ``n`` pairs show ``who`` (the answer the metric
+    favours, as in :func:`one_slot_words`) in one slot and were judged in that order only
+    (``first`` / ``second`` of them, :func:`one_slot_columns`), but too few for the
+    warning of :func:`one_slot_words`: their verdicts still carry the judge's preference
+    for a slot, which the other order would cancel, so they move the number; it is
+    computed from them unchanged (a note, no warning: no gate fails on it). None where
+    there are none, or where the warning speaks (a result has the one or the other).
+    JudgeBench's claude-3-haiku: 13 of 265 pairs, the longer answer shown first in 8
+    and second in 5.
+
+    >>> one_slot_note(8, 5, 265, who=SLOT_WHO["longer"])[:70]
+    "13 of the judge's 265 pairs were judged in one order only, the longer "
+    >>> one_slot_note(0, 1, 188, who=SLOT_WHO["longer"])[:41]  # LLMBar's palm-2
+    "1 of the judge's 188 pairs was judged in "
+    >>> one_slot_note(0, 0, 265, who=SLOT_WHO["longer"]) is None
+    True
+    >>> one_slot_note(20, 0, 20, who=SLOT_WHO["self"]) is None  # the warning's
+    True
+    """
+    count = first + second
+    if count <= 0 or one_slot_words(first, second, n, who=who) is not None:
+        return None
+    one = count == 1
+    return (
+        f"{count:,.0f} of the judge's {n:,.0f} pairs {'was' if one else 'were'} judged in "
+        f"one order only, {who} shown first in {first:,.0f} and second in {second:,.0f}: "
+        "fewer than the one-slot warning needs (shown first minus shown second at least "
+        f"{share_percent(ONE_SLOT_SHARE, 0)} of the judge's pairs and {ONE_SLOT_MIN} or "
+        f"more, or all its pairs where it has fewer than {ONE_SLOT_MIN}), yet "
+        + ("its verdict still carries" if one else "their verdicts still carry")
+        + " any preference of the judge for one slot, which the other order would "
+        "cancel, into the number"
+    )
+
+
 def one_slot_warnings(
     who: str, columns: tuple[int, int, int]
 ) -> Callable[[NDArray[np.float64]], tuple[str, ...]]:
@@ -292,6 +328,21 @@ def one_slot_warnings(
         return () if said is None else (said,)
 
     return warnings
+
+
+def one_slot_notes(
+    who: str, columns: tuple[int, int, int]
+) -> Callable[[NDArray[np.float64]], tuple[str, ...]]:
+    """A metric's notes from its totals, the columns as :func:`one_slot_warnings` reads
+    them: the pairs judged in one order only with ``who`` in one slot where they are
+    too few for its warning (:func:`one_slot_note`)."""
+    first, second, n = columns
+
+    def notes(t: NDArray[np.float64]) -> tuple[str, ...]:
+        said = one_slot_note(float(t[first]), float(t[second]), float(t[n]), who=who)
+        return () if said is None else (said,)
+
+    return notes
 
 
 def _eo_components(t: NDArray[np.float64]) -> dict[str, float]:
@@ -370,6 +421,7 @@ def preference_spec(
         return MetricSpec(
             f"{relation}_preference_eo", stat, method, _eo_components, labelled=True,
             warnings=one_slot_warnings(SLOT_WHO[relation], (4, 5, 6)),
+            notes=one_slot_notes(SLOT_WHO[relation], (4, 5, 6)),
         )  # fmt: skip
     if kind == "dp":
         # the same pairs on both sides: judged, holding S against a non-S answer, labelled
@@ -403,6 +455,7 @@ def preference_spec(
         return MetricSpec(
             f"{relation}_preference_dp", stat, method, _dp_components, labelled=True,
             expanded=True, warnings=one_slot_warnings(SLOT_WHO[relation], (4, 5, 6)),
+            notes=one_slot_notes(SLOT_WHO[relation], (4, 5, 6)),
         )  # fmt: skip
     raise ConfigError(f"kind must be 'eo' or 'dp'; got {kind!r}")
 

@@ -67,6 +67,7 @@ from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import (
     SLOT_WHO,
     one_slot_columns,
+    one_slot_notes,
     one_slot_warnings,
     single_judge,
 )
@@ -341,6 +342,7 @@ def verbosity_spec(
     return MetricSpec(
         name, stat, method, components, labelled=True, folded=kind == "absolute", expanded=True,
         warnings=one_slot_warnings(SLOT_WHO["longer"], (4, 5, 6)),
+        notes=one_slot_notes(SLOT_WHO["longer"], (4, 5, 6)),
     )  # fmt: skip
 
 
@@ -444,6 +446,7 @@ def longer_gap_spec(
     return MetricSpec(
         "verbosity_longer_gap", stat, method, components, labelled=True, expanded=True,
         warnings=one_slot_warnings(SLOT_WHO["longer"], (3, 4, 2)),
+        notes=one_slot_notes(SLOT_WHO["longer"], (3, 4, 2)),
     )  # fmt: skip
 
 

@@ -110,6 +110,11 @@ class Finding:
     #: its warning is among ``warnings``): the tables' one note reads it
     #: (:func:`recuse.report.extrapolated.fold_extrapolated`). None where no end was
     extrapolated: Extrapolation | None = None
+    #: what a reader may want to know of the number that is no reason to distrust it
+    #: (:attr:`recuse.metrics.result.MetricResult.notes`: e.g. the pairs judged in one
+    #: order only, too few for the one-slot warning): shown muted in its section, never
+    #: read by the summary, the flags or the gate
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.bias, Bias):
@@ -378,6 +383,7 @@ class Finding:
             "interval_rule": self.interval_rule,
             "heaviest_prompt": self.heaviest_prompt,
             "warnings": list(self.warnings),
+            "notes": list(self.notes),
             "extrapolated": self.extrapolated.to_dict() if self.extrapolated else None,
             "q_value": self.q_value,
             "adjustment_note": self.adjustment_note,
@@ -591,6 +597,7 @@ class Baseline:
             "p_value": r.p_value,
             "method": r.method,
             "warnings": list(r.warnings),
+            "notes": list(r.notes),
             "counts": {k: int(v) for k, v in r.counts.items()},
         }
 

@@ -332,7 +332,8 @@ def summary_sentences(report: AuditReport) -> list[str]:
     """Every headline finding of every judge as its verdict sentence (the terminal's
     ``--verbose`` list): per judge its :func:`judge_line`, then ``  - `` for each flagged
     finding, ``  · `` for the others, each with its bias, dataset, unit and no-bias
-    value, its warnings under it, and ``  ○ `` for each estimate not made, with why.
+    value, its warnings under it, then its notes (no caveat: :attr:`Finding.notes`), and
+    ``  ○ `` for each estimate not made, with why.
 
     Then the analyses not made for a reason about the data rather than a judge (a
     regression its ratings cannot identify, a table of the other kind), one line per
@@ -361,6 +362,7 @@ def summary_sentences(report: AuditReport) -> list[str]:
                 said = first.get(w) if w != EXTRAPOLATED_TAG else None
                 out.append(f"      warning: {w}" if said is None else f"      warning: {said}")
                 first.setdefault(w, f"as under {row.judge}'s {f.bias.label} above")
+            out.extend(f"      note: {n}" for n in f.notes)  # no caveat: after them
         for m in row.not_estimated:
             where = f" ({m.dataset})" if m.dataset else ""
             out.append(f"  ○ {m.analysis}{where}: not estimated — {m.said}")

@@ -245,7 +245,9 @@ def test_a_stop_as_staged_releases_its_lock_says_the_files_are_complete(
     assert json.loads((out / "favoritism.json").read_text("utf-8"))["main"]["n"] > 0
 
 
-@pytest.mark.parametrize("command", ["favoritism", "metrics", "certify-run", "certify-apply"])
+@pytest.mark.parametrize(
+    "command", ["audit", "favoritism", "metrics", "certify-run", "certify-apply"]
+)
 def test_a_stop_while_wrote_is_printed_says_the_files_are_complete(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -254,6 +256,7 @@ def test_a_stop_while_wrote_is_printed_says_the_files_are_complete(
 ) -> None:
     """A Ctrl-C while the "wrote ..." line is printed, every file in place, says they
     are complete (naming them), exit 130."""
+    import recuse.cli.audit as audit_cli
     import recuse.cli.certify as certify_cli
     import recuse.cli.favoritism as favoritism_cli
     import recuse.cli.metrics as metrics_cli
@@ -261,6 +264,17 @@ def test_a_stop_while_wrote_is_printed_says_the_files_are_complete(
     def wrote(text: object, *args: Any, **kwargs: Any) -> bool:
         return str(text).startswith("wrote ") or "; wrote " in str(text)
 
+    if command == "audit":
+        simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=1).pairs.to_csv(
+            tmp_path / "pairs.csv", index=False
+        )
+        _stop_once(monkeypatch, audit_cli, "echo", wrote)
+        out = tmp_path / "r"
+        err = _stopped(["audit", str(tmp_path / "pairs.csv"), "--out", str(out), "--n-boot",
+                        "100", "--only", "verbosity"], capsys)  # fmt: skip
+        assert f"{out / 'report.html'}, {out / 'report.json'} and their tables are complete" in err
+        assert json.loads((out / "report.json").read_text("utf-8"))["sections"]
+        return
     if command == "favoritism":
         roster = _ratings(tmp_path)
         _stop_once(monkeypatch, favoritism_cli, "cell", wrote)

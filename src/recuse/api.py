@@ -42,7 +42,14 @@ from recuse.data.inputs import Input, load_input, load_inputs
 from recuse.data.model_names import UnknownModels
 from recuse.errors import ConfigError, InputError, notes_naming
 from recuse.files import content_sha256, content_size, is_file
-from recuse.options import Settings, default, read_options, resolve, robustness_checks
+from recuse.options import (
+    Settings,
+    default,
+    read_options,
+    resolve,
+    robustness_checks,
+    settings_fields,
+)
 from recuse.report import model
 from recuse.roster import Roster, SelfScope, no_name_taken
 from recuse.tables import ConfidenceOf, SwappedFrame, check_header, index_as_columns
@@ -444,7 +451,9 @@ def audit(
     file, row, column and fix; a ``ConfigError`` naming the option)."""
     items = _items(data)
     cfg = config if isinstance(config, Config) or config is None else load_config(config)
-    settings = resolve(read_options(options, "api"), config=cfg)
+    settings = resolve(read_options(options, "api"), config=cfg, source="api")
+    keywords = [n for n, spec in settings_fields().items() if spec.api]  # those it takes
+    settings = replace(settings, sources={n: settings.sources[n] for n in keywords})
     rost = context_roster(roster, cfg)
     return Report(
         run(items, settings, roster=rost, progress=progress, unknown_models=unknown_models)
@@ -458,7 +467,7 @@ def _signature() -> inspect.Signature:
     base = inspect.signature(audit).parameters
     params = [base["data"]]
     for f in fields(Settings):
-        if f.metadata["option"].api:
+        if "option" in f.metadata and f.metadata["option"].api:
             params.append(inspect.Parameter(f.name, kw, default=default(f.name), annotation=f.type))
     params += [base[n] for n in ("config", "roster", "progress", "unknown_models")]
     return inspect.Signature(params, return_annotation="Report")

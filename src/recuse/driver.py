@@ -191,6 +191,7 @@ def _shared_bootstrap(ctx: Context, inp: Input, ready: Sequence[Analysis]) -> Pa
             boot=o.resampling,
             min_n=o.min_n,
             orders=o.orders,
+            orders_said=o.said("orders"),
             selves=ctx.selves,
             human_ties=o.ties,
         )
@@ -234,7 +235,8 @@ def _audit_input(ctx: Context, inp: Input, analyses: Sequence[Analysis]) -> None
     table before ``--judge``, which the shared bootstrap resamples)."""
     orders, name = ctx.options.orders, inp.name
     if inp.table == "pairs" and orders != "both":  # one order for every analysis
-        inp = _both_tables(inp, lambda t: use_orders(t, orders, source=name))
+        said = ctx.options.said("orders")
+        inp = _both_tables(inp, lambda t: use_orders(t, orders, source=name, said=said))
     frame = inp.frame
     # a probe table's edited and self-recognition rows are for the analyses that read
     # them; every other analysis sees the original pairs only
@@ -430,6 +432,7 @@ def run_audit(
         created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         python=platform.python_version(),
         packages=_packages(),
+        option_sources=_option_sources(o),
     )
     notes = (
         f"Intervals: {percent(o.level)}; pairwise metrics: {BOOTSTRAP_WORDS}; {o.n_boot} "
@@ -461,6 +464,14 @@ def run_audit(
             (an.title, tuple(b.key for b in an.biases if b.headline)) for an in analyses
         ),
     )
+
+
+def _option_sources(o: AuditOptions) -> dict[str, str]:
+    """Where each of the run's options came from (:attr:`AuditOptions.sources`), keyed
+    by the option's flag (:meth:`recuse.options.Settings.option_sources`)."""
+    from recuse.options import Settings
+
+    return Settings(sources=dict(o.sources)).option_sources()
 
 
 def _with_materiality(

@@ -26,6 +26,7 @@ __all__ = [
     "INTERRUPTED",
     "RESUMING",
     "TERMINATED",
+    "complete_over",
     "end_on_signals",
     "hurried_resumes",
     "hurries",
@@ -603,6 +604,22 @@ def output_complete(words: str, stop: BaseException | None = None) -> None:
     _complete.append(words)
     if stop is not None:
         stop.add_note(words)
+
+
+@contextlib.contextmanager
+def complete_over(words: str) -> Iterator[None]:
+    """A block that runs once the command's output files are all complete and in
+    place (the release of a write's lock, the "wrote ..." lines): a Ctrl-C (or
+    SIGTERM) in it still stops the command, exit 130 (143), but is said over whole
+    files, ``words`` naming them (:func:`output_complete`), not "run the same command
+    again to start it over", which read as if the files were unfinished. Words
+    recorded already (a stop in an inner block's cleanup) are not said twice."""
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        if not any(note in _complete for note in getattr(exc, "__notes__", ())):
+            output_complete(words, exc)
+        raise
 
 
 def say_interrupted(program: bool, resumes: bool = True) -> None:

@@ -18,10 +18,11 @@ one field here plus its use.
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import numbers
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
@@ -65,11 +66,13 @@ __all__ = [
     "MAX_N_BOOT",
     "Option",
     "Settings",
+    "option_as_set",
     "parse_mapping",
     "parse_material",
     "parse_values",
     "resolve",
     "robustness_checks",
+    "setting_sources",
     "settings_fields",
 ]
 
@@ -748,6 +751,26 @@ class Settings:
         key=False, section="material", merge=True,
     )  # fmt: skip
 
+    #: where each option's value came from, by field name (:func:`setting_sources`):
+    #: ``"cli"``, ``"config:<path>"``, ``"default"``, ``"api"`` or, for a mapping option
+    #: given on the command line and in the file, ``"cli + config:<path>"``. Not an
+    #: option (no ``Option`` metadata): set by :func:`resolve`.
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def option_sources(self, names: Iterable[str] | None = None) -> dict[str, str]:
+        """Where each option of ``names`` (field names; default every option) came from,
+        keyed by the option's flag without dashes, ``_`` for ``-`` (``n_boot``,
+        ``map``, ``self_scope``); default: those :attr:`sources` holds (the options the
+        command takes): what report.json's ``provenance.option_sources`` and
+        the other commands' JSON (``setting_sources``) hold."""
+        specs = settings_fields()
+        chosen = self.sources if names is None else names
+        return {_key(specs[n]): self.sources.get(n, "default") for n in chosen}
+
+    def said(self, name: str) -> str:
+        """Option ``name`` as the user set it (:func:`option_as_set`)."""
+        return option_as_set(name, getattr(self, name), self.sources.get(name, "default"))
+
     def audit_options(self) -> AuditOptions:
         """The estimation options of the driver (checked as they are made, the
         ``only`` / ``skip`` ids against the registry)."""
@@ -760,7 +783,7 @@ class Settings:
             figure_format=self.figures, se=self.se, robustness=self.robustness,
             only=self.only, skip=self.skip, orders=self.orders, fdr=self.fdr,
             self_scope=self.self_scope, material=dict(self.material),
-            human_ties=self.human_ties,
+            human_ties=self.human_ties, sources=dict(self.sources),
         )  # fmt: skip
         selected(options)
         return options
@@ -791,8 +814,104 @@ DEFAULTS = Settings()
 
 
 def settings_fields() -> dict[str, Option]:
-    """Every option of :class:`Settings`, by field name."""
-    return {f.name: f.metadata["option"] for f in fields(Settings)}
+    """Every option of :class:`Settings`, by field name (``sources`` is none)."""
+    return {f.name: f.metadata["option"] for f in fields(Settings) if "option" in f.metadata}
+
+
+def _key(spec: Option) -> str:
+    """An option's name in a command's JSON record of where it came from: its flag
+    without the dashes, ``_`` for ``-`` (``n_boot``, ``map``, ``self_scope``), as the
+    commands' ``settings`` name the same options and ``recuse.toml`` reads them too."""
+    return spec.flag.split("/")[0].removeprefix("--").replace("-", "_")
+
+
+#: the source of an option the command line (or a keyword) and the file both gave
+#: entries of (a ``merge`` option: ``--map`` and ``[map]``)
+MERGED = " + "
+
+
+def setting_sources(
+    given: Iterable[str], *, config: Config | None = None, source: Where = "cli"
+) -> dict[str, str]:
+    """Where each option's value came from, by field name, for every option: ``source``
+    (``"cli"`` or ``"api"``) for those ``given``, ``"config:<path>"`` for those the
+    file ``config`` set (its path as it was given: ``recuse.toml``, or ``--config``'s),
+    ``"default"`` for the rest; a mapping option (``merge``: ``[map]``, ``[values]``,
+    ``[material]``) given in both is ``"cli + config:<path>"``. The one rule of every
+    command's record of its settings' sources (:attr:`Settings.sources`).
+
+    >>> from recuse.config import Config
+    >>> cfg = Config(Path("recuse.toml"), {"orders": "first", "mapping": {"a": "human"}})
+    >>> got = setting_sources(["mapping", "level"], config=cfg)
+    >>> got["orders"], got["mapping"], got["level"], got["seed"]
+    ('config:recuse.toml', 'cli + config:recuse.toml', 'cli', 'default')
+    """
+    specs = settings_fields()
+    mine = set(given)
+    filed = set(config.options) if config is not None else set()
+    where = "config" + (f":{config.path}" if config is not None and config.path else "")
+    out: dict[str, str] = {}
+    for name, spec in specs.items():
+        if name in mine and name in filed and spec.merge:
+            out[name] = f"{source}{MERGED}{where}"
+        elif name in mine:
+            out[name] = source
+        elif name in filed:
+            out[name] = where
+        else:
+            out[name] = "default"
+    return out
+
+
+def _toml(value: Any) -> str:
+    """``value`` as a recuse.toml writes it: ``"first"``, ``true``, ``0.95``, ``["a"]``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | Path):
+        return json.dumps(str(value), ensure_ascii=False)
+    if isinstance(value, tuple | list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return str(value)
+
+
+def _typed(value: Any) -> str:
+    """``value`` as the command line takes it: ``first``, ``0.95``, ``a,b``,
+    ``a=human,b=judge``."""
+    if isinstance(value, tuple | list):
+        return ",".join(map(str, value))
+    if isinstance(value, Mapping):
+        return ",".join(f"{k}={_typed(v)}" for k, v in value.items())
+    return str(value)
+
+
+def option_as_set(name: str, value: Any, source: str) -> str:
+    """Option ``name`` (a :class:`Settings` field) at ``value`` in the words of where
+    it was set (``source``, as :func:`setting_sources` says it): the flag for the
+    command line and a default (``--orders first``), the file's line and the file for
+    recuse.toml (``orders = "first" in recuse.toml``), the keyword for the Python API
+    (``orders="first"``). The one wording of every message that names an option the
+    user set (a skipped estimate's reason, a curve's title, a note).
+
+    >>> option_as_set("orders", "first", "cli")
+    '--orders first'
+    >>> option_as_set("orders", "first", "config:conf/recuse.toml")
+    'orders = "first" in conf/recuse.toml'
+    >>> option_as_set("orders", "second", "api")
+    'orders="second"'
+    >>> option_as_set("fdr", False, "cli"), option_as_set("n_boot", 500, "config:r.toml")
+    ('--no-fdr', 'n-boot = 500 in r.toml')
+    """
+    spec = settings_fields()[name]
+    if source.startswith("config"):
+        path = source.removeprefix("config:").removeprefix("config") or "the config"
+        line = f"[{spec.section}]" if spec.section else f"{spec.key} = {_toml(value)}"
+        return f"{line} in {path}"
+    if source == "api":
+        return f"{name}={_toml(value)}"
+    on, _, off = spec.flag.partition("/")
+    if isinstance(value, bool):
+        return on if value else off or f"{on} false"
+    return f"{on} {_typed(value)}"
 
 
 def default(name: str) -> Any:
@@ -849,13 +968,17 @@ def read_options(
     return {n: _read(n, specs[n], v, source, path, written.get(n)) for n, v in given.items()}
 
 
-def resolve(given: Mapping[str, Any], *, config: Config | None = None) -> Settings:
+def resolve(
+    given: Mapping[str, Any], *, config: Config | None = None, source: Where = "cli"
+) -> Settings:
     """The one precedence rule: an option ``given`` (read already, by
-    :func:`read_options`) wins over the config file's, which wins over the default; a
-    mapping option (``merge``) keeps the file's entries under the given ones."""
+    :func:`read_options`; on the command line, or a keyword with ``source="api"``) wins
+    over the config file's, which wins over the default; a mapping option (``merge``)
+    keeps the file's entries under the given ones. The settings record where each came
+    from (:attr:`Settings.sources`, :func:`setting_sources`)."""
     specs = settings_fields()
     chosen: dict[str, Any] = dict(config.options) if config is not None else {}
     for name, value in given.items():
         had = chosen.get(name)
         chosen[name] = {**had, **value} if specs[name].merge and had else value
-    return Settings(**chosen)
+    return Settings(**chosen, sources=setting_sources(given, config=config, source=source))

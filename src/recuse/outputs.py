@@ -46,7 +46,7 @@ from stat import S_ISDIR
 from typing import TYPE_CHECKING, Any
 
 from recuse.errors import OutputError, ReaderNote
-from recuse.interrupt import output_complete
+from recuse.interrupt import complete_over, output_complete
 
 if TYPE_CHECKING:  # pandas loads where a table is written: recuse gate --json writes none
     import pandas as pd
@@ -501,7 +501,8 @@ def write_csv(path: str | Path, frame: pd.DataFrame) -> tuple[Path, Path]:
     other's copy."""
     p = Path(path)
     copy = p.parent / SPREADSHEET_FOLDER / p.name
-    with locked(p), undone_on_failure(p):
+    whole = f"{written(p, copy)} are complete and in place"
+    with locked(p, complete=whole), undone_on_failure(p):
         write_text(p, csv_text(frame))
         try:
             copy.parent.mkdir(exist_ok=True)
@@ -651,9 +652,11 @@ def staged(target: str | Path) -> Iterator[Staging]:
     the command (its KeyboardInterrupt is raised again), but its words say the files are
     complete and what cleanup is left (:func:`recuse.interrupt.output_complete`; a note
     on the exception for Python callers): they said "interrupted; ... start it over"
-    over a whole report. The exit code stays 130 (143 for SIGTERM): the command was
-    stopped before it ended (what follows the write, its summary or a ``--fail-on``
-    code, did not run), and a script reads 130 as "stopped by the user", never as a
+    over a whole report; so is one as the folder's lock is let go, once the cleanup
+    ended (:func:`recuse.interrupt.complete_over`). The exit code stays 130 (143 for
+    SIGTERM): the command was stopped before it ended (what follows the write, its
+    summary or a ``--fail-on`` code, did not run), and a script reads 130 as "stopped
+    by the user", never as a
     finished run, which 0 would claim.
     """
     out = Path(target)
@@ -662,13 +665,16 @@ def staged(target: str | Path) -> Iterator[Staging]:
     key = _folder_id(out)
     mine = {key} - held if key is not None else set()  # none: nested in this thread's
     held |= mine
+    locks = [lock] if lock is not None else []
     try:
         with _staging(out, created) as stage:
             yield stage
-    finally:
-        held -= mine
-        if lock is not None:
-            os.close(lock)  # and with it the lock
+    except BaseException:
+        _release(held, mine, locks)
+        raise
+    # every file is in place: a stop as the lock is let go is said over whole files
+    with complete_over(f"the {len(stage.names)} files written in {out} are complete and in place"):
+        _release(held, mine, locks)
 
 
 _HELD = threading.local()  # .folders: those this thread's writes have locked (FolderId)
@@ -826,7 +832,7 @@ def _note_no_locks(folder: Path, exc: OSError) -> None:
 
 
 @contextlib.contextmanager
-def locked(*paths: str | Path) -> Iterator[None]:
+def locked(*paths: str | Path, complete: str | None = None) -> Iterator[None]:
     """Hold the folder lock of :func:`staged` (:func:`_lock_folder`) on the folder of
     each of ``paths`` (files a command writes one after the other with
     :func:`write_text`) for the block: two runs writing the same files at once write
@@ -835,7 +841,11 @@ def locked(*paths: str | Path) -> Iterator[None]:
     Folders are locked in one order (by :func:`_folder_id`), so two runs never
     each hold the folder the other waits for; one this thread's write already holds
     (however its path is spelled) is not locked again. A folder that is not there is
-    not made (the write into it says so) and not locked."""
+    not made (the write into it says so) and not locked.
+
+    A Ctrl-C as the locks are released after the block ended (its files complete and
+    in place) is said over whole files (:func:`recuse.interrupt.complete_over`):
+    ``complete``, the words naming them (default: ``paths``)."""
     held: set[FolderId] = _HELD.__dict__.setdefault("folders", set())
     folders: dict[FolderId, Path] = {}
     for p in paths:
@@ -855,11 +865,21 @@ def locked(*paths: str | Path) -> Iterator[None]:
             if lock is not None:
                 locks.append(lock)
         yield
-    finally:
-        for key in mine:
-            held.discard(key)
-        for lock in locks:
-            os.close(lock)  # and with it the lock
+    except BaseException:
+        _release(held, mine, locks)
+        raise
+    words = complete or f"{', '.join(map(str, paths))} are complete and in place"
+    with complete_over(words):  # the block's files are whole: what follows is cleanup
+        _release(held, mine, locks)
+
+
+def _release(held: set[FolderId], mine: Iterable[FolderId], locks: Iterable[int]) -> None:
+    """Let go of the folder locks ``locks`` of :func:`staged` / :func:`locked`, ``mine``
+    (the folders they locked) no longer ``held`` by this thread."""
+    for key in mine:
+        held.discard(key)
+    for lock in locks:
+        os.close(lock)  # and with it the lock
 
 
 def _note_waiting(folder: Path) -> None:

@@ -158,6 +158,9 @@ def test_metrics_pairs_reads_the_file_as_the_audit_and_a_flag_wins(
                       "--config", str(team["config"]))  # fmt: skip
     flags = _metrics(capsys, tmp_path / "flags.json", "--roster", roster, pairs, "-m",
                      "first_position_rate", *FLAGS)  # fmt: skip
+    # the same numbers and settings; where each setting came from is what differs
+    froms = [p.pop("setting_sources") for p in (here, config, flags)]
+    assert [f["map"] for f in froms] == ["config:recuse.toml", f"config:{team['config']}", "cli"]
     assert here == config == flags
     (result,) = here["results"]  # type: ignore[misc]
     assert result["judge"] == "our-judge"  # the [[model]] entry: the alias read as its id
@@ -172,6 +175,8 @@ def test_metrics_pairs_reads_the_file_as_the_audit_and_a_flag_wins(
         capsys, tmp_path / "sf.json", "--roster", roster, pairs, "-m", "first_position_rate",
         "--map", MAP.replace("first_pick=p_a_first,second_pick=p_a_second", SWAPPED), *FLAGS[2:],
     )  # fmt: skip
+    froms = [p.pop("setting_sources") for p in (swapped, swapped_flags)]
+    assert [f["map"] for f in froms] == ["cli + config:recuse.toml", "cli"]
     assert swapped == swapped_flags
     (turned,) = swapped["results"]  # type: ignore[misc]
     # the orders swapped: the share of wins to the first-shown answer is its complement
@@ -192,7 +197,12 @@ def test_certify_and_certify_apply_read_the_file_as_the_audit(
     monkeypatch.chdir(team["elsewhere"])
     code, flags, err = run(capsys, "--roster", roster, "certify", pairs, "--json",
                            "--min-labels", "10", *FLAGS)  # fmt: skip
-    assert code == 0 and flags == here, err
+    assert code == 0, err
+    # the same certificate; where each setting came from is what differs
+    here_said, flags_said = json.loads(here), json.loads(flags)
+    froms = [p.pop("setting_sources") for p in (here_said, flags_said)]
+    assert [f["map"] for f in froms] == ["config:recuse.toml", "cli"]
+    assert flags_said == here_said
     assert json.loads(here)["judges"][0]["judge"] == "our-judge"
     decided = {}
     for name, args in {

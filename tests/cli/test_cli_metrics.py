@@ -720,9 +720,15 @@ def test_metrics_pairs_takes_orders_human_ties_and_self_scope_from_recuse_toml(
         err = capsys.readouterr().err
         assert code == 0, err
         payload: dict[str, object] = json.loads((tmp_path / name).read_text("utf-8"))
-        payload.pop("curve_words", None)  # its titles name no option taken here
+        payload.pop("curve_words", None)  # its titles name the option as it was set
+        sources[name] = payload.pop("setting_sources")  # type: ignore[assignment]
+        for skip in payload["skipped"]:  # type: ignore[attr-defined]
+            # the same skips, their reason naming the option as it was set
+            skip["reason"] = skip["reason"].replace('orders = "first" in recuse.toml', "X")
+            skip["reason"] = skip["reason"].replace("--orders first", "X")
         return payload
 
+    sources: dict[str, dict[str, str]] = {}
     chosen = ["--orders", "first", "--human-ties", "split", "--self-scope", "line"]
     defaults = ["--orders", "both", "--human-ties", "drop", "--self-scope", "snapshot"]
     from_file = run("file.json")
@@ -733,6 +739,8 @@ def test_metrics_pairs_takes_orders_human_ties_and_self_scope_from_recuse_toml(
     given = run("given.json", *defaults)  # the line's defaults win over the file
     assert given == run("none.json", config=False)
     assert given["results"] != from_file["results"]  # the options move the numbers
+    said = [sources[n]["orders"] for n in ("file.json", "flags.json", "given.json", "none.json")]
+    assert said == ["config:recuse.toml", "cli", "cli", "default"]
 
 
 def test_a_note_is_marked_on_its_row_and_said_after_the_warnings(

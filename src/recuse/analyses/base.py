@@ -146,6 +146,18 @@ class AuditOptions:
     self_scope: SelfScope = "snapshot"  # what counts as the judge itself (roster.py)
     human_ties: HumanTiesMode = "drop"  # labels of 0.5 in EO and verbosity (--human-ties)
     material: Mapping[str, float] = field(default_factory=dict)  # --material KEY=X
+    #: where each option came from, by field name of :class:`recuse.options.Settings`
+    #: (:func:`recuse.options.setting_sources`; empty: every one its default)
+    sources: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    def said(self, name: str) -> str:
+        """Option ``name`` (``orders``, ``self_scope``, ``human_ties``) as the user set
+        it, on the command line, in recuse.toml or as a keyword
+        (:func:`recuse.options.option_as_set`): ``--orders first`` or ``orders =
+        "first" in recuse.toml``."""
+        from recuse.options import option_as_set
+
+        return option_as_set(name, getattr(self, name), self.sources.get(name, "default"))
 
     def __post_init__(self) -> None:
         self.check()

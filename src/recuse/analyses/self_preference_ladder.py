@@ -188,7 +188,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         ctx.part(ANALYSIS).notes.append(note)
     if o.orders != "both":  # the intro's words on the two orders are not this run's
         ctx.part(ANALYSIS).notes.append(
-            f"--orders {o.orders}: every rung of the ladder of {inp.name} reads the "
+            f"{o.said('orders')}: every rung of the ladder of {inp.name} reads the "
             f"{o.orders} order's verdict alone; the rungs split by what the two orders did "
             "need both and are not estimated."
         )

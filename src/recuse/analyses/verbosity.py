@@ -70,29 +70,34 @@ SPLIT = (
 )
 
 
-def _split(orders: Orders) -> str:
+def _split(orders: Orders, said: str | None = None) -> str:
     """:data:`SPLIT`, or with ``--orders first`` / ``second`` the one order's verdict the
     points are of (they said "both orders averaged" there too)."""
     if orders == "both":
         return SPLIT
     return (
-        f"the {orders} order's verdict alone (--orders {orders}): 1 = it agrees, 0 = it "
+        f"the {orders} order's verdict alone ({said or f'--orders {orders}'}): 1 = it "
+        "agrees, 0 = it "
         "does not, a probability's share where the judge gives one"
     )
 
 
-def curve_title(name: str, *, dataset: str, level: float, orders: Orders) -> str:
+def curve_title(
+    name: str, *, dataset: str, level: float, orders: Orders, orders_said: str | None = None
+) -> str:
     """The title of curve ``name``'s table (a key of
     :attr:`~recuse.metrics.summary.PairwiseBias.curves`): what a row's ``mean`` is the
     mean of and which interval it has, the words its columns
     (:func:`~recuse.metrics.verbosity.curve_columns`) point to. The audit's tables and
-    the JSON of ``recuse metrics pairs --out`` both carry it."""
+    the JSON of ``recuse metrics pairs --out`` both carry it. ``orders_said``: the
+    orders option as the user set it (:func:`recuse.options.option_as_set`)."""
     interval = f"{percent(level)} {BIN_INTERVAL}"
     if name == "human_alignment_curve":
         return (
             f"Agreement by length difference — {dataset}: per bin of (len human-preferred − "
             "len other) / len other, the mean share of the win the judge gives the "
-            f"human-preferred answer ({_split(orders)}), its standard deviation and {interval}"
+            f"human-preferred answer ({_split(orders, orders_said)}), its standard deviation "
+            f"and {interval}"
         )
     if name == "human_verbosity_curve":
         return (
@@ -121,7 +126,7 @@ def _align_caption(bins: pd.DataFrame, o: AuditOptions) -> str:
     )
     text = (
         "Each point: the mean share of the win the judge gives the human-preferred answer "
-        f"({_split(o.orders)}) over "
+        f"({_split(o.orders, o.said('orders'))}) over "
         f"the pairs of one bin of the length difference, {_X_LABEL} ({wide}; bins of at least "
         f"{count(o.min_n)} pairs; {rows}: each point's pairs); bands: "
         f"{percent(o.level)} intervals, each a {BIN_INTERVAL}; "
@@ -185,7 +190,9 @@ def report_curve_table(name: str, frame: pd.DataFrame, dataset: str, o: AuditOpt
     words = curve_columns_of(frame, level=o.level)
     return Table(
         slug({"human_alignment_curve": "alignment-curve"}.get(name, name), dataset),
-        curve_title(name, dataset=dataset, level=o.level, orders=o.orders),
+        curve_title(
+            name, dataset=dataset, level=o.level, orders=o.orders, orders_said=o.said("orders")
+        ),
         for_files(frame).reset_index(drop=True),
         show=False,
         columns=words,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -56,6 +56,7 @@ __all__ = [
     "option",
     "parse_mapping",
     "parse_values",
+    "setting_sources",
     "settings_files",
     "settings_parameters",
     "typed_options",
@@ -175,6 +176,8 @@ def settings_parameters(func: Callable[..., None], *, data_help: str) -> Callabl
             list[str], typer.Argument(metavar="DATA", help=data_help)]),
     ]  # fmt: skip
     for f in fields(Settings):
+        if "option" not in f.metadata:  # Settings.sources: no option
+            continue
         spec: Option = f.metadata["option"]
         plain = spec.cli_default if spec.cli_default is not None else default(f.name)
         cli_default = None if isinstance(plain, tuple | dict) or plain == {} else plain
@@ -233,6 +236,8 @@ def cli_context(ctx: typer.Context, names: Iterable[str] | None = None) -> tuple
     has = [n for n in (settings_fields() if names is None else names) if _parameter(ctx, n)]
     typed = typed_options(ctx, has)
     settings = resolve(read_options(typed, "cli"), config=cfg)
+    # the sources of the options this command takes (those its JSON records)
+    settings = replace(settings, sources={n: settings.sources[n] for n in has})
     roster_file = ctx.find_root().params.get("roster") or None
     roster = context_roster(roster_file, cfg)
     ctx.find_root().meta["recuse.roster"] = roster
@@ -246,6 +251,28 @@ def cli_context(ctx: typer.Context, names: Iterable[str] | None = None) -> tuple
         given = [n for n in cfg.options if n in has and n not in taken]
         echo(f"recuse: note: {config_note(cfg, taken, given)}", err=True)
     return settings, roster
+
+
+def setting_sources(ctx: typer.Context, settings: Settings) -> dict[str, str]:
+    """Where each of the command's settings came from, keyed as its ``settings`` name
+    them (``orders``, ``n_boot``, ``self_scope``): those read as the audit reads them
+    (:meth:`~recuse.options.Settings.option_sources`, by
+    :func:`recuse.options.setting_sources` in :func:`cli_context`), and the command's
+    own options, which no recuse.toml sets (``metrics pairs``' ``--level``): ``cli`` or
+    ``default``. What the command's JSON records beside the values (``setting_sources``)."""
+    sources = settings.option_sources()
+    taken = set(settings.sources)
+    by_flag = {s.flag.split("/")[0]: n for n, s in settings_fields().items()}
+    for param in ctx.command.params:
+        hidden = getattr(param, "hidden", False)
+        if param.param_type_name != "option" or hidden or param.name in (None, "config"):
+            continue
+        name = by_flag.get(param.opts[0], param.name)
+        if name in taken or param.name in taken:
+            continue
+        given = getattr(ctx.get_parameter_source(param.name), "name", "DEFAULT") != "DEFAULT"
+        sources[param.name] = "cli" if given else "default"
+    return sources
 
 
 def config_path(ctx: typer.Context) -> Path | None:

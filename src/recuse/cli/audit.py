@@ -12,7 +12,7 @@ import typer
 from recuse.cli.app import app, settings_parameters
 from recuse.cli.console import echo, echo_lines, one_line
 from recuse.errors import ConfigError
-from recuse.interrupt import raise_if_stopped
+from recuse.interrupt import complete_over, raise_if_stopped
 from recuse.numbers import decimal
 
 if TYPE_CHECKING:
@@ -109,11 +109,13 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     with keeping_earlier(settings.out, pages):
         check_output_folder(settings.out, inputs=inputs, files=report_files(settings.out, report))
         paths = write_report(report, settings.out)
-    _print_report(report, verbose=settings.verbose)
-    were = "was" if len(there) == 1 else "were"
-    verb = f"replaced the {' and '.join(there)} that {were} there: wrote" if there else "wrote"
-    took = decimal(time.perf_counter() - start, 1)
-    echo(f"{verb} {paths['html']} and {paths['json']} in {took} s")
+    whole = f"{paths['html']}, {paths['json']} and their tables are complete and in place"
+    with complete_over(whole):  # a stop here is said over whole files
+        _print_report(report, verbose=settings.verbose)
+        were = "was" if len(there) == 1 else "were"
+        verb = f"replaced the {' and '.join(there)} that {were} there: wrote" if there else "wrote"
+        took = decimal(time.perf_counter() - start, 1)
+        echo(f"{verb} {paths['html']} and {paths['json']} in {took} s")
     if settings.profile:
         from recuse.driver import profile_lines
 

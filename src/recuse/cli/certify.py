@@ -37,12 +37,14 @@ from recuse.cli.app import (
     cli_context,
     config_help,
     loaded_config,
+    setting_sources,
     settings_files,
     typed_options,
 )
 from recuse.cli.console import TerminalTable, cell, echo, json_shown
 from recuse.cli.console import console as make_console
 from recuse.errors import ConfigError, InputError
+from recuse.interrupt import complete_over
 from recuse.lazy import lazy_module
 from recuse.reference import AGREEING_WITH, LABEL_NAMES, ReferenceKind
 
@@ -391,16 +393,22 @@ def certify_command(
             swapped_frame=how.swapped_frame, confidence=how.confidence,
             confidence_of=how.confidence_of, data_dir=settings.data_dir,
         )  # fmt: skip
-    payload = {"source": recuse_files.path_text(source), **result.to_dict()}
+    payload = {
+        "source": recuse_files.path_text(source),
+        **result.to_dict(),
+        "setting_sources": setting_sources(ctx, settings),
+    }
     written = dict(zip([o for _, o in named], paths, strict=True))
     with outputs.locked(*paths):  # a second run into the folder waits: each pair whole
         _write_run(result, payload, written, thresholds=thresholds)
     if as_json:
         typer.echo(json_shown(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)))
         return
-    _print(result)
-    for p in reversed(paths):  # in the order written: the thresholds file first
-        echo(f"wrote {p}")
+    whole = f"{' and '.join(map(str, reversed(paths)))} are complete and in place"
+    with complete_over(whole):  # a stop here is said over whole files
+        _print(result)
+        for p in reversed(paths):  # in the order written: the thresholds file first
+            echo(f"wrote {p}")
 
 
 def _write_run(
@@ -593,11 +601,12 @@ def apply_command(
     else:
         wrote = outputs.written(*outputs.write_csv(path, decided))
     people = int((decided["decision"] == PERSON).sum())
-    echo(
-        f"{numbers.counted(len(decided), 'item')}: {len(decided) - people:,} decided by a "
-        f"certified judge, {people:,} {PERSON}; wrote {wrote}"
-    )
-    _print_kept(applied, spec, thresholds.name)
+    with complete_over(f"{wrote}: complete and in place"):  # said over whole files
+        echo(
+            f"{numbers.counted(len(decided), 'item')}: {len(decided) - people:,} decided by "
+            f"a certified judge, {people:,} {PERSON}; wrote {wrote}"
+        )
+        _print_kept(applied, spec, thresholds.name)
     echo(f"guarantee ({thresholds.name}): {guarantee}")
     counted = spec.get("human_ties") == "count"  # as certified
     seen = observed(decided, inp.frame, "count" if counted else "exclude")

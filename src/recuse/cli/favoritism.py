@@ -21,10 +21,12 @@ from recuse.cli.app import (
     app,
     cli_context,
     config_help,
+    setting_sources,
     settings_files,
 )
 from recuse.cli.console import TerminalTable, cell, shown
 from recuse.cli.console import console as make_console
+from recuse.interrupt import complete_over
 from recuse.lazy import lazy_module
 from recuse.numbers import percent, share_percent
 from recuse.options import DEFAULTS, robustness_checks, settings_fields
@@ -123,7 +125,12 @@ def _written() -> tuple[str, ...]:
 
 
 def write_outputs(
-    bat: Battery, effect: DebiasEffect, out: Path, *, settings: dict[str, object]
+    bat: Battery,
+    effect: DebiasEffect,
+    out: Path,
+    *,
+    settings: dict[str, object],
+    sources: dict[str, str] | None = None,
 ) -> list[Path]:
     """favoritism.json (everything), coefficients.csv (main fit), robustness.csv,
     debiased.csv (each model's mean score before and after the correction, ranks).
@@ -131,9 +138,11 @@ def write_outputs(
     All four files or none (staged); the CSVs are exact (for scripts), each with a
     spreadsheet-safe copy under for-spreadsheets/. favoritism.json is written last, so
     it moves in last (as the audit's report.json after its tables): a run killed while
-    the files moved in left it, whole, beside none of the CSVs."""
+    the files moved in left it, whole, beside none of the CSVs. ``sources``: where each
+    setting came from (:func:`recuse.cli.app.setting_sources`), its ``setting_sources``."""
     payload = {
         "settings": settings,
+        "setting_sources": sources or {},
         "main": bat.main.to_dict(),
         "robustness": {k: v.to_dict() for k, v in bat.results.items()},
         # what each column of robustness.csv is (n_term: the row's ratings, n_fit: the fit's)
@@ -272,9 +281,12 @@ def favoritism(
         )
     said = {"source": source, "se": se, "level": level, "normalize": normalize,
             "robustness": checks, "self_scope": self_scope}  # fmt: skip
+    sources = setting_sources(ctx, settings)
     with outputs.keeping_earlier(out_path, OUT_FILES):
-        written = write_outputs(bat, effect, out_path, settings=said)
-    console.print(cell("wrote " + ", ".join(str(p) for p in written)))
+        written = write_outputs(bat, effect, out_path, settings=said, sources=sources)
+    names = ", ".join(str(p) for p in written)
+    with complete_over(f"{names} are complete and in place"):
+        console.print(cell("wrote " + names))
 
 
 def _print_fit(

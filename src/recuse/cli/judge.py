@@ -32,6 +32,7 @@ from recuse.cli.app import (
 from recuse.cli.console import echo
 from recuse.data.record_lines import rows_located
 from recuse.errors import ConfigError, InputError
+from recuse.interrupt import complete_over
 from recuse.judging.device import DTypeChoice
 from recuse.lazy import lazy_module
 from recuse.options import Settings
@@ -652,11 +653,13 @@ def export(
         else:
             df = s.export_ratings(notes=notes, judges=judge or ())
         prompts = s.judge_prompts() if table == "pairs" else {}
-    echo(f"wrote {len(df)} rows to {_write_table(out, df)}")
+    wrote = _write_table(out, df)
     from recuse.judging.store import prompt_line
 
-    for name in sorted(set(prompts) & set(df["judge"].astype(str))):
-        echo(f"  {prompt_line(name, *prompts[name])}")
+    with complete_over(f"{wrote}: complete and in place"):  # said over whole files
+        echo(f"wrote {len(df)} rows to {wrote}")
+        for name in sorted(set(prompts) & set(df["judge"].astype(str))):
+            echo(f"  {prompt_line(name, *prompts[name])}")
     for note in notes:
         echo(f"note: {note}")
     if "ppl_a" in df.columns:

@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 import typer
 from rich.console import Console
@@ -32,15 +32,17 @@ from recuse.cli.app import (
     app,
     cli_context,
     config_help,
+    setting_sources,
     settings_files,
 )
 from recuse.cli.console import TerminalTable, cell
 from recuse.cli.console import console as make_console
 from recuse.errors import ConfigError, EstimationError
+from recuse.interrupt import complete_over
 from recuse.interval_rules import MOVED_WORDS
 from recuse.lazy import lazy_module
 from recuse.numbers import percent
-from recuse.options import DEFAULTS, settings_fields
+from recuse.options import DEFAULTS, Settings, settings_fields
 from recuse.reference import ReferenceKind, reword
 
 if TYPE_CHECKING:
@@ -104,19 +106,31 @@ def _resampling(*, level: float, n_boot: int, seed: int, min_n: int) -> bootstra
 
 
 def curve_words(
-    result: PairwiseBias, *, source: str, level: float, orders: Orders, kind: ReferenceKind
+    result: PairwiseBias,
+    *,
+    source: str,
+    level: float,
+    orders: Orders,
+    kind: ReferenceKind,
+    orders_said: str | None = None,
 ) -> dict[str, dict[str, object]]:
     """Per curve of ``result``, the words the audit's table of it carries: its title
     (what a row's ``mean`` is the mean of, and its interval) and its columns' words
     (:func:`~recuse.metrics.verbosity.curve_columns`, the open last bin's empty
     ``bin_high`` said), in the words of ``kind``'s labels. The JSON gave the curves'
-    numbers alone."""
+    numbers alone. ``orders_said``: the orders as the user set them
+    (:func:`recuse.options.option_as_set`)."""
     from recuse.analyses.verbosity import curve_title
     from recuse.metrics.verbosity import curve_columns_of
 
     return {
         name: {
-            "title": reword(curve_title(name, dataset=source, level=level, orders=orders), kind),
+            "title": reword(
+                curve_title(
+                    name, dataset=source, level=level, orders=orders, orders_said=orders_said
+                ),
+                kind,
+            ),
             "columns": {
                 c: reword(w, kind) for c, w in curve_columns_of(frame, level=level).items()
             },
@@ -131,13 +145,20 @@ def write_results(
     *,
     meta: dict[str, object],
     words: dict[str, dict[str, object]] | None = None,
+    sources: dict[str, str] | None = None,
 ) -> str:
     """Write JSON (results, skipped, curves, settings and ``curve_words``, each curve's
     title and columns' words: :func:`curve_words`) or CSV (one row per result, exact,
     with a spreadsheet-safe copy under for-spreadsheets/), atomically; returns what was
-    written, in words (:func:`recuse.outputs.written`)."""
+    written, in words (:func:`recuse.outputs.written`). ``sources``: where each setting
+    came from (:func:`recuse.cli.app.setting_sources`), the JSON's ``setting_sources``."""
     if path.suffix.lower() == ".json":
-        payload = {"settings": meta, **result.to_dict(), "curve_words": words or {}}
+        payload = {
+            "settings": meta,
+            "setting_sources": sources or {},
+            **result.to_dict(),
+            "curve_words": words or {},
+        }
         outputs.write_text(path, json.dumps(payload, indent=2, allow_nan=False))
         return outputs.written(path)
     return outputs.written(*outputs.write_csv(path, metric_results.results_frame(result.results)))
@@ -283,6 +304,7 @@ def pairs_command(
         table, roster, judges=judges, metrics=metric or None, verdict=verdict, human_ties=ties,
         judge_ties=judge_ties, unit=unit, boot=boot,
         min_n=min_n, orders=orders, selves=roster.self_map(self_scope),
+        orders_said=settings.said("orders"),
     ).for_reference(loaded.source.reference)  # fmt: skip
     result = _name_hints(result, table, roster, self_scope)
 
@@ -306,11 +328,29 @@ def pairs_command(
             "human_ties": human_ties, "self_scope": self_scope, "judge_ties": judge_ties,
             "unit": unit,
         }  # fmt: skip
-        words = curve_words(
-            result, source=str(meta["source"]), level=level, orders=orders,
-            kind=loaded.source.reference,
-        )  # fmt: skip
-        console.print(cell(f"wrote {write_results(result, out_path, meta=meta, words=words)}"))
+        _write_out(ctx, settings, console, (result, out_path, meta), loaded.source.reference)
+
+
+def _write_out(
+    ctx: typer.Context,
+    settings: Settings,
+    console: Console,
+    out: tuple[PairwiseBias, Path, dict[str, object]],
+    kind: ReferenceKind,
+) -> None:
+    """Write ``out`` (the result, its --out path and its settings ``meta``) with its
+    curves' words and where each setting came from, then its "wrote ..." line: a Ctrl-C
+    while that is printed is said over the whole file
+    (:func:`recuse.interrupt.complete_over`), not "start it over"."""
+    result, path, meta = out
+    words = curve_words(
+        result, source=str(meta["source"]), level=cast(float, meta["level"]),
+        orders=settings.orders, kind=kind, orders_said=settings.said("orders"),
+    )  # fmt: skip
+    said = setting_sources(ctx, settings)
+    wrote = write_results(result, path, meta=meta, words=words, sources=said)
+    with complete_over(f"{wrote} is complete and in place"):
+        console.print(cell(f"wrote {wrote}"))
 
 
 def _name_hints(

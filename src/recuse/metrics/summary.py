@@ -184,6 +184,7 @@ def pairwise_bias(
     min_n: int = 5,
     orders: Orders = "both",
     selves: Mapping[str, str] | None = None,
+    orders_said: str | None = None,
 ) -> PairwiseBias:
     """All pairwise bias metrics (``metrics``, default :data:`METRICS`) for ``judges``.
 
@@ -197,7 +198,9 @@ def pairwise_bias(
 
     ``orders``: the verdicts of both presentation orders averaged (default), or of the
     first or the second only (:func:`~recuse.metrics.verdicts.use_orders`); the
-    position metrics compare the two orders, so they need ``"both"``.
+    position metrics compare the two orders, so they need ``"both"``. ``orders_said``:
+    ``orders`` as the user set it (:func:`recuse.options.option_as_set`), in the
+    position metrics' skip reason and the status column (default ``--orders ORDERS``).
 
     Options mean what they mean in the single-metric functions
     (:func:`~recuse.metrics.self_preference.self_preference`,
@@ -214,7 +217,7 @@ def pairwise_bias(
     if unknown:
         raise ConfigError(f"unknown metric {unknown[0]!r} — choose from {', '.join(METRICS)}")
     check_families(families)
-    pairs = use_orders(require_pairs(pairs), orders)
+    pairs = use_orders(require_pairs(pairs), orders, said=orders_said)
     codes, labels = judge_codes(pairs, judges)
     specs: list[MetricSpec] = []
     skipped: list[Skipped] = []
@@ -306,7 +309,9 @@ def pairwise_bias(
             )  # fmt: skip
     position = ("position_consistency", "flip_rate", "first_position_rate")
     if orders != "both":
-        why = f"compares the two presentation orders; --orders {orders} uses one"
+        why = (
+            f"compares the two presentation orders; {orders_said or f'--orders {orders}'} uses one"
+        )
         skipped += [Skipped(m, j, why) for m in position if m in wanted for j in labels]
     else:
         if "position_consistency" in wanted:

@@ -84,13 +84,17 @@ def judged_in_both_orders(pairs: pd.DataFrame) -> pd.Series:
     return pairs["p_a_first"].notna() & pairs["p_a_second"].notna()
 
 
-def use_orders(pairs: pd.DataFrame, orders: Orders, *, source: str = "") -> pd.DataFrame:
+def use_orders(
+    pairs: pd.DataFrame, orders: Orders, *, source: str = "", said: str | None = None
+) -> pd.DataFrame:
     """The table with ``p_a`` from the presentation orders asked for.
 
     ``"both"`` leaves the table as it is (``p_a`` is the mean of the orders judged);
     ``"first"`` / ``"second"`` set ``p_a`` to ``p_a_first`` / ``p_a_second`` (both
     already in the a/b frame) and blank the other order, so every analysis sees one
-    order only and a row without it has no verdict.
+    order only and a row without it has no verdict. ``said``: the option as the user
+    set it (:func:`recuse.options.option_as_set`: ``orders = "first" in recuse.toml``),
+    named in its errors and status (default ``--orders ORDERS``).
 
     >>> t = pd.DataFrame({"p_a_first": [1.0, None], "p_a_second": [0.0, 0.5], "p_a": [0.5, 0.5]})
     >>> one = use_orders(t, "first")
@@ -103,8 +107,9 @@ def use_orders(pairs: pd.DataFrame, orders: Orders, *, source: str = "") -> pd.D
         return pairs
     column = f"p_a_{orders}"
     where = f"{source}: " if source else ""
+    said = said or f"--orders {orders}"
     if column not in pairs.columns:
-        raise ConfigError(f"{where}--orders {orders}: the table has no {column} column")
+        raise ConfigError(f"{where}{said}: the table has no {column} column")
     other = "second" if orders == "first" else "first"
     verdicts = [c for c in ("p_a_first", "p_a_second", "p_a") if c in pairs.columns]
     if pairs[column].isna().all() and any(pairs[c].notna().any() for c in verdicts):
@@ -116,13 +121,13 @@ def use_orders(pairs: pd.DataFrame, orders: Orders, *, source: str = "") -> pd.D
             else "--orders both (its verdicts, in p_a, are of an order not recorded)"
         )
         raise ConfigError(
-            f"{where}--orders {orders}: no row has a verdict of the {orders} order ({column} "
+            f"{where}{said}: no row has a verdict of the {orders} order ({column} "
             f"is empty in every row, while the table has verdicts) — use {use}, or map "
             f"the column that holds that order's verdicts to {column} (--map)"
         )
     out = pairs.assign(p_a=pairs[column].to_numpy(float), **{f"p_a_{other}": np.nan})
     if f"status_{other}" in out.columns:
-        out[f"status_{other}"] = f"not used (--orders {orders})"
+        out[f"status_{other}"] = f"not used ({said})"
     return out
 
 

@@ -655,6 +655,10 @@ class Provenance:
     created: str
     python: str
     packages: dict[str, str] = field(default_factory=dict)
+    #: where each option's value came from, keyed by its flag without dashes, ``_`` for
+    #: ``-`` (``n_boot``, ``map``): ``"cli"``, ``"config:<path>"``, ``"default"``,
+    #: ``"api"`` or ``"cli + config:<path>"`` (:func:`recuse.options.setting_sources`)
+    option_sources: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -666,6 +670,7 @@ class Provenance:
             "created": self.created,
             "python": self.python,
             "packages": dict(self.packages),
+            "option_sources": dict(self.option_sources),
         }
 
 

@@ -1,0 +1,344 @@
+"""Where each setting came from, recorded in every command's JSON and said in its words
+(``recuse.options.setting_sources`` / ``option_as_set``), and a stop once the outputs
+are whole said as such (``recuse.interrupt.complete_over``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from recuse.cli import main
+from recuse.simulate.pairs import simulate_pairs
+from recuse.simulate.ratings import simulate_ratings
+from recuse.simulate.selective import simulate_selective
+
+
+@pytest.fixture(autouse=True)
+def wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "250")
+
+
+def _ran(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    return out + err
+
+
+def _ratings(tmp_path: Path) -> Path:
+    """A simulated ratings table and its roster (families) in ``tmp_path``."""
+    sim = simulate_ratings(seed=1, n_prompts=30)
+    text = "".join(f'[[model]]\nid = "{j}"\nfamily = "{f}"\n\n' for j, f in sim.families.items())
+    (tmp_path / "roster.toml").write_text(text, "utf-8")
+    sim.ratings.to_csv(tmp_path / "ratings.csv", index=False)
+    return tmp_path / "roster.toml"
+
+
+# ------------------------------------------------------------ the JSON records
+
+
+def test_favoritism_json_says_which_setting_came_from_the_line_the_file_or_the_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--se on the line, level in recuse.toml, self-scope left to its default, and the
+    command's own --normalize given: favoritism.json's ``setting_sources`` says so."""
+    roster = _ratings(tmp_path)
+    (tmp_path / "recuse.toml").write_text('[audit]\nlevel = 0.8\nse = "HC1"\n', "utf-8")
+    monkeypatch.chdir(tmp_path)
+    _ran(["--roster", str(roster), "favoritism", "ratings.csv", "--out", "o", "--se", "HC3"],
+         capsys)  # fmt: skip
+    said = json.loads((tmp_path / "o" / "favoritism.json").read_text("utf-8"))
+    sources = said["setting_sources"]
+    assert sources["se"] == "cli" and said["main"]["se_type"] == "HC3"  # the line wins
+    assert sources["level"] == "config:recuse.toml" and said["main"]["level"] == 0.8
+    assert sources["self_scope"] == "default"
+    assert sources["map"] == "default" and sources["robustness"] == "default"
+    assert sources["out"] == "cli"  # the command's own option, given
+
+
+def test_metrics_pairs_json_records_sources_and_words_the_orders_as_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """orders = "first" from recuse.toml: ``setting_sources`` says the file, and the
+    position metrics' skip reason and the agreement curve's title say the file's line,
+    not ``--orders first``, which the user never typed; from the line, the flag."""
+    simulate_pairs(n_prompts=60, pairs_per_prompt=3, seed=1).pairs.to_csv(
+        tmp_path / "pairs.csv", index=False
+    )
+    (tmp_path / "recuse.toml").write_text('[audit]\norders = "first"\n', "utf-8")
+    (tmp_path / "other.toml").write_text('[map]\nlen_a = "len_a"\n', "utf-8")
+    monkeypatch.chdir(tmp_path)
+    head = ["metrics", "pairs", "pairs.csv", "--n-boot", "100"]
+    _ran([*head, "--out", "file.json", "--seed", "3"], capsys)
+    payload = json.loads((tmp_path / "file.json").read_text("utf-8"))
+    sources = payload["setting_sources"]
+    assert sources["orders"] == "config:recuse.toml"
+    assert sources["human_ties"] == sources["self_scope"] == "default"
+    assert sources["seed"] == sources["n_boot"] == "cli" and sources["level"] == "default"
+    skipped = {s["reason"] for s in payload["skipped"] if s["metric"] == "flip_rate"}
+    assert skipped == {'compares the two presentation orders; orders = "first" in '
+                       "recuse.toml uses one"}  # fmt: skip
+    title = payload["curve_words"]["human_alignment_curve"]["title"]
+    assert '(orders = "first" in recuse.toml)' in title and "--orders" not in title
+    # on the line: the flag; a [map] given both ways: both
+    argv = [*head, "--out", "line.json", "--orders", "first", "--map", "len_b=len_b",
+            "--config", "other.toml"]  # fmt: skip
+    _ran(argv, capsys)
+    payload = json.loads((tmp_path / "line.json").read_text("utf-8"))
+    assert payload["setting_sources"]["orders"] == "cli"
+    assert payload["setting_sources"]["map"] == "cli + config:other.toml"
+    skipped = {s["reason"] for s in payload["skipped"] if s["metric"] == "flip_rate"}
+    assert skipped == {"compares the two presentation orders; --orders first uses one"}
+
+
+def test_certify_run_records_where_self_scope_came_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    simulate_selective(400, seed=5).pairs.to_csv(tmp_path / "pairs.csv", index=False)
+    (tmp_path / "conf.toml").write_text('[audit]\nself-scope = "line"\n', "utf-8")
+    monkeypatch.chdir(tmp_path)
+    args = ["certify", "pairs.csv", "--agreement", "0.8", "--thresholds", "t.json"]
+    _ran([*args, "--out", "a.json", "--config", "conf.toml"], capsys)
+    sources = json.loads((tmp_path / "a.json").read_text("utf-8"))["setting_sources"]
+    assert sources["self_scope"] == "config:conf.toml"
+    assert sources["agreement"] == "cli" and sources["delta"] == "default"
+    _ran([*args, "--out", "b.json", "--self-scope", "snapshot"], capsys)
+    sources = json.loads((tmp_path / "b.json").read_text("utf-8"))["setting_sources"]
+    assert sources["self_scope"] == "cli"
+    _ran([*args, "--out", "c.json"], capsys)
+    sources = json.loads((tmp_path / "c.json").read_text("utf-8"))["setting_sources"]
+    assert sources["self_scope"] == "default"
+
+
+def test_the_audits_report_json_records_option_sources_and_the_schema_holds_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """report.json's ``provenance.option_sources``: the line's --seed, the file's orders
+    and a default; the schema validates it and refuses a source it does not know. The
+    position analysis's skip and the verbosity curve's title word the file's line."""
+    from recuse.report.export import schema
+
+    simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=2).pairs.to_csv(
+        tmp_path / "pairs.csv", index=False
+    )
+    (tmp_path / "recuse.toml").write_text('[audit]\norders = "first"\n', "utf-8")
+    monkeypatch.chdir(tmp_path)
+    argv = ["audit", "pairs.csv", "--out", "r", "--n-boot", "100", "--seed", "4",
+            "--only", "verbosity,position"]  # fmt: skip
+    _ran(argv, capsys)
+    report = json.loads((tmp_path / "r" / "report.json").read_text("utf-8"))
+    sources = report["provenance"]["option_sources"]
+    assert sources["seed"] == sources["n_boot"] == sources["only"] == "cli"
+    assert sources["orders"] == "config:recuse.toml"
+    assert sources["level"] == sources["self_scope"] == sources["map"] == "default"
+    jsonschema.validate(report, schema(), cls=jsonschema.Draft202012Validator)
+    bad = json.loads(json.dumps(report))
+    bad["provenance"]["option_sources"]["orders"] = "the file"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema(), cls=jsonschema.Draft202012Validator)
+    words = json.dumps(report, ensure_ascii=False)
+    assert 'orders = \\"first\\" in recuse.toml' in words
+    assert "--orders first" not in words
+
+
+def test_the_python_api_records_its_keywords_as_api(tmp_path: Path) -> None:
+    import recuse
+
+    pairs = simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=2).pairs
+    (tmp_path / "c.toml").write_text("[audit]\nlevel = 0.8\n", "utf-8")
+    report = recuse.audit(pairs, only=["verbosity"], n_boot=100, orders="second",
+                          config=tmp_path / "c.toml")  # fmt: skip
+    written = json.loads(report.to_json(tmp_path / "r.json").read_text("utf-8"))
+    sources = written["provenance"]["option_sources"]
+    assert sources["orders"] == sources["n_boot"] == sources["only"] == "api"
+    assert sources["level"] == f"config:{tmp_path / 'c.toml'}"
+    assert sources["seed"] == "default"
+    assert "out" not in sources  # not a keyword of recuse.audit
+    assert 'orders=\\"second\\"' in json.dumps(written, ensure_ascii=False)
+
+
+# ------------------------------------------------------------ the one wording
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "source", "said"),
+    [
+        ("orders", "first", "cli", "--orders first"),
+        ("orders", "first", "default", "--orders first"),
+        ("orders", "first", "config:team/recuse.toml", 'orders = "first" in team/recuse.toml'),
+        ("orders", "first", "api", 'orders="first"'),
+        ("self_scope", "line", "config:recuse.toml", 'self-scope = "line" in recuse.toml'),
+        ("n_boot", 500, "cli", "--n-boot 500"),
+        ("fdr", False, "cli", "--no-fdr"),
+        ("fdr", True, "config:r.toml", "fdr = true in r.toml"),
+        ("only", ("position", "verbosity"), "cli", "--only position,verbosity"),
+        ("only", ("position",), "config:r.toml", 'only = ["position"] in r.toml'),
+        ("mapping", {"a": "human"}, "cli + config:r.toml", "--map a=human"),
+        ("mapping", {"a": "human"}, "config:r.toml", "[map] in r.toml"),
+    ],
+)
+def test_option_as_set_words_an_option_by_its_source(
+    name: str, value: Any, source: str, said: str
+) -> None:
+    from recuse.options import option_as_set
+
+    assert option_as_set(name, value, source) == said
+
+
+def test_setting_sources_is_the_one_rule() -> None:
+    from recuse.config import Config
+    from recuse.options import resolve, setting_sources
+
+    cfg = Config(Path("x/recuse.toml"), {"orders": "first", "level": 0.8, "mapping": {"a": "b"}})
+    got = setting_sources(["level", "mapping", "seed"], config=cfg, source="api")
+    assert got["level"] == got["seed"] == "api"  # given wins
+    assert got["mapping"] == "api + config:x/recuse.toml"  # merged, both
+    assert got["orders"] == "config:x/recuse.toml" and got["n_boot"] == "default"
+    settings = resolve({"seed": 3}, config=cfg)
+    assert settings.sources == setting_sources(["seed"], config=cfg)
+    assert settings.said("orders") == 'orders = "first" in x/recuse.toml'
+    assert settings.said("seed") == "--seed 3"
+    assert settings.audit_options().said("orders") == 'orders = "first" in x/recuse.toml'
+
+
+# ------------------------------------------------------------ a stop over whole files
+
+
+def _stop_once(monkeypatch: pytest.MonkeyPatch, module: Any, name: str, when: Any) -> list[str]:
+    """``module.name`` raising KeyboardInterrupt once, at the first call ``when`` accepts."""
+    real = getattr(module, name)
+    hit: list[str] = []
+
+    def stopping(*args: Any, **kwargs: Any) -> Any:
+        if not hit and when(*args, **kwargs):
+            hit.append(name)
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, stopping)
+    return hit
+
+
+def _stopped(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    code = main(argv)
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 130, err
+    assert "start it over" not in err and "run the same command again to finish" in err
+    return err
+
+
+def test_a_stop_as_staged_releases_its_lock_says_the_files_are_complete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recuse import outputs
+
+    roster = _ratings(tmp_path)
+    hit = _stop_once(monkeypatch, outputs, "_release", lambda *a: True)
+    out = tmp_path / "o"
+    err = _stopped(["--roster", str(roster), "favoritism", str(tmp_path / "ratings.csv"),
+                    "--out", str(out)], capsys)  # fmt: skip
+    assert hit and f"the 7 files written in {out} are complete and in place" in err
+    assert json.loads((out / "favoritism.json").read_text("utf-8"))["main"]["n"] > 0
+
+
+@pytest.mark.parametrize(
+    "command", ["audit", "favoritism", "metrics", "certify-run", "certify-apply"]
+)
+def test_a_stop_while_wrote_is_printed_says_the_files_are_complete(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+) -> None:
+    """A Ctrl-C while the "wrote ..." line is printed, every file in place, says they
+    are complete (naming them), exit 130."""
+    import recuse.cli.audit as audit_cli
+    import recuse.cli.certify as certify_cli
+    import recuse.cli.favoritism as favoritism_cli
+    import recuse.cli.metrics as metrics_cli
+
+    def wrote(text: object, *args: Any, **kwargs: Any) -> bool:
+        return str(text).startswith("wrote ") or "; wrote " in str(text)
+
+    if command == "audit":
+        simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=1).pairs.to_csv(
+            tmp_path / "pairs.csv", index=False
+        )
+        _stop_once(monkeypatch, audit_cli, "echo", wrote)
+        out = tmp_path / "r"
+        err = _stopped(["audit", str(tmp_path / "pairs.csv"), "--out", str(out), "--n-boot",
+                        "100", "--only", "verbosity"], capsys)  # fmt: skip
+        assert f"{out / 'report.html'}, {out / 'report.json'} and their tables are complete" in err
+        assert json.loads((out / "report.json").read_text("utf-8"))["sections"]
+        return
+    if command == "favoritism":
+        roster = _ratings(tmp_path)
+        _stop_once(monkeypatch, favoritism_cli, "cell", wrote)
+        err = _stopped(["--roster", str(roster), "favoritism", str(tmp_path / "ratings.csv"),
+                        "--out", str(tmp_path / "o")], capsys)  # fmt: skip
+        assert f"{tmp_path / 'o' / 'favoritism.json'}" in err and "complete and in place" in err
+        return
+    if command == "metrics":
+        simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=1).pairs.to_csv(
+            tmp_path / "pairs.csv", index=False
+        )
+        _stop_once(monkeypatch, metrics_cli, "cell", wrote)
+        out = tmp_path / "m.json"
+        err = _stopped(["metrics", "pairs", str(tmp_path / "pairs.csv"), "--n-boot", "100",
+                        "--out", str(out)], capsys)  # fmt: skip
+        assert f"{out} is complete and in place" in err
+        assert json.loads(out.read_text("utf-8"))["results"]
+        return
+    simulate_selective(400, seed=5).pairs.to_csv(tmp_path / "pairs.csv", index=False)
+    thr, run = tmp_path / "t.json", tmp_path / "run.json"
+    certify = ["certify", str(tmp_path / "pairs.csv"), "--agreement", "0.8",
+               "--thresholds", str(thr), "--out", str(run)]  # fmt: skip
+    if command == "certify-run":
+        _stop_once(monkeypatch, certify_cli, "echo", wrote)
+        err = _stopped(certify, capsys)
+        assert f"{thr} and {run} are complete and in place" in err
+        return
+    _ran(certify, capsys)
+    _stop_once(monkeypatch, certify_cli, "echo", wrote)
+    out = tmp_path / "d.csv"
+    err = _stopped(["certify", "apply", str(thr), str(tmp_path / "pairs.csv"), "--out",
+                    str(out)], capsys)  # fmt: skip
+    assert f"{out} (exact, for scripts)" in err and "complete and in place" in err
+
+
+def test_a_stop_as_write_csv_releases_its_lock_says_both_files_are_complete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recuse import outputs
+
+    simulate_selective(400, seed=5).pairs.to_csv(tmp_path / "pairs.csv", index=False)
+    thr = tmp_path / "t.json"
+    _ran(["certify", str(tmp_path / "pairs.csv"), "--agreement", "0.8", "--thresholds",
+          str(thr)], capsys)  # fmt: skip
+    hit = _stop_once(monkeypatch, outputs, "_release", lambda *a: True)
+    out = tmp_path / "d.csv"
+    err = _stopped(["certify", "apply", str(thr), str(tmp_path / "pairs.csv"), "--out",
+                    str(out)], capsys)  # fmt: skip
+    copy = tmp_path / "for-spreadsheets" / "d.csv"
+    assert hit and f"{out} (exact, for scripts) and {copy}" in err
+    assert "are complete and in place" in err
+    assert out.is_file() and copy.is_file()
+
+
+def test_complete_over_notes_the_stop_once() -> None:
+    from recuse import interrupt
+
+    with pytest.raises(KeyboardInterrupt) as raised:
+        with interrupt.complete_over("outer words"):
+            with interrupt.complete_over("inner words"):
+                raise KeyboardInterrupt
+    assert raised.value.__notes__ == ["inner words"]
+    interrupt._complete.clear()
+    with pytest.raises(ValueError):  # only a stop is said over whole files
+        with interrupt.complete_over("words"):
+            raise ValueError
+    assert not interrupt._complete

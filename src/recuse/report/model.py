@@ -387,6 +387,19 @@ class Finding:
         }
 
 
+def estimate_key(f: Finding) -> tuple[object, ...]:
+    """What makes findings one estimate: each finding its own, except a pooled bias's
+    rows of one estimate (:attr:`Bias.pooled`: a family's λ shown in each member judge's
+    row), which share a key. The multiple-testing family counts one test per key
+    (:mod:`recuse.report.multiplicity`) and the terminal's data line one headline
+    estimate per key (:func:`recuse.report.summary_table.source_lines`), so the two
+    count the same estimates."""
+    if not f.bias.pooled:
+        return ("finding", id(f))
+    return (f.bias.key, f.dataset, f.detail, f.section, f.estimate, f.ci_low, f.ci_high,
+            f.p_value)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Figure:
     """A rendered figure: the image bytes (base64 PNG or SVG text) plus words."""

@@ -49,6 +49,11 @@ def shared_wording(seen: Bias | None, bias: Bias) -> Bias:
     return seen if seen.reference == "human" else bias if bias.reference == "human" else seen
 
 
+#: what a value fixed by construction is, said where an interval would be
+#: (:attr:`Finding.parts`, its text and verdict, the tables that show it)
+FIXED_WORDS = "fixed by construction, not a measurement"
+
+
 @dataclass(frozen=True)
 class Finding:
     """One bias of one judge: estimate, ``level`` confidence interval, n, method.
@@ -333,13 +338,23 @@ class Finding:
     @property
     def text(self) -> str:
         """``+0.12 [0.03, 0.20]``: the estimate and its interval (``28.5% [23.3%,
-        34.2%]`` for a share written as a percentage, :attr:`Bias.percent`)."""
+        34.2%]`` for a share written as a percentage, :attr:`Bias.percent`). A value
+        :attr:`fixed` by construction has no interval: ``0, fixed by construction, not a
+        measurement`` (:data:`FIXED_WORDS`), where a part of the calibrated
+        self-preference on a rung none of the judge's own pairs is on read "+0.000
+        [0.000, 0.000]" like a measurement."""
+        if self.fixed:
+            return f"{self.estimate:g}, {FIXED_WORDS}"
         return " ".join(self.parts)
 
     @property
     def parts(self) -> tuple[str, str]:
         """:attr:`text` in two parts, the estimate and its interval (``"+0.12"``,
-        ``"[0.03, 0.20]"``), for a table that shows them in two cells."""
+        ``"[0.03, 0.20]"``), for a table that shows them in two cells; a value
+        :attr:`fixed` by construction ``"0 by construction"`` and, in place of an
+        interval, ``"none: not a measurement"``."""
+        if self.fixed:
+            return f"{self.estimate:g} by construction", "none: not a measurement"
         if self.bias.percent:
             return share_interval(self.estimate, self.ci_low, self.ci_high)
         return estimate_parts(
@@ -369,10 +384,11 @@ class Finding:
             "flagged": self.flagged,
             "direction": self.direction,
             "verdict": self.verdict,
-            "std_error": self.std_error,
-            "p_value": self.p_value,
-            "p_method": self.p_method,
-            "p_floor": self.p_floor,
+            # a value fixed by construction is no measurement: no standard error, no test
+            "std_error": None if self.fixed else self.std_error,
+            "p_value": None if self.fixed else self.p_value,
+            "p_method": "" if self.fixed else self.p_method,
+            "p_floor": None if self.fixed else self.p_floor,
             "fixed_by_construction": self.fixed,
             "absolute_value": self.absolute,
             "interval_rule": self.interval_rule,

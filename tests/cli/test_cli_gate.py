@@ -885,3 +885,22 @@ def test_each_gate_line_names_the_estimate_it_gates(
     code, out = _run(["gate", str(path), "--max", "family_preference=0.1", "--json"], capsys)
     (line,) = json.loads(out)["lines"]
     assert line["bias"] == "family_preference" and line["text"].startswith(f"FAIL: {named} of j")
+
+
+def test_a_value_fixed_by_construction_is_gated_as_no_measurement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A part of the calibrated self-preference on a rung none of the judge's own pairs
+    is on is 0 by construction; its gate line read "+0.000 [0.000, 0.000] (90%
+    interval)", a measurement's. It reads as the audit's finding does now: the value,
+    fixed by construction, not a measurement, and no interval."""
+    part = "self_preference_part_human_neither"
+    fixed = _finding(part, "j", 0.0, 0.0, 0.0, clusters=73, fixed_by_construction=True)
+    path = _report(tmp_path, [fixed])
+    code, out = _run(["gate", str(path), "--max", f"{part}=0.1"], capsys)
+    assert code == 0, out
+    assert out.startswith(
+        f"PASS: {part} of j (d): 0, fixed by construction, not a measurement (no interval); "
+        "the value lies within ±0.1"
+    ), out
+    assert "[0.000" not in out

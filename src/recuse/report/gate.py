@@ -87,7 +87,7 @@ from recuse.numbers import (
     minus,
     percent,
 )
-from recuse.report.labels import all_judges_label, is_all_judges_label
+from recuse.report.labels import FIXED_WORDS, all_judges_label, is_all_judges_label
 
 if TYPE_CHECKING:
     from recuse.report.bias import Bias
@@ -697,9 +697,14 @@ def evaluate(
                         tuple(finding.get("warnings", ())), gap, False, est, (lo, hi), level,
                         null, extrapolated=_extrapolated(finding))  # fmt: skip
     says = _bound_words(outcome, threshold.bound, lo, hi, null, x, edges)
+    interval = f"({percent(level)} interval)"
+    if finding.get("fixed_by_construction") is True and lo == est == hi:
+        # not a measurement: its value, said so, and no interval (Finding.text)
+        numbers, interval = f"{_num(est)}, {FIXED_WORDS}", "(no interval)"
+        says = says.replace("the whole interval", "the value")
     text = (
         f"{outcome.upper()}: {name} of {_judge(finding)}: {numbers} "
-        f"({percent(level)} interval); {says}{_near(est, lo, hi, edges)}"
+        f"{interval}; {says}{_near(est, lo, hi, edges)}"
     )
     needed, too_close = None, False
     if outcome == "inconclusive":

@@ -26,6 +26,7 @@ from recuse.metrics.estimate import excludes_null, flag_threshold, informative, 
 from recuse.metrics.result import MetricResult
 from recuse.numbers import estimate_digits, estimate_parts, share_interval
 from recuse.report.bias import Bias, Direction
+from recuse.report.labels import FIXED_WORDS as FIXED_WORDS
 from recuse.report.labels import all_judges_label as all_judges_label
 from recuse.report.labels import is_all_judges_label as is_all_judges_label
 from recuse.report.verdict import verdict
@@ -47,11 +48,6 @@ def shared_wording(seen: Bias | None, bias: Bias) -> Bias:
     if seen is None or seen == bias:
         return bias
     return seen if seen.reference == "human" else bias if bias.reference == "human" else seen
-
-
-#: what a value fixed by construction is, said where an interval would be
-#: (:attr:`Finding.parts`, its text and verdict, the tables that show it)
-FIXED_WORDS = "fixed by construction, not a measurement"
 
 
 @dataclass(frozen=True)

@@ -344,3 +344,42 @@ def test_the_shown_table_says_which_strata_it_holds_and_where_the_others_are(
     parts = at[at["stratum"] != "pooled"]
     assert pooled["n_kept"] == parts["n_kept"].sum() > 0
     assert pooled["n_labelled"] == parts["n_labelled"].sum()
+
+
+def test_the_page_writes_the_agreements_in_the_findings_unit(
+    report: AuditReport, tmp_path: Path
+) -> None:
+    """The finding read "held out: 21.0% kept, 90.5% agree" above a table whose
+    heldout_agreement (and agreement) read 0.905 on llmbar-mtbench's gpt-3.5-turbo: one
+    number in two units. The page's table now writes both agreements as percentages, as
+    the finding does, the target staying a share (0.800), and its column words say so;
+    the CSV and report.json keep the shares."""
+    import re
+
+    page = write_report(report, tmp_path / "out")["html"].read_text(encoding="utf-8")
+    (shown,) = [t for t in report.sections[0].tables if t.show]
+    columns = list(shown.frame.columns)
+    rows = [re.findall(r"<td[^>]*>([^<]*)</td>", r)
+            for r in re.findall(r"<tr><td>sim-selective</td>.*?</tr>", page)]  # fmt: skip
+    checked = 0
+    for target in (0.80, 0.85, 0.90):
+        f = _finding(report, "certified_coverage", target)
+        (cells,) = [dict(zip(columns, r, strict=True)) for r in rows
+                    if r[1] == JUDGE and r[5] == "pooled" and r[4] == f"{target:.3f}"]  # fmt: skip
+        frame = shown.frame
+        (row,) = frame[(frame["judge"] == JUDGE) & (frame["stratum"] == "pooled")
+                       & np.isclose(frame["target"], target)].to_dict("records")  # fmt: skip
+        if row["n_kept"]:  # by hand: n_agree / n_kept, one decimal of a percent
+            assert cells["agreement"] == f"{100 * row['n_agree'] / row['n_kept']:.1f}%"
+            checked += 1
+        if "agree" in f.detail.split("held out: ", 1)[1]:
+            kept, agree = f.detail.split("held out: ", 1)[1].removesuffix(" agree").split(" kept, ")
+            assert (cells["heldout_coverage"], cells["heldout_agreement"]) == (kept, agree)
+            checked += 1
+    assert checked >= 2
+    words = shown.to_dict()["columns"]
+    for c in ("agreement", "heldout_agreement"):
+        assert "percentage on the page, as the findings write it" in words[c]
+    assert "a share on the page too" in words["target"]
+    kept = [r["agreement"] for r in shown.to_dict()["rows"] if r["agreement"] is not None]
+    assert kept and all(0 <= a <= 1 for a in kept)  # report.json: the shares

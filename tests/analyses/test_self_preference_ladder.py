@@ -159,3 +159,55 @@ def test_the_ladder_tables_interval_words_name_the_interval_of_each_rung(planted
     words = RUNG_COLUMNS["ci_low"]
     assert "one rate (not dp_difference, eo or harmful_excess), the Wilson score" in words
     assert "a difference, the bootstrap's BCa interval" in words
+
+
+def test_a_part_fixed_by_construction_reads_as_no_measurement(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """LLMBar's MT-Bench pairs have no human tie, so the part of the calibrated
+    self-preference on the tie rung is 0 by construction for every judge: it read
+    "no detectable part ...: +0.000 [0.000, 0.000], n=67" in its section, 0.0 [0.0,
+    0.0] in the calibrated ladder's table and p = 1 in report.json, like a measurement.
+    It now reads "0, fixed by construction, not a measurement" in the finding's words
+    (page and JSON), with no interval, standard error or p-value, and the table leaves
+    its estimate and interval empty, the measured parts still adding up to the
+    headline."""
+    import json
+
+    from recuse.data.inputs import load_input
+    from recuse.driver import AuditOptions
+    from recuse.report.export import write_report
+    from recuse.report.model import FIXED_WORDS
+    from recuse.roster import Roster
+
+    inp = load_input("llmbar-mtbench", data_dir=shared_data)
+    assert inp.frame["human"].dropna().isin([0.0, 1.0]).all()  # no tie: the rung is empty
+    o = AuditOptions(n_boot=200, seed=1, only=("self-preference", "self-preference-ladder"))
+    report = run_audit([inp], options=o, roster=Roster.builtin())
+    tie = PARTS["calibrated_rung_human_neither"].key
+    (f,) = [f for f in report.findings if f.bias.key == tie and f.judge == "gpt-4"]
+    assert f.fixed and f.estimate == 0.0
+    assert f.text == f"0, {FIXED_WORDS}" and f.parts == (
+        "0 by construction",
+        "none: not a measurement",
+    )
+    assert FIXED_WORDS in f.verdict and "[" not in f.verdict
+    out = write_report(report, tmp_path / "out")
+    found = json.loads(out["json"].read_text(encoding="utf-8"))
+    (d,) = [d for s in found["sections"] for d in s["findings"]
+            if d["bias"] == tie and d["judge"] == "gpt-4"]  # fmt: skip
+    assert d["fixed_by_construction"] and FIXED_WORDS in d["verdict"]
+    assert (d["p_value"], d["std_error"], d["p_floor"]) == (None, None, None)
+    (cal,) = [t.frame for s in report.sections for t in s.tables
+              if t.name.startswith("calibrated-ladder-")]  # fmt: skip
+    mine = cal[cal["judge"] == "gpt-4"].set_index("bias")
+    assert mine.loc[tie, ["estimate", "ci_low", "ci_high"]].isna().all()
+    assert mine.loc[tie, "fixed by construction"] == f"0, {FIXED_WORDS}"
+    assert mine.loc[tie, "share of own pairs"] == 0.0
+    measured = mine.drop(index=tie)
+    assert (measured["fixed by construction"] == "").all()
+    headline = measured.loc["self_preference_calibrated", "estimate"]
+    parts = measured.drop(index="self_preference_calibrated")["estimate"]
+    assert parts.sum() == pytest.approx(headline, abs=1e-9)
+    page = out["html"].read_text(encoding="utf-8")
+    assert "0 by construction" in page and "[0.000, 0.000]" not in page

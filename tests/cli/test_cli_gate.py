@@ -11,6 +11,22 @@ import pytest
 from recuse.cli import main
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
 
+#: how a gate line names an estimate beside its analysis's headline: what it is, and
+#: which key the headline is (the JSON key self_preference_eo is not the report's
+#: self-preference)
+EO = (
+    "self_preference_eo (Self-preference (equal opportunity), unadjusted; the "
+    "self-preference headline is self_preference_calibrated)"
+)
+RECALL = (
+    "verbosity_recall_gap (Verbosity: recall difference (Saito Eq. 6); the verbosity "
+    "headline is verbosity_longer_gap)"
+)
+ALPHA = (
+    "agreement_alpha (Krippendorff's alpha among the judges; the agreement headline is "
+    "agreement_accuracy)"
+)
+
 
 def _finding(bias: str, judge: str, est: float, lo: float, hi: float, **more: object) -> dict:
     return {"bias": bias, "judge": judge, "dataset": "d", "estimate": est, "ci_low": lo,
@@ -56,10 +72,10 @@ def test_pass_fail_and_inconclusive_exit_codes(
         assert code == 0 and "self_preference_calibrated of j1" in out
     path = _report(tmp_path, [inside, outside, straddle])
     code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.05"], capsys)
-    assert code == 1 and "FAIL: self_preference_eo of j2" in out
+    assert code == 1 and f"FAIL: {EO} of j2" in out
     path = _report(tmp_path, [inside, straddle])
     code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.05"], capsys)
-    assert code == 3 and "INCONCLUSIVE: self_preference_eo of j3" in out
+    assert code == 3 and f"INCONCLUSIVE: {EO} of j3" in out
     # half-width 0.03, gap |0.04| - 0.05 = 0.01: n * (0.03 / 0.01)^2 = 900
     assert "roughly 900 comparisons (now 100)" in out
     # position's null is 0.5: 0.53..0.58 lies within 0.5 ± 0.1, not within 0 ± 0.1
@@ -217,7 +233,7 @@ def test_audit_fail_on_gates_the_report_it_wrote(
     out = tmp_path / "report"
     args = ["audit", str(data), "--out", str(out), "--n-boot", "200", "--only", "self-preference"]
     code, text = _run([*args, "--fail-on", "self_preference_eo=0.05"], capsys)
-    assert code == 1 and "FAIL: self_preference_eo of gpt-4" in text
+    assert code == 1 and f"FAIL: {EO} of gpt-4" in text
     assert (out / "report.json").is_file()  # the report is written before the gate
     code, text = _run([*args, "--fail-on", "self_preference_eo=0.9"], capsys)
     assert code == 0 and "gate passed" in text
@@ -270,8 +286,8 @@ def test_a_judge_whose_bias_was_not_estimated_is_listed_and_makes_the_gate_incon
     gate = ["gate", str(path), "--max", "self_preference_eo=0.9"]  # wide: the others pass
     code, out = _run(gate, capsys)
     assert code == 3
-    assert out.count("PASS: self_preference_eo of") == 2
-    line = f"NOT MEASURED: self_preference_eo of llama-2-70b-chat (pairs.csv): {skip['reason']}"
+    assert out.count(f"PASS: {EO} of") == 2
+    line = f"NOT MEASURED: {EO} of llama-2-70b-chat (pairs.csv): {skip['reason']}"
     assert line in out and "gate inconclusive: 1 not measured" in out
     code, out = _run([*gate, "--skip-unmeasured"], capsys)
     assert code == 0 and line + " — skipped (--skip-unmeasured)" in out
@@ -314,7 +330,7 @@ def test_a_bias_estimated_for_no_judge_lists_every_judge(
     code, out = _run(["gate", str(crafted), "--max", "self_preference_eo=0.1"], capsys)
     assert code == 3
     for j in ("j1", "j2"):
-        assert f"NOT MEASURED: self_preference_eo of {j} (d): no judge wrote answers" in out
+        assert f"NOT MEASURED: {EO} of {j} (d): no judge wrote answers" in out
     # and position: j2 has no finding and no reason; it is still named
     code, out = _run(["gate", str(crafted), "--max", "position=0.1"], capsys)
     assert code == 3 and "PASS: position of j1 (d)" in out
@@ -331,8 +347,8 @@ def test_judges_are_accounted_per_dataset_and_pooled_biases_per_dataset(
     assert code == 3 and "PASS: position of j1 (d1)" in out
     assert "NOT MEASURED: position of j1 (d2)" in out and "position of j2 (d2)" in out
     code, out = _run(["gate", str(path), "--min", "agreement_alpha=0.4"], capsys)
-    assert code == 3 and "PASS: agreement_alpha of all 2 judges (d1)" in out
-    assert "NOT MEASURED: agreement_alpha of all 2 judges (d2)" in out
+    assert code == 3 and f"PASS: {ALPHA} of all 2 judges (d1)" in out
+    assert f"NOT MEASURED: {ALPHA} of all 2 judges (d2)" in out
     assert out.count("NOT MEASURED") == 1  # one pooled estimate per dataset, not per judge
     # audited with --judge j1: j2 is not accounted for
     sources = _sources(d1=["j1"], d2=["j1", "j2"])
@@ -537,14 +553,14 @@ def test_verbosity_gates_the_prefer_longer_gap_headline(
     code, out = _run(["gate", str(path), "--max", "verbosity=0.05"], capsys)
     assert code == 0 and "PASS: verbosity_longer_gap of j" in out, out
     code, out = _run(["gate", str(path), "--max", "verbosity_recall_gap=0.05"], capsys)
-    assert code == 1 and "FAIL: verbosity_recall_gap of j" in out
+    assert code == 1 and f"FAIL: {RECALL} of j" in out
     # an older report carries Eq. 6 under `verbosity`: read as verbosity_recall_gap, with
     # a note, and `verbosity` still means the headline
     old = _report(tmp_path, [gap, {**recall, "bias": "verbosity"}], provenance=_sources(d=["j"]))
     code, out = _run(["gate", str(old), "--max", "verbosity=0.05"], capsys)
     assert code == 0 and "PASS: verbosity_longer_gap of j" in out, out
     code, out = _run(["gate", str(old), "--max", "verbosity_recall_gap=0.05"], capsys)
-    assert code == 1 and "FAIL: verbosity_recall_gap of j" in out
+    assert code == 1 and f"FAIL: {RECALL} of j" in out
     assert "older report, where `verbosity` named Saito's Eq. 6" in out
     # an older report with no prefer-longer gap at all says why it is not measured
     older = _report(tmp_path, [{**recall, "bias": "verbosity"}], provenance=_sources(d=["j"]))
@@ -682,7 +698,7 @@ def test_a_judge_name_with_a_newline_cannot_forge_a_gate_line(
     assert code == 1, out
     lines = out.splitlines()
     assert [line for line in lines if line.startswith("PASS")] == [], out
-    assert "FAIL: self_preference_eo of x\\nPASS: self_preference_eo of gpt-4 (d)" in lines[0]
+    assert f"FAIL: {EO} of x\\nPASS: self_preference_eo of gpt-4 (d)" in lines[0]
     assert lines[1] == "  ! low n\\nPASS: forged caveat"
     code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.05", "--json"], capsys)
     (line,) = json.loads(out)["lines"]
@@ -843,3 +859,48 @@ def test_a_finding_whose_null_is_not_its_biass_is_refused(
     code, out = _run(["gate", str(path), "--max", "position=0.1"], capsys)
     assert code == 2 and "PASS" not in out, out
     assert "'null' as 0.3, where position's is 0.5" in out and str(path) in out
+
+
+def test_each_gate_line_names_the_estimate_it_gates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """report.json's key ``family_preference`` is the unadjusted equal-opportunity
+    difference; the report's headline family-preference is the calibrated one
+    (``family_preference_calibrated``), which ``--max family-preference`` gates. Both
+    lines read "family_preference of j", so a user gating the key read the EO number as
+    the headline. The EO line now says what it is and which key the headline is, in the
+    text and in --json; the headline's line names its own key."""
+    eo = _finding("family_preference", "j", 0.3, 0.2, 0.4)  # fails a 0.1 bound
+    cal = _finding("family_preference_calibrated", "j", 0.01, -0.02, 0.04)  # passes it
+    path = _report(tmp_path, [eo, cal])
+    named = (
+        "family_preference (Family preference (equal opportunity), unadjusted; the "
+        "family-preference headline is family_preference_calibrated)"
+    )
+    code, out = _run(["gate", str(path), "--max", "family_preference=0.1"], capsys)
+    assert code == 1 and out.startswith(f"FAIL: {named} of j (d): +0.30 [0.20, 0.40]")
+    code, out = _run(["gate", str(path), "--max", "family-preference=0.1"], capsys)
+    assert code == 0 and out.startswith("PASS: family_preference_calibrated of j (d): +0.01")
+    assert "equal opportunity" not in out
+    code, out = _run(["gate", str(path), "--max", "family_preference=0.1", "--json"], capsys)
+    (line,) = json.loads(out)["lines"]
+    assert line["bias"] == "family_preference" and line["text"].startswith(f"FAIL: {named} of j")
+
+
+def test_a_value_fixed_by_construction_is_gated_as_no_measurement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A part of the calibrated self-preference on a rung none of the judge's own pairs
+    is on is 0 by construction; its gate line read "+0.000 [0.000, 0.000] (90%
+    interval)", a measurement's. It reads as the audit's finding does now: the value,
+    fixed by construction, not a measurement, and no interval."""
+    part = "self_preference_part_human_neither"
+    fixed = _finding(part, "j", 0.0, 0.0, 0.0, clusters=73, fixed_by_construction=True)
+    path = _report(tmp_path, [fixed])
+    code, out = _run(["gate", str(path), "--max", f"{part}=0.1"], capsys)
+    assert code == 0, out
+    assert out.startswith(
+        f"PASS: {part} of j (d): 0, fixed by construction, not a measurement (no interval); "
+        "the value lies within ±0.1"
+    ), out
+    assert "[0.000" not in out

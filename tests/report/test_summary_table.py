@@ -14,6 +14,7 @@ from recuse.cli.audit import summary_line
 from recuse.metrics.estimate import FEW_CLUSTERS
 from recuse.report import AuditReport, Finding, NotEstimated, Provenance, Section, Source, to_dict
 from recuse.report.html import render_html
+from recuse.report.multiplicity import adjust_sections
 from recuse.report.summary_table import reading, source_lines, summary_lines, summary_text
 
 HOSTILE = "<b>x</b>&judge"
@@ -398,3 +399,36 @@ def test_a_sources_line_says_how_many_of_its_judges_were_chosen(judges: str, sai
     prov = Provenance((src,), "0.1.0", None, opts, 0, "2025-01-01", "3.11")
     (line,) = source_lines(AuditReport("Audit", (), (), (), prov, 0.9))
     assert f"d1 (pairs, 10 rows): {said}" in line
+
+
+def test_a_sources_line_counts_a_pooled_estimate_once_beside_its_rows() -> None:
+    """A ratings table's family λ is one estimate shown in each member judge's row: the
+    data line read "18 headline estimates in the table" for play-favorites' 9 self-biases
+    and 4 family λs. By hand: judges a, b, c, each a self-bias (3 estimates); a and b
+    share one λ, c has its own (2 estimates); 6 rows, 5 estimates, one of them in 2
+    rows. The same key counts the multiple-testing family (5 tests)."""
+    pooled = "λ pooled over the x family's judges"
+    findings = (
+        *(_f(j, "self_bias", 0.01 * k, 0.0, 0.02 * k + 0.01, 100, dataset="r", p_value=0.2)
+          for k, j in enumerate("abc", 1)),
+        *(_f(j, "family_bias", 0.03, 0.01, 0.05, 200, dataset="r", detail=pooled, p_value=0.01)
+          for j in "ab"),
+        _f("c", "family_bias", -0.02, -0.04, 0.0, 90, dataset="r",
+           detail="λ pooled over the y family's judges", p_value=0.1),
+    )  # fmt: skip
+    src = Source("r", "ratings", 500, judges=("a", "b", "c"))
+    prov = Provenance((src,), "0.1.0", None, {}, 0, "2025-01-01", "3.11")
+    sections, note = adjust_sections([Section("fav", "Favoritism", "i", findings=findings)],
+                                     level=0.9)  # fmt: skip
+    report = AuditReport("Audit", tuple(sections), (), (), prov, 0.9)
+    assert len(summary_lines(report)) == 6
+    (line,) = source_lines(report)
+    assert (
+        "5 headline estimates in the table (6 rows: 1 pooled estimate of Family bias "
+        "(ratings), in the row of every judge it pools)" in line
+    ), line
+    assert "across the summary's 5 tests" in note
+    # each estimate its own where none is pooled: no rows said
+    alone = AuditReport("Audit", (Section("fav", "F", "i", findings=findings[:3]),), (), (),
+                        prov, 0.9)  # fmt: skip
+    assert source_lines(alone)[0].endswith("3 headline estimates in the table")

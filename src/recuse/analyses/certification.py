@@ -97,14 +97,36 @@ CURVE_COLUMNS: dict[str, str] = {
 }
 
 
+#: the shown table's columns the page writes as percentages, in the findings' unit:
+#: their "28.5%" coverage and "held out: 21.0% kept, 90.5% agree" (and ``recuse
+#: certify``'s, the gate's); the agreements read 0.930 and 0.905 on the page beside them
+SHOWN_PERCENT: tuple[str, ...] = (
+    "coverage",
+    "coverage_low",
+    "coverage_high",
+    "agreement",
+    "heldout_coverage",
+    "heldout_agreement",
+)
+_AS_PERCENT = (
+    "; written as a percentage on the page, as the findings write it (the CSV and "
+    "report.json keep the share)"
+)
+
+
 def shown_columns(curve: str) -> dict[str, str]:
     """The words of the table on the page: :data:`CURVE_COLUMNS`, its ``stratum`` saying
     the page shows the own and pooled rows only and where the others are (the table
-    ``curve``). Its stratum read "own, family or other ... pooled: their sum" above own
-    and pooled rows alone: gpt-3.5-turbo's pooled row kept 57 pairs on llmbar-mtbench
-    beside an own row that kept none, the 57 being its other stratum's, in no row."""
+    ``curve``), and each of :data:`SHOWN_PERCENT` that the page writes it as a
+    percentage, the target staying a share (0.85). Its stratum read "own, family or
+    other ... pooled: their sum" above own and pooled rows alone: gpt-3.5-turbo's pooled
+    row kept 57 pairs on llmbar-mtbench beside an own row that kept none, the 57 being
+    its other stratum's, in no row."""
     return {
         **CURVE_COLUMNS,
+        **{c: CURVE_COLUMNS[c] + _AS_PERCENT for c in SHOWN_PERCENT},
+        "target": CURVE_COLUMNS["target"] + "; a share on the page too (0.85 = 85%), as "
+        "the findings' 'target agreement ≥ 0.85' and --certified 0.85@0.6 write it",
         "stratum": "own or pooled: the pairs holding the judge's own answer, certified "
         "apart, or all its labelled pairs (the sum of its own, family and other strata, "
         f"each certified apart); the family and other rows are in the table {curve} "
@@ -271,12 +293,11 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                   & table["stratum"].isin([POOLED, OWN])]  # fmt: skip
     part = ctx.part(ANALYSIS)
     title = f"Certified coverage by target agreement — {inp.name}"
-    # the shares of pairs kept, as the findings and the gate write them (the agreements
-    # stay shares, as the targets they are read against: 0.85)
-    shares = ("coverage", "coverage_low", "coverage_high", "heldout_coverage")
+    # the shares of pairs kept and the agreements, as percentages, as the findings and
+    # the gate write them (an agreement on its own side of its row's target, a share)
     against = {"agreement": "target", "heldout_agreement": "target"}
     curve_name = slug(ANALYSIS.id, "curve", inp.name)
-    part.tables.append(Table(slug(ANALYSIS.id, inp.name), title, shown, percent=shares,
+    part.tables.append(Table(slug(ANALYSIS.id, inp.name), title, shown, percent=SHOWN_PERCENT,
                              columns=shown_columns(curve_name), beside=against))  # fmt: skip
     part.tables.append(Table(curve_name,
                              f"Certified coverage, every target and stratum — {inp.name}",

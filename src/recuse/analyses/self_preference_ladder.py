@@ -33,7 +33,7 @@ from recuse.metrics.competence import CALIBRATED, CALIBRATED_RUNGS
 from recuse.metrics.ladder import RUNGS, rung_definition, self_preference_ladder
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import judged_in_both_orders
-from recuse.report.model import Table
+from recuse.report.model import FIXED_WORDS, Table
 from recuse.roster import Roster
 
 #: the calibrated ladder's rows: the headline, then its parts
@@ -54,9 +54,13 @@ CALIBRATED_COLUMNS: dict[str, str] = {
     "bias": "the key of its finding in report.json",
     "definition": "what the row's estimate is",
     "estimate": "own picks minus the competence-predicted own picks on the row's pairs, per "
-    "own pair (probability units; the parts add up to the headline)",
+    "own pair (probability units; the parts add up to the headline, a part fixed by "
+    "construction at its 0)",
     "ci_low": "the low end of its percentile interval at the report's level",
     "ci_high": "the high end",
+    "fixed by construction": "a part none of the judge's own pairs is on: its value (0) is "
+    "fixed by construction, not a measurement, and its estimate and interval are left "
+    "empty; empty: the row is measured",
     "share of own pairs": "the row's pairs as a share of the judge's own pairs (0 to 1)",
     "own pick rate": "how often the judge picks its own answer on the row's pairs",
     "predicted own pick rate": "how often its competence predicts it would",
@@ -102,9 +106,11 @@ def _calibrated_ladder(inp: Input, shared: PairwiseBias | None) -> pd.DataFrame:
                 # self-preference section)
                 "bias": PARTS[r.metric].key if r.metric in PARTS else CALIBRATED,
                 "definition": _CALIBRATED_ROWS[r.metric],
-                "estimate": r.estimate,
-                "ci_low": r.ci_low,
-                "ci_high": r.ci_high,
+                # a part fixed by construction is no measurement: no estimate or interval
+                "estimate": np.nan if r.fixed else r.estimate,
+                "ci_low": np.nan if r.fixed else r.ci_low,
+                "ci_high": np.nan if r.fixed else r.ci_high,
+                "fixed by construction": f"{r.estimate:g}, {FIXED_WORDS}" if r.fixed else "",
                 "share of own pairs": c.get("rung_share", 1.0),
                 "own pick rate": c.get("own_pick_rate", np.nan),
                 "predicted own pick rate": c.get("predicted_own_pick_rate", np.nan),

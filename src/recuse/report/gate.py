@@ -87,7 +87,7 @@ from recuse.numbers import (
     minus,
     percent,
 )
-from recuse.report.labels import all_judges_label, is_all_judges_label
+from recuse.report.labels import FIXED_WORDS, all_judges_label, is_all_judges_label
 
 if TYPE_CHECKING:
     from recuse.report.bias import Bias
@@ -104,6 +104,7 @@ __all__ = [
     "Threshold",
     "evaluate",
     "gate_report",
+    "gated_name",
     "load_findings",
     "load_report",
     "parse_thresholds",
@@ -648,13 +649,15 @@ def evaluate(
     *,
     quality: bool = False,
     counts: str = "comparisons",
+    name: str = "",
 ) -> GateLine:
     """One finding against one threshold (module docstring). ``quality``: the finding is
     a quality score, whose estimate prints unsigned as the audit prints it (a bias whose
     no-bias value is 0 prints with its sign, unless the finding is an absolute value:
     ``absolute_value``, :attr:`recuse.report.model.Finding.absolute`). ``counts``: what
     its ``n`` counts, the word an inconclusive line's projection is in ("ratings" for a
-    bias of a ratings table, :func:`counted`)."""
+    bias of a ratings table, :func:`counted`). ``name``: the estimate gated, as the line
+    names it (:func:`gated_name`; the finding's key where not given)."""
     est, lo, hi = float(finding["estimate"]), float(finding["ci_low"]), float(finding["ci_high"])
     null, level = float(finding["null"]), float(finding["level"])
     x = threshold.value
@@ -681,11 +684,12 @@ def evaluate(
         gap = abs(est - x)
         edge, edges = x, (x,)
     signed = null == 0 and not quality and not finding.get("absolute_value")
+    name = name or str(finding["bias"])
     numbers = estimate_text(est, lo, hi, signed=signed)
     blind = rules_nothing_out(finding)
     if blind:  # neither a pass nor a fail: the audit reads it "no detectable bias"
         text = (
-            f"INCONCLUSIVE: {finding['bias']} of {_judge(finding)}: {numbers} "
+            f"INCONCLUSIVE: {name} of {_judge(finding)}: {numbers} "
             f"({percent(level)} interval); the interval, {blind}: add prompts"
         )
         return GateLine(str(finding["bias"]), str(finding["judge"]),
@@ -693,9 +697,14 @@ def evaluate(
                         tuple(finding.get("warnings", ())), gap, False, est, (lo, hi), level,
                         null, extrapolated=_extrapolated(finding))  # fmt: skip
     says = _bound_words(outcome, threshold.bound, lo, hi, null, x, edges)
+    interval = f"({percent(level)} interval)"
+    if finding.get("fixed_by_construction") is True and lo == est == hi:
+        # not a measurement: its value, said so, and no interval (Finding.text)
+        numbers, interval = f"{_num(est)}, {FIXED_WORDS}", "(no interval)"
+        says = says.replace("the whole interval", "the value")
     text = (
-        f"{outcome.upper()}: {finding['bias']} of {_judge(finding)}: {numbers} "
-        f"({percent(level)} interval); {says}{_near(est, lo, hi, edges)}"
+        f"{outcome.upper()}: {name} of {_judge(finding)}: {numbers} "
+        f"{interval}; {says}{_near(est, lo, hi, edges)}"
     )
     needed, too_close = None, False
     if outcome == "inconclusive":
@@ -954,9 +963,11 @@ def gate_report(
             _check_null(mine, scope.bias, path)
         quality = scope is not None and scope.quality
         bound = Threshold(key, t.value, t.bound)
+        name = gated_name(key, scopes, aliases or {})
         for f in mine:
-            lines.append(evaluate(f, bound, quality=quality, counts=counted(report, f, scope)))
-        lines.extend(_unmeasured(report, key, mine, scope, skip=skip_unmeasured))
+            lines.append(evaluate(f, bound, quality=quality, counts=counted(report, f, scope),
+                                  name=name))  # fmt: skip
+        lines.extend(_unmeasured(report, key, mine, scope, skip=skip_unmeasured, name=name))
     if certified:
         where = scopes.get(KEY) or Scope("pairs", SECTION, "Certification")
         for judge, dataset, outcome, text, cov, required in gate_certified(
@@ -966,6 +977,41 @@ def gate_report(
             lines.append(GateLine(KEY, judge, dataset, outcome, text,  # type: ignore[arg-type]
                                   coverage=cov, required_coverage=required))  # fmt: skip
     return GateResult(tuple(lines), skip_unmeasured)
+
+
+def gated_name(key: str, scopes: Mapping[str, Scope], aliases: Mapping[str, str]) -> str:
+    """``key`` as a gate line names the estimate it gates, so that a key is not read as
+    another estimate of the same analysis: a number beside the analysis's headline
+    (unadjusted, or out of the summary) says what it is and which key the headline is
+    ("family_preference (Family preference (equal opportunity), unadjusted; the
+    family-preference headline is family_preference_calibrated)": the JSON key
+    ``family_preference`` is the equal-opportunity difference, the report's
+    family-preference the calibrated one); any other key is itself: a headline
+    (``family_preference_calibrated``, which ``--max family-preference`` gates, or
+    ``position``), or a bias of the summary beside it (``family_bias``).
+    ``scopes`` and ``aliases`` as :func:`gate_report` takes them; a key of neither is
+    itself.
+
+    >>> from recuse.cli.gate import registry_scopes
+    >>> aliases, scopes = registry_scopes()
+    >>> print(gated_name("family_preference", scopes, aliases))
+    family_preference (Family preference (equal opportunity), unadjusted; the family-preference headline is family_preference_calibrated)
+    >>> [gated_name(k, scopes, aliases) for k in ("family_preference_calibrated", "x")]
+    ['family_preference_calibrated', 'x']
+    """  # noqa: E501
+    scope = scopes.get(key)
+    if scope is None or scope.bias is None:
+        return key
+    bias, analysis = scope.bias, scope.analysis
+    head = aliases.get(analysis, key)
+    head_scope = scopes.get(head)
+    head_bias = head_scope.bias if head_scope is not None else None
+    if head != key and head_bias is not None and head_bias.headline:
+        if bias.unadjusted or not bias.headline:
+            unadjusted = ", unadjusted" if bias.unadjusted else ""
+            return f"{key} ({bias.title}{unadjusted}; the {analysis} headline is {head})"
+        return key
+    return key
 
 
 def _check_null(
@@ -1125,9 +1171,12 @@ def _unmeasured(
     scope: Scope | None,
     *,
     skip: bool,
+    name: str = "",
 ) -> list[GateLine]:
     """A line for each audited judge (per dataset; per dataset only for a pooled bias)
-    that has no finding of ``key``."""
+    that has no finding of ``key`` (``name``: the estimate as the lines name it,
+    :func:`gated_name`; ``key`` where not given)."""
+    name = name or key
     tables = {d.name: d.table for d in report.datasets}
     audited = {
         name: judges
@@ -1146,7 +1195,7 @@ def _unmeasured(
         (
             dataset,
             judge,
-            f"{key} of {_judge({'judge': judge, 'dataset': dataset})}: "
+            f"{name} of {_judge({'judge': judge, 'dataset': dataset})}: "
             f"{_reason(report, key, scope, dataset, judge, all_judges=every)}",
         )
         for dataset, judge, every in missing
@@ -1161,7 +1210,7 @@ def _unmeasured(
             )
         else:
             why = "the report holds no dataset"
-        texts.append(("", "", f"{key}: {why}"))
+        texts.append(("", "", f"{name}: {why}"))
     skipped = " — skipped (--skip-unmeasured)" if skip else ""
     return [
         GateLine(key, judge, dataset, "not measured", f"NOT MEASURED: {text}{skipped}")

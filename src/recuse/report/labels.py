@@ -1,16 +1,21 @@
 """What a ``report.json`` says that its readers read back, light to import: its schema
-version, and how it names the judge of an estimate or a skip that holds for all the
-judges of a dataset (the gate reads both; :mod:`recuse.report.export` and
-:mod:`recuse.report.model` re-export them)."""
+version, the words of a value fixed by construction, and how it names the judge of an
+estimate or a skip that holds for all the judges of a dataset (the gate reads them;
+:mod:`recuse.report.export` and :mod:`recuse.report.model` re-export them)."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["SCHEMA_VERSION", "all_judges_label", "is_all_judges_label"]
+__all__ = ["FIXED_WORDS", "SCHEMA_VERSION", "all_judges_label", "is_all_judges_label"]
 
 #: the version of report.json this recuse writes and the gate reads
 SCHEMA_VERSION = 1
+
+#: what a value fixed by construction is, said where an interval would be: the finding's
+#: text and verdict (:attr:`recuse.report.model.Finding.text`), the tables that show it
+#: and the gate's line of it
+FIXED_WORDS = "fixed by construction, not a measurement"
 
 
 def all_judges_label(n: int) -> str:

@@ -26,6 +26,7 @@ from recuse.metrics.estimate import excludes_null, flag_threshold, informative, 
 from recuse.metrics.result import MetricResult
 from recuse.numbers import estimate_digits, estimate_parts, share_interval
 from recuse.report.bias import Bias, Direction
+from recuse.report.labels import FIXED_WORDS as FIXED_WORDS
 from recuse.report.labels import all_judges_label as all_judges_label
 from recuse.report.labels import is_all_judges_label as is_all_judges_label
 from recuse.report.verdict import verdict
@@ -338,13 +339,23 @@ class Finding:
     @property
     def text(self) -> str:
         """``+0.12 [0.03, 0.20]``: the estimate and its interval (``28.5% [23.3%,
-        34.2%]`` for a share written as a percentage, :attr:`Bias.percent`)."""
+        34.2%]`` for a share written as a percentage, :attr:`Bias.percent`). A value
+        :attr:`fixed` by construction has no interval: ``0, fixed by construction, not a
+        measurement`` (:data:`FIXED_WORDS`), where a part of the calibrated
+        self-preference on a rung none of the judge's own pairs is on read "+0.000
+        [0.000, 0.000]" like a measurement."""
+        if self.fixed:
+            return f"{self.estimate:g}, {FIXED_WORDS}"
         return " ".join(self.parts)
 
     @property
     def parts(self) -> tuple[str, str]:
         """:attr:`text` in two parts, the estimate and its interval (``"+0.12"``,
-        ``"[0.03, 0.20]"``), for a table that shows them in two cells."""
+        ``"[0.03, 0.20]"``), for a table that shows them in two cells; a value
+        :attr:`fixed` by construction ``"0 by construction"`` and, in place of an
+        interval, ``"none: not a measurement"``."""
+        if self.fixed:
+            return f"{self.estimate:g} by construction", "none: not a measurement"
         if self.bias.percent:
             return share_interval(self.estimate, self.ci_low, self.ci_high)
         return estimate_parts(
@@ -374,10 +385,11 @@ class Finding:
             "flagged": self.flagged,
             "direction": self.direction,
             "verdict": self.verdict,
-            "std_error": self.std_error,
-            "p_value": self.p_value,
-            "p_method": self.p_method,
-            "p_floor": self.p_floor,
+            # a value fixed by construction is no measurement: no standard error, no test
+            "std_error": None if self.fixed else self.std_error,
+            "p_value": None if self.fixed else self.p_value,
+            "p_method": "" if self.fixed else self.p_method,
+            "p_floor": None if self.fixed else self.p_floor,
             "fixed_by_construction": self.fixed,
             "absolute_value": self.absolute,
             "interval_rule": self.interval_rule,
@@ -391,6 +403,19 @@ class Finding:
             "materiality": self.materiality,
             "detectable_with_80pct_power": self.detectable,
         }
+
+
+def estimate_key(f: Finding) -> tuple[object, ...]:
+    """What makes findings one estimate: each finding its own, except a pooled bias's
+    rows of one estimate (:attr:`Bias.pooled`: a family's λ shown in each member judge's
+    row), which share a key. The multiple-testing family counts one test per key
+    (:mod:`recuse.report.multiplicity`) and the terminal's data line one headline
+    estimate per key (:func:`recuse.report.summary_table.source_lines`), so the two
+    count the same estimates."""
+    if not f.bias.pooled:
+        return ("finding", id(f))
+    return (f.bias.key, f.dataset, f.detail, f.section, f.estimate, f.ci_low, f.ci_high,
+            f.p_value)  # fmt: skip
 
 
 @dataclass(frozen=True)

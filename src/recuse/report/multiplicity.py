@@ -29,7 +29,7 @@ import numpy as np
 from statsmodels.stats.multitest import multipletests
 
 from recuse.numbers import complement, counted
-from recuse.report.model import Finding, Section, flag_threshold
+from recuse.report.model import Finding, Section, estimate_key, flag_threshold
 
 __all__ = ["adjust_sections", "in_family"]
 
@@ -70,7 +70,7 @@ def adjust_sections(
         return list(sections), ""
     tests: dict[tuple[object, ...], list[Finding]] = {}
     for f in members:
-        tests.setdefault(_test_key(f), []).append(f)
+        tests.setdefault(estimate_key(f), []).append(f)
     family = [group[0] for group in tests.values()]
     p = np.array([f.p_value for f in family], float)
     q = multipletests(p, alpha=1 - level, method="fdr_bh")[1]
@@ -199,11 +199,3 @@ def resolution_limit(n_boot: int, tests: int, level: float, *, asked: int | None
         f"and across {tests} tests one bias alone needs p ≤ {alone:.{digits}f} ({shown_alpha} / "
         f"{tests}) to be flagged; rerun with {rerun}"
     )
-
-
-def _test_key(f: Finding) -> tuple[object, ...]:
-    """One test per finding; a pooled bias's rows of one estimate share a key."""
-    if not f.bias.pooled:
-        return ("finding", id(f))
-    return (f.bias.key, f.dataset, f.detail, f.section, f.estimate, f.ci_low, f.ci_high,
-            f.p_value)  # fmt: skip

@@ -36,7 +36,14 @@ from html import escape
 from recuse.bootstrap_rules import Extrapolation
 from recuse.numbers import percent
 from recuse.report.extrapolated import EXTRAPOLATED_TAG, fold_extrapolated
-from recuse.report.model import AuditReport, Baseline, Finding, NotEstimated, SummaryRow
+from recuse.report.model import (
+    AuditReport,
+    Baseline,
+    Finding,
+    NotEstimated,
+    SummaryRow,
+    estimate_key,
+)
 from recuse.terminal import one_line
 
 __all__ = [
@@ -244,10 +251,14 @@ def source_lines(report: AuditReport) -> list[str]:
     there was nothing to estimate from it (every analysis reads verdicts, ratings,
     probes or perplexities); one with judges says how many of the summary table's estimates come
     from it and how many of the estimates not made are its."""
-    made: dict[str, int] = {}  # the headline estimates, the summary table's rows
+    # the summary table's rows, and the headline estimates they show: a pooled
+    # estimate (a family's λ) is one estimate in each member judge's row, counted once
+    # by the key the multiple-testing family counts it by (estimate_key)
+    shown: dict[str, list[Finding]] = {}
     for row in report.summary():
         for f in row.findings:
-            made[f.dataset] = made.get(f.dataset, 0) + 1
+            shown.setdefault(f.dataset, []).append(f)
+    made = {d: _estimates_in(fs) for d, fs in shown.items()}
     # the sections holding a source's other estimates (AlpacaEval's leaderboard rates)
     titles = {s.id: s.title for s in report.sections}
     elsewhere: dict[str, list[str]] = {}
@@ -292,6 +303,9 @@ def source_lines(report: AuditReport) -> list[str]:
         others = elsewhere.get(src.name, [])
         if n:
             did = f"{n:,} headline estimate{'s' if n != 1 else ''} in the table"
+            rows = len(shown[src.name])
+            if rows != n:  # a pooled estimate in several rows
+                did += f" ({_pooled_rows(shown[src.name])})"
         elif others:  # "nothing estimated" read above the leaderboard's own rates
             did = f"no headline estimate in the table; estimates in: {', '.join(others)}"
         else:
@@ -299,6 +313,26 @@ def source_lines(report: AuditReport) -> list[str]:
         rest = f"; {not_made:,} estimates or analyses not made" if not_made else ""
         out.append(f"{head}: {whose} — {did}{rest}")
     return out
+
+
+def _estimates_in(findings: list[Finding]) -> int:
+    """The headline estimates among ``findings`` (rows of the summary table): one per
+    :func:`~recuse.report.model.estimate_key`."""
+    return len({estimate_key(f) for f in findings})
+
+
+def _pooled_rows(findings: list[Finding]) -> str:
+    """The summary table's rows of ``findings`` and why they outnumber its estimates:
+    "18 rows: 4 pooled estimates of Family bias (ratings), each in the row of every
+    judge it pools"."""
+    groups: dict[tuple[object, ...], int] = Counter(estimate_key(f) for f in findings)
+    shared = [k for k, rows in groups.items() if rows > 1]
+    titles = sorted({f.bias.label for f in findings if groups[estimate_key(f)] > 1})
+    one = len(shared) == 1
+    return (
+        f"{len(findings):,} rows: {len(shared):,} pooled estimate{'' if one else 's'} of "
+        f"{', '.join(titles)}, {'' if one else 'each '}in the row of every judge it pools"
+    )
 
 
 def _analyses(n: int) -> str:

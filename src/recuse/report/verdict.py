@@ -42,8 +42,12 @@ def verdict(finding: Finding) -> str:
     an unflagged bias whose raw interval excludes it only because the false-discovery
     adjustment did not flag it says so (:data:`NOT_AFTER_FDR`). A significant number
     beside the headline, in its section only, says its side and :data:`BESIDE_NOTE`
-    (it is never flagged: :attr:`Finding.flagged`).
+    (it is never flagged: :attr:`Finding.flagged`). A value :attr:`Finding.fixed` by
+    construction has no reading: its bias's title, its value and that it is not a
+    measurement (:data:`~recuse.report.model.FIXED_WORDS`).
     """
+    if finding.fixed:  # no reading of a value that is not measured (Finding.text says so)
+        return f"{finding.bias.title}: {finding.text}, n={numbers.count(finding.n)}"
     bias, direction, note = finding.bias, finding.direction, ""
     above, below = finding.ci_low > finding.null, finding.ci_high < finding.null
     if bias.kind == "bias" and direction == "none" and (above or below):

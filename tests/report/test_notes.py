@@ -21,7 +21,8 @@ from recuse.report.export import schema
 HAIKU = "claude-3-haiku-20240307"
 NOTE = re.compile(
     r"^13 of the judge's 265 pairs were judged in one order only, the longer answer shown "
-    r"first in 8 and second in 5: fewer than the one-slot warning needs"
+    r"first in 8 and second in 5 \(3 more in one slot than in the other\): below the "
+    r"one-slot warning's rule"
 )
 
 

@@ -320,9 +320,9 @@ def one_slot_note(first: float, second: float, n: float, *, who: str) -> str | N
     return (
         f"{count:,.0f} of the judge's {n:,.0f} pairs {'was' if one else 'were'} judged in "
         f"one order only, {where}: below the one-slot warning's rule (the pairs in one "
-        f"slot outnumbering those in the other by {share_percent(ONE_SLOT_SHARE, 0)} of "
-        f"the judge's pairs and {ONE_SLOT_MIN} or more, or all its pairs where it has "
-        f"fewer than {ONE_SLOT_MIN}), yet "
+        f"slot outnumbering those in the other by at least "
+        f"{share_percent(ONE_SLOT_SHARE, 0)} of the judge's pairs and {ONE_SLOT_MIN} or "
+        f"more, or being all its pairs where it has fewer than {ONE_SLOT_MIN}), yet "
         + ("its verdict carries" if one else "their verdicts carry")
         + " any preference of the judge for one slot into the number"
         + (", as far as the two slots do not balance it," if first and second else ",")

@@ -30,6 +30,7 @@ from recuse.metrics import first_position_rate, self_preference, verbosity_bias
 from recuse.metrics.agreement import accuracy
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.verbosity import prefer_longer_gap
+from recuse.metrics.verdicts import use_orders
 
 BOOT = Resampling(n_boot=50)
 MTB = Path("llmbar/Dataset/Processed/MT-Bench")
@@ -270,9 +271,41 @@ def test_judgebench_haiku_one_order_pairs_below_the_rule_are_a_note(
         (note,) = r.notes
         assert note.startswith(
             f"{k1 + k2} of the judge's {n} pairs were judged in one order only, the longer "
-            f"answer shown first in {k1} and second in {k2}: fewer than the one-slot "
-            "warning needs"
+            f"answer shown first in {k1} and second in {k2} ({abs(k1 - k2)} more in one slot "
+            "than in the other): below the one-slot warning's rule"
         ), note
+
+
+def test_judgebench_read_in_the_first_order_notes_the_slots_not_fewer_pairs(
+    shared_data: Path, judgebench: pd.DataFrame
+) -> None:
+    """Read in the first order only (``--orders first``), every pair of GRM-Gemma is
+    judged in one order: 347 of 347 with unequal lengths, counted here from the upstream
+    file (element 0 given; the longer answer shown first where it is A). Balanced
+    between the slots (172 and 175), the one-slot rule, which reads their difference,
+    stays silent; the note must say that difference, not that 347 of 347 pairs are
+    "fewer than the one-slot warning needs", as it did. The number is the hand
+    computation's over the first order, unchanged."""
+    (output,) = (shared_data / "judgebench/outputs").glob("*GRM-Gemma-2B-rewardmodel-ft*.jsonl")
+    t = _judgebench_by_hand(shared_data, output)
+    t = t[t["first"].notna() & (t["len_a"] != t["len_b"])]
+    a_longer = t["len_a"] > t["len_b"]
+    n, k1, k2 = len(t), int(a_longer.sum()), int((~a_longer).sum())
+    assert (n, k1, k2) == (347, 172, 175)
+    judge_longer = np.where(a_longer, t["first"], 1 - t["first"])
+    human_longer = np.where(a_longer, t["human"], 1 - t["human"])
+    r = prefer_longer_gap(
+        use_orders(judgebench, "first"), judge="grm-gemma-2b-rewardmodel-ft", boot=BOOT
+    )
+    assert r.estimate == pytest.approx(judge_longer.mean() - human_longer.mean(), abs=1e-12)
+    assert not [w for w in r.warnings if "judged in that order alone" in w]
+    (note,) = r.notes
+    assert note.startswith(
+        f"{n} of the judge's {n} pairs were judged in one order only, the longer answer "
+        f"shown first in {k1} and second in {k2} ({k2 - k1} more in one slot than in the "
+        "other): below the one-slot warning's rule"
+    ), note
+    assert "fewer than the one-slot" not in note
 
 
 #: MT-Bench's six models by family (the built-in roster's families)

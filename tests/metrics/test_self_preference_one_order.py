@@ -185,7 +185,7 @@ def test_a_table_with_p_a_only_cannot_raise_the_warning_and_the_docs_say_so() ->
 
 
 def one_order_notes(notes: tuple[str, ...]) -> list[str]:
-    return [w for w in notes if "were judged in one order only" in w]
+    return [w for w in notes if "judged in one order only" in w]
 
 
 def test_one_order_pairs_below_the_rule_are_a_note_and_above_it_a_warning() -> None:
@@ -212,7 +212,53 @@ def test_one_order_pairs_below_the_rule_are_a_note_and_above_it_a_warning() -> N
     (note,) = one_order_notes(noted.notes)
     assert note.startswith(
         "22 of the judge's 30 pairs were judged in one order only, the judge's own answer "
-        "shown first in 18 and second in 4: fewer than the one-slot warning needs"
+        "shown first in 18 and second in 4 (14 more in one slot than in the other): below "
+        "the one-slot warning's rule"
     )
     assert f"note: {note}" in str(noted)  # printed after the number
     assert noted.to_dict()["notes"] == [note]
+
+
+@pytest.mark.parametrize("kind", ["eo", "dp"])
+def test_a_note_on_one_order_pairs_balanced_between_the_slots_says_so(kind: Criterion) -> None:
+    """The first-picker judged in one order only, its answer in a on even pairs: 20 of
+    20 pairs one-order, 10 shown first and 10 second. The number is exactly 0 (by hand
+    in the test above: the slots cancel), so the note must not say these 20 are "fewer"
+    than the rule asks nor that they move the number unqualified: the rule reads the
+    difference of the slots, 0 here. It read "20 of the judge's 20 pairs … fewer than
+    the one-slot warning needs …, yet their verdicts still carry any preference … into
+    the number"."""
+    mixed = first_picker(own_in_a=[i % 2 == 0 for i in range(N)], second=False)
+    r = self_preference(mixed, kind=kind, boot=BOOT, min_n=4)
+    assert r.estimate == pytest.approx(0.0, abs=1e-12)
+    (note,) = one_order_notes(r.notes)
+    assert note.startswith(
+        "20 of the judge's 20 pairs were judged in one order only, the judge's own answer "
+        "shown first in 10 and second in 10 (as many in each slot): below the one-slot "
+        "warning's rule"
+    ), note
+    assert "fewer than the one-slot" not in note
+    assert note.endswith(
+        "into the number, as far as the two slots do not balance it, which judging the "
+        "other order too would cancel"
+    )
+
+
+@pytest.mark.parametrize(("alone", "said"), [(1, "was"), (5, "were")])
+def test_a_note_on_one_order_pairs_all_in_one_slot_names_the_slot(alone: int, said: str) -> None:
+    """The first-picker judged in both orders on all but ``alone`` pairs, its answer in
+    a on those: every one-order pair shows it first. The note names the slot (first;
+    "all 5" of several) instead of "first in 5 and second in 0", "first in 1 and
+    second in 0" of the single pair, as it read."""
+    t = first_picker(own_in_a=[True] * N, second=True)
+    t.loc[: alone - 1, "p_a_second"] = math.nan  # the first ``alone`` pairs: a first only
+    r = self_preference(validate_pairs(t), kind="dp", boot=BOOT, min_n=4)
+    assert not one_order_words(r.warnings)  # net 1 or 5 < 10 of 20
+    (note,) = one_order_notes(r.notes)
+    where = "shown first" if alone == 1 else f"shown first in all {alone}"
+    assert note.startswith(
+        f"{alone} of the judge's {N} pairs {said} judged in one order only, the judge's own "
+        f"answer {where}: below the one-slot warning's rule"
+    ), note
+    assert "second in 0" not in note
+    assert ("its verdict carries" in note) == (alone == 1)

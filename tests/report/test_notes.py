@@ -21,7 +21,8 @@ from recuse.report.export import schema
 HAIKU = "claude-3-haiku-20240307"
 NOTE = re.compile(
     r"^13 of the judge's 265 pairs were judged in one order only, the longer answer shown "
-    r"first in 8 and second in 5: fewer than the one-slot warning needs"
+    r"first in 8 and second in 5 \(3 more in one slot than in the other\): below the "
+    r"one-slot warning's rule"
 )
 
 
@@ -92,3 +93,27 @@ def test_a_note_is_escaped_on_the_page_and_printed_after_the_number() -> None:
                      warnings=("a warning",))  # fmt: skip
     assert str(r).splitlines()[-2:] == ["  warning: a warning", "  note: a note"]
     assert replace(r, notes=()).to_dict()["notes"] == []
+
+
+def test_a_report_written_before_notes_is_valid_and_gated_alike(
+    audited: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """report.json of an older recuse has no ``notes`` on its findings or baselines: the
+    schema still takes it (the key is optional) and ``recuse gate`` says the same of it,
+    line for line, as of the report with them."""
+    report = json.loads((audited / "report.json").read_text("utf-8"))
+    for s in report["sections"]:
+        for f in s["findings"]:
+            del f["notes"]
+        for b in s.get("baselines", []):
+            b.pop("notes", None)
+    older = tmp_path / "report.json"
+    older.write_text(json.dumps(report), "utf-8")
+    jsonschema.validate(report, schema(), cls=jsonschema.Draft202012Validator)
+    said = []
+    for path in (audited / "report.json", older):
+        capsys.readouterr()
+        code = main(["gate", str(path), "--max", "verbosity=0.5", "--json"])
+        said.append((code, json.loads(capsys.readouterr().out)["lines"]))
+    assert said[0] == said[1]
+    assert said[0][0] == 0 and len(said[0][1]) == 7  # JudgeBench's 7 judges

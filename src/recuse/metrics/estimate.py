@@ -40,8 +40,8 @@ self-preference says when its prediction extrapolates the judge's competence cur
 They follow the interval's warnings in ``MetricResult.warnings``. It may also add notes
 (``MetricSpec.notes``, from the same totals): what a reader may want to know of the
 number that is no reason to distrust it (``MetricResult.notes``; e.g. the pairs judged
-in one order only, with the favoured answer in one slot, too few for the one-slot
-warning). No gate fails on a note.
+in one order only, with the favoured answer in one slot, below the one-slot
+warning's rule: too few, or too evenly split between the slots). No gate fails on a note.
 """
 
 from __future__ import annotations

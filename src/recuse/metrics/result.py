@@ -138,7 +138,8 @@ class MetricResult:
     caveat the metric adds about the estimate itself (``MetricSpec.warnings``).
     ``notes`` say what a reader may want to know of the number that is no reason to
     distrust it (``MetricSpec.notes``: e.g. pairs judged in one order only with the
-    favoured answer in one slot, fewer than the one-slot warning's rule); no gate
+    favoured answer in one slot, below the one-slot warning's rule: too few, or too
+    evenly split between the slots); no gate
     fails on one.
     ``refit`` says how a metric that refits a model in every resample refitted it
     (:data:`Refit`; the calibrated self- and family preference, where the table's size
@@ -365,7 +366,8 @@ COLUMNS: dict[str, str] = {
     "below 0; its p-value is that statistic's)",
     "warnings": "what to know before trusting the interval (few prompts, low n)",
     "notes": "what to know of the number that is no reason to distrust it (e.g. pairs "
-    "judged in one order only, too few for a warning)",
+    "judged in one order only, too few or too evenly split between the slots for a "
+    "warning)",
     "components": "the parts the estimate is made of, name=value (e.g. the two recalls "
     "of a recall difference)",
 }

@@ -282,18 +282,23 @@ def one_slot_words(first: float, second: float, n: float, *, who: str) -> str | 
 def one_slot_note(first: float, second: float, n: float, *, who: str) -> str | None:
     """The note where some of the judge's ``n`` pairs show ``who`` (the answer the metric
     favours, as in :func:`one_slot_words`) in one slot and were judged in that order only
-    (``first`` / ``second`` of them, :func:`one_slot_columns`), but too few for the
-    warning of :func:`one_slot_words`: their verdicts still carry the judge's preference
-    for a slot, which the other order would cancel, so they move the number; it is
-    computed from them unchanged (a note, no warning: no gate fails on it). None where
-    there are none, or where the warning speaks (a result has the one or the other).
-    JudgeBench's claude-3-haiku: 13 of 265 pairs, the longer answer shown first in 8
-    and second in 5.
+    (``first`` / ``second`` of them, :func:`one_slot_columns`), but too few or too evenly
+    split between the slots for the warning of :func:`one_slot_words`, whose rule reads
+    the difference of the two: their verdicts still carry the judge's preference for a
+    slot, which the other order would cancel, so they move the number as far as the two
+    slots do not balance it; it is computed from them unchanged (a note, no warning: no
+    gate fails on it). None where there are none, or where the warning speaks (a result
+    has the one or the other). JudgeBench's claude-3-haiku: 13 of 265 pairs, the longer
+    answer shown first in 8 and second in 5; read in the first order only
+    (``--orders first``), every pair of a judge is one such, e.g. 347 of 347, 172 and
+    175: not "fewer" than the rule asks, only 3 more in one slot.
 
     >>> one_slot_note(8, 5, 265, who=SLOT_WHO["longer"])[:70]
     "13 of the judge's 265 pairs were judged in one order only, the longer "
-    >>> one_slot_note(0, 1, 188, who=SLOT_WHO["longer"])[:41]  # LLMBar's palm-2
-    "1 of the judge's 188 pairs was judged in "
+    >>> one_slot_note(0, 1, 188, who=SLOT_WHO["longer"])[:83]  # LLMBar's palm-2
+    "1 of the judge's 188 pairs was judged in one order only, the longer answer shown se"
+    >>> one_slot_note(172, 175, 347, who=SLOT_WHO["longer"])[78:146]
+    'shown first in 172 and second in 175 (3 more in one slot than in the'
     >>> one_slot_note(0, 0, 265, who=SLOT_WHO["longer"]) is None
     True
     >>> one_slot_note(20, 0, 20, who=SLOT_WHO["self"]) is None  # the warning's
@@ -303,15 +308,25 @@ def one_slot_note(first: float, second: float, n: float, *, who: str) -> str | N
     if count <= 0 or one_slot_words(first, second, n, who=who) is not None:
         return None
     one = count == 1
+    if first == 0 or second == 0:  # all in one slot: "first in 5 and second in 0" said less
+        slot = "first" if second == 0 else "second"
+        where = f"{who} shown {slot}" + ("" if one else f" in all {count:,.0f}")
+    else:
+        net = abs(first - second)
+        apart = (
+            "as many in each slot" if net == 0 else f"{net:,.0f} more in one slot than in the other"
+        )
+        where = f"{who} shown first in {first:,.0f} and second in {second:,.0f} ({apart})"
     return (
         f"{count:,.0f} of the judge's {n:,.0f} pairs {'was' if one else 'were'} judged in "
-        f"one order only, {who} shown first in {first:,.0f} and second in {second:,.0f}: "
-        "fewer than the one-slot warning needs (shown first minus shown second at least "
+        f"one order only, {where}: below the one-slot warning's rule (the pairs in one "
+        f"slot outnumbering those in the other by at least "
         f"{share_percent(ONE_SLOT_SHARE, 0)} of the judge's pairs and {ONE_SLOT_MIN} or "
-        f"more, or all its pairs where it has fewer than {ONE_SLOT_MIN}), yet "
-        + ("its verdict still carries" if one else "their verdicts still carry")
-        + " any preference of the judge for one slot, which the other order would "
-        "cancel, into the number"
+        f"more, or being all its pairs where it has fewer than {ONE_SLOT_MIN}), yet "
+        + ("its verdict carries" if one else "their verdicts carry")
+        + " any preference of the judge for one slot into the number"
+        + (", as far as the two slots do not balance it," if first and second else ",")
+        + " which judging the other order too would cancel"
     )
 
 
@@ -335,7 +350,7 @@ def one_slot_notes(
 ) -> Callable[[NDArray[np.float64]], tuple[str, ...]]:
     """A metric's notes from its totals, the columns as :func:`one_slot_warnings` reads
     them: the pairs judged in one order only with ``who`` in one slot where they are
-    too few for its warning (:func:`one_slot_note`)."""
+    below its warning's rule (:func:`one_slot_note`)."""
     first, second, n = columns
 
     def notes(t: NDArray[np.float64]) -> tuple[str, ...]:

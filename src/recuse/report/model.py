@@ -113,7 +113,7 @@ class Finding:
     extrapolated: Extrapolation | None = None
     #: what a reader may want to know of the number that is no reason to distrust it
     #: (:attr:`recuse.metrics.result.MetricResult.notes`: e.g. the pairs judged in one
-    #: order only, too few for the one-slot warning): shown muted in its section, never
+    #: order only, below the one-slot warning's rule): shown muted in its section, never
     #: read by the summary, the flags or the gate
     notes: tuple[str, ...] = ()
 

@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -1247,6 +1248,14 @@ def _reason(
         if scope is not None and s.analysis == scope.title and about(s)
     ]
     reasons = list(dict.fromkeys(own or whole or analysis))
+    whose = _PARTS_OF.get(scope.analysis) if scope is not None else None
+    if not reasons and whose is not None:
+        # a part of an estimate the audit did not make: the ladder's parts of a judge
+        # with no calibrated self-preference have no skip of their own, and read "the
+        # report holds no finding and no reason"
+        head = [s.reason for s in report.skipped if s.bias == whose and about(s)]
+        reasons = [f"{whose} (which this takes apart) not estimated: {_unnamed(r)}"
+                   for r in dict.fromkeys(head)]  # fmt: skip
     older = [old for old in report.renamed if key == "verbosity_longer_gap" and old == "verbosity"]
     if older and not reasons:
         return (
@@ -1258,4 +1267,27 @@ def _reason(
     if not reasons:
         return "the report holds no finding and no reason"
     more = f" (and {len(reasons) - 2} more reasons in the report)" if len(reasons) > 2 else ""
-    return "; ".join(reasons[:2]) + more
+    return "; ".join(_unnamed(r) for r in reasons[:2]) + more
+
+
+#: the analyses whose estimates are parts of another analysis's estimate, and its key:
+#: where the parts have no finding and no reason, the whole's reason is theirs
+_PARTS_OF: dict[str, str] = {"self-preference-ladder": "self_preference_calibrated"}
+
+#: a reason's leading metric name ("family_preference_eo: no pairs …")
+_METRIC_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+: ")
+
+
+def _unnamed(reason: str) -> str:
+    """``reason`` without the metric name an analysis's skip starts with: the line names
+    the estimate already (:func:`gated_name`), and the skip's name can be an internal one
+    that is no key a user gates ("family_preference (…): family_preference_eo: no pairs
+    holding a family member's answer …" on the ``family_preference`` line).
+
+    >>> _unnamed("family_preference_eo: no pairs holding a family member's answer")
+    "no pairs holding a family member's answer"
+    >>> _unnamed("needs a pairs table (pairwise verdicts); this is ratings")
+    'needs a pairs table (pairwise verdicts); this is ratings'
+    """
+    m = _METRIC_NAME.match(reason)
+    return reason[m.end() :] if m else reason

@@ -903,8 +903,10 @@ def test_a_value_fixed_by_construction_is_gated_as_no_measurement(
     code, out = _run(["gate", str(path), "--max", f"{part}=0.1"], capsys)
     assert code == 0, out
     assert out.startswith(
-        f"PASS: {part} of j (d): 0, fixed by construction, not a measurement (no interval); "
-        "the value lies within ±0.1"
+        f"PASS: {part} (Self-preference, the part where the human calls a tie or gave no "
+        "label; a part of the self-preference headline self_preference_calibrated) of j "
+        "(d): 0, fixed by construction, not a measurement (no interval); the value lies "
+        "within ±0.1"
     ), out
     assert "[0.000" not in out
 
@@ -938,14 +940,15 @@ def test_a_not_measured_line_gives_the_reason_without_the_analysis_internal_name
     assert "self_preference_calibrated: " not in out
 
 
-def test_a_part_of_the_calibrated_self_preference_not_estimated_says_why(
+def test_a_part_of_the_calibrated_self_preference_says_whose_and_why_not_estimated(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A judge with no calibrated self-preference (none of its pairs holds its own
     answer: the reward models of judgebench) has no ladder parts and no skip of its
     own for them: ``--max self_preference_part_human_neither`` read "the report holds
     no finding and no reason" for 13 judges of the real datasets. It gives the
-    headline's reason, saying the part takes that headline apart."""
+    headline's reason; and each line of a part says what it is a part of (its key alone
+    read as a bias of its own)."""
     part = "self_preference_part_human_neither"
     measured = _finding(part, "k", 0.01, -0.05, 0.06)
     skipped = [
@@ -955,9 +958,13 @@ def test_a_part_of_the_calibrated_self_preference_not_estimated_says_why(
     ]  # fmt: skip
     path = _report(tmp_path, [measured], skipped=skipped, provenance=_sources(d=["j", "k"]))
     code, out = _run(["gate", str(path), "--max", f"{part}=0.1"], capsys)
-    assert code == 3 and f"PASS: {part} of k (d)" in out
+    named = (
+        f"{part} (Self-preference, the part where the human calls a tie or gave no label; "
+        "a part of the self-preference headline self_preference_calibrated)"
+    )
+    assert code == 3 and f"PASS: {named} of k (d)" in out, out
     assert (
-        f"NOT MEASURED: {part} of j (d): self_preference_calibrated (which this takes "
-        "apart) not estimated: no pairs holding the judge's own answer"
+        f"NOT MEASURED: {named} of j (d): self_preference_calibrated not estimated: no "
+        "pairs holding the judge's own answer"
     ) in out, out
     assert "no finding and no reason" not in out

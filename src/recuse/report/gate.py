@@ -989,7 +989,9 @@ def gated_name(key: str, scopes: Mapping[str, Scope], aliases: Mapping[str, str]
     ``family_preference`` is the equal-opportunity difference, the report's
     family-preference the calibrated one); any other key is itself: a headline
     (``family_preference_calibrated``, which ``--max family-preference`` gates, or
-    ``position``), or a bias of the summary beside it (``family_bias``).
+    ``position``), or a bias of the summary beside it (``family_bias``); a part of a
+    headline says whose (the ladder's ``self_preference_part_human_neither`` read as a
+    bias of its own).
     ``scopes`` and ``aliases`` as :func:`gate_report` takes them; a key of neither is
     itself.
 
@@ -999,6 +1001,11 @@ def gated_name(key: str, scopes: Mapping[str, Scope], aliases: Mapping[str, str]
     family_preference (Family preference (equal opportunity), unadjusted; the family-preference headline is family_preference_calibrated)
     >>> [gated_name(k, scopes, aliases) for k in ("family_preference_calibrated", "x")]
     ['family_preference_calibrated', 'x']
+
+    A part of the calibrated self-preference (:data:`_PARTS_OF`) says what it is a part of:
+
+    >>> print(gated_name("self_preference_part_human_neither", scopes, aliases))
+    self_preference_part_human_neither (Self-preference, the part where the human calls a tie or gave no label; a part of the self-preference headline self_preference_calibrated)
     """  # noqa: E501
     scope = scopes.get(key)
     if scope is None or scope.bias is None:
@@ -1012,6 +1019,10 @@ def gated_name(key: str, scopes: Mapping[str, Scope], aliases: Mapping[str, str]
             unadjusted = ", unadjusted" if bias.unadjusted else ""
             return f"{key} ({bias.title}{unadjusted}; the {analysis} headline is {head})"
         return key
+    whole = _PARTS_OF.get(analysis)
+    if whole is not None and whole in scopes:
+        # a part of another analysis's headline: its key alone read as a bias of its own
+        return f"{key} ({bias.title}; a part of the {scopes[whole].analysis} headline {whole})"
     return key
 
 
@@ -1254,7 +1265,7 @@ def _reason(
         # with no calibrated self-preference have no skip of their own, and read "the
         # report holds no finding and no reason"
         head = [s.reason for s in report.skipped if s.bias == whose and about(s)]
-        reasons = [f"{whose} (which this takes apart) not estimated: {_unnamed(r)}"
+        reasons = [f"{whose} not estimated: {_unnamed(r)}"
                    for r in dict.fromkeys(head)]  # fmt: skip
     older = [old for old in report.renamed if key == "verbosity_longer_gap" and old == "verbosity"]
     if older and not reasons:

@@ -938,6 +938,13 @@ def test_a_not_measured_line_gives_the_reason_without_the_analysis_internal_name
     assert code == 3
     assert "NOT MEASURED: self_preference_calibrated of j (d): none of its 350 pairs" in out, out
     assert "self_preference_calibrated: " not in out
+    # a reason of another estimate of the analysis, read for want of the key's own,
+    # keeps the name that says whose it is
+    other_skip = {"analysis": "Position", "dataset": "d", "judge": "j", "bias": "",
+                  "reason": "flip_rate: only 3 pairs judged in both orders"}  # fmt: skip
+    path = _report(tmp_path, [other], skipped=[other_skip], provenance=_sources(d=["j", "k"]))
+    code, out = _run(["gate", str(path), "--max", "position=0.1"], capsys)
+    assert "NOT MEASURED: position of j (d): flip_rate: only 3 pairs" in out, out
 
 
 def test_a_part_of_the_calibrated_self_preference_says_whose_and_why_not_estimated(

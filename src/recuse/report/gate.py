@@ -1247,7 +1247,9 @@ def _reason(
     def about(s: GatedSkip) -> bool:
         return s.dataset in (dataset, "") and (s.judge in (judge, "") or s.all_judges or all_judges)
 
-    own = [s.reason for s in report.skipped if s.bias == key and about(s)]
+    # a skip of the key itself: without the metric name it starts with (_unnamed); a
+    # skip of another estimate of the analysis keeps it, saying whose reason it is
+    own = [_unnamed(s.reason) for s in report.skipped if s.bias == key and about(s)]
     whole = [
         s.reason
         for s in report.skipped
@@ -1278,7 +1280,7 @@ def _reason(
     if not reasons:
         return "the report holds no finding and no reason"
     more = f" (and {len(reasons) - 2} more reasons in the report)" if len(reasons) > 2 else ""
-    return "; ".join(_unnamed(r) for r in reasons[:2]) + more
+    return "; ".join(reasons[:2]) + more
 
 
 #: the analyses whose estimates are parts of another analysis's estimate, and its key:

@@ -383,3 +383,39 @@ def test_the_page_writes_the_agreements_in_the_findings_unit(
     assert "a share on the page too" in words["target"]
     kept = [r["agreement"] for r in shown.to_dict()["rows"] if r["agreement"] is not None]
     assert kept and all(0 <= a <= 1 for a in kept)  # report.json: the shares
+
+
+def test_the_page_writes_an_agreements_lower_bound_in_the_agreements_unit(
+    report: AuditReport, tmp_path: Path
+) -> None:
+    """On llmbar-mtbench the page's table read an agreement "93.0%" and, in the column
+    beside it, that agreement's lower bound "0.599" (gpt-3.5-turbo's own pairs): a
+    bound and the number it bounds in two units, with no word on the bound's. The page
+    writes the lower bound as a percentage too, on its own side of its row's target (a
+    share, 0.80), and its column words say so; the CSV and report.json keep the share."""
+    import re
+
+    page = write_report(report, tmp_path / "out")["html"].read_text(encoding="utf-8")
+    (shown,) = [t for t in report.sections[0].tables if t.show]
+    columns = list(shown.frame.columns)
+    cells_of = [re.findall(r"<td[^>]*>([^<]*)</td>", r)
+                for r in re.findall(r"<tr><td>sim-selective</td>.*?</tr>", page)]  # fmt: skip
+    # the shown table's rows (the page's other tables have other columns)
+    rows = [dict(zip(columns, c, strict=True)) for c in cells_of
+            if len(c) == len(columns) and c[5] in ("own", "pooled")]  # fmt: skip
+    frame = shown.frame
+    bounded = frame[np.isfinite(frame["lower_bound"].astype(float))]
+    assert len(bounded) > 0
+    for row in bounded.to_dict("records"):
+        (cells,) = [c for c in rows if c["judge"] == row["judge"] and c["stratum"]
+                    == row["stratum"] and c["target"] == f"{row['target']:.3f}"]  # fmt: skip
+        text = cells["lower_bound"]
+        assert text.endswith("%"), text
+        shown_share = float(text.removesuffix("%")) / 100
+        # by hand: within half a unit of its last decimal, and on its side of the target
+        decimals = len(text.removesuffix("%").partition(".")[2])
+        assert abs(shown_share - row["lower_bound"]) <= 0.5 * 10 ** -(decimals + 2) + 1e-12
+        assert (shown_share >= row["target"]) == (row["lower_bound"] >= row["target"])
+    assert "percentage on the page" in shown.to_dict()["columns"]["lower_bound"]
+    kept = [r["lower_bound"] for r in shown.to_dict()["rows"] if r["lower_bound"] is not None]
+    assert kept and all(0 <= b <= 1 for b in kept)  # report.json: the shares

@@ -211,3 +211,28 @@ def test_a_part_fixed_by_construction_reads_as_no_measurement(
     assert parts.sum() == pytest.approx(headline, abs=1e-9)
     page = out["html"].read_text(encoding="utf-8")
     assert "0 by construction" in page and "[0.000, 0.000]" not in page
+
+
+def test_a_part_fixed_by_construction_names_no_interval_in_its_method(
+    shared_data: Path,
+) -> None:
+    """The tie part on LLMBar's MT-Bench pairs (no human tie) has no interval, as its
+    finding says ("none: not a measurement"), but its method, in the same row of the
+    page and in report.json, read "90% percentile interval, cluster bootstrap over
+    prompts (200 resamples)". It names no interval now; a measured part keeps its
+    interval's words."""
+    from recuse.data.inputs import load_input
+    from recuse.driver import AuditOptions
+    from recuse.metrics.estimate import FIXED_METHOD
+    from recuse.roster import Roster
+
+    inp = load_input("llmbar-mtbench", data_dir=shared_data)
+    o = AuditOptions(n_boot=200, seed=1, only=("self-preference", "self-preference-ladder"))
+    report = run_audit([inp], options=o, roster=Roster.builtin())
+    tie = PARTS["calibrated_rung_human_neither"].key
+    own = PARTS["calibrated_rung_human_prefers_own"].key
+    (f,) = [f for f in report.findings if f.bias.key == tie and f.judge == "gpt-4"]
+    (m,) = [f for f in report.findings if f.bias.key == own and f.judge == "gpt-4"]
+    assert f.fixed and not m.fixed
+    assert f.method.endswith(FIXED_METHOD) and "resamples" not in f.method, f.method
+    assert "percentile interval" in m.method and FIXED_METHOD not in m.method

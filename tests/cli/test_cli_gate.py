@@ -287,7 +287,10 @@ def test_a_judge_whose_bias_was_not_estimated_is_listed_and_makes_the_gate_incon
     code, out = _run(gate, capsys)
     assert code == 3
     assert out.count(f"PASS: {EO} of") == 2
-    line = f"NOT MEASURED: {EO} of llama-2-70b-chat (pairs.csv): {skip['reason']}"
+    # the skip starts with the metric's name, which the line names already
+    assert skip["reason"].startswith("self_preference_eo: ")
+    why = skip["reason"].removeprefix("self_preference_eo: ")
+    line = f"NOT MEASURED: {EO} of llama-2-70b-chat (pairs.csv): {why}"
     assert line in out and "gate inconclusive: 1 not measured" in out
     code, out = _run([*gate, "--skip-unmeasured"], capsys)
     assert code == 0 and line + " — skipped (--skip-unmeasured)" in out
@@ -900,7 +903,75 @@ def test_a_value_fixed_by_construction_is_gated_as_no_measurement(
     code, out = _run(["gate", str(path), "--max", f"{part}=0.1"], capsys)
     assert code == 0, out
     assert out.startswith(
-        f"PASS: {part} of j (d): 0, fixed by construction, not a measurement (no interval); "
-        "the value lies within ±0.1"
+        f"PASS: {part} (Self-preference, the part where the human calls a tie or gave no "
+        "label; a part of the self-preference headline self_preference_calibrated) of j "
+        "(d): 0, fixed by construction, not a measurement (no interval); the value lies "
+        "within ±0.1"
     ), out
     assert "[0.000" not in out
+
+
+def test_a_not_measured_line_gives_the_reason_without_the_analysis_internal_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The family-preference analysis records the skip of ``family_preference`` as its
+    metric's internal name says it: "family_preference_eo: no pairs …". The gate line
+    names the estimate already, and read "family_preference (…): family_preference_eo:
+    no pairs …" (judgebench, llmbar), a key no user gates; the headline's line named
+    itself twice ("self_preference_calibrated of j (d): self_preference_calibrated:
+    …"). The reason now reads without the name."""
+    why = "no pairs holding a family member's answer against an outsider's"
+    skipped = [
+        {"analysis": "Family preference", "dataset": "d", "judge": "j",
+         "reason": f"family_preference_eo: {why}", "bias": "family_preference"},
+        {"analysis": "Self-preference", "dataset": "d", "judge": "j",
+         "reason": "self_preference_calibrated: none of its 350 pairs holds its own answer",
+         "bias": "self_preference_calibrated"},
+    ]  # fmt: skip
+    other = _finding("position", "k", 0.5, 0.49, 0.51, null=0.5)
+    path = _report(tmp_path, [other], skipped=skipped, provenance=_sources(d=["j", "k"]))
+    code, out = _run(["gate", str(path), "--max", "family_preference=0.1"], capsys)
+    assert code == 3 and "unadjusted; the family-preference headline is " in out
+    assert f"family_preference_calibrated) of j (d): {why}\n" in out, out
+    assert "family_preference_eo" not in out
+    code, out = _run(["gate", str(path), "--max", "self-preference=0.1"], capsys)
+    assert code == 3
+    assert "NOT MEASURED: self_preference_calibrated of j (d): none of its 350 pairs" in out, out
+    assert "self_preference_calibrated: " not in out
+    # a reason of another estimate of the analysis, read for want of the key's own,
+    # keeps the name that says whose it is
+    other_skip = {"analysis": "Position", "dataset": "d", "judge": "j", "bias": "",
+                  "reason": "flip_rate: only 3 pairs judged in both orders"}  # fmt: skip
+    path = _report(tmp_path, [other], skipped=[other_skip], provenance=_sources(d=["j", "k"]))
+    code, out = _run(["gate", str(path), "--max", "position=0.1"], capsys)
+    assert "NOT MEASURED: position of j (d): flip_rate: only 3 pairs" in out, out
+
+
+def test_a_part_of_the_calibrated_self_preference_says_whose_and_why_not_estimated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A judge with no calibrated self-preference (none of its pairs holds its own
+    answer: the reward models of judgebench) has no ladder parts and no skip of its
+    own for them: ``--max self_preference_part_human_neither`` read "the report holds
+    no finding and no reason" for 13 judges of the real datasets. It gives the
+    headline's reason; and each line of a part says what it is a part of (its key alone
+    read as a bias of its own)."""
+    part = "self_preference_part_human_neither"
+    measured = _finding(part, "k", 0.01, -0.05, 0.06)
+    skipped = [
+        {"analysis": "Self-preference", "dataset": "d", "judge": "j",
+         "reason": "self_preference_calibrated: no pairs holding the judge's own answer",
+         "bias": "self_preference_calibrated"},
+    ]  # fmt: skip
+    path = _report(tmp_path, [measured], skipped=skipped, provenance=_sources(d=["j", "k"]))
+    code, out = _run(["gate", str(path), "--max", f"{part}=0.1"], capsys)
+    named = (
+        f"{part} (Self-preference, the part where the human calls a tie or gave no label; "
+        "a part of the self-preference headline self_preference_calibrated)"
+    )
+    assert code == 3 and f"PASS: {named} of k (d)" in out, out
+    assert (
+        f"NOT MEASURED: {named} of j (d): self_preference_calibrated not estimated: no "
+        "pairs holding the judge's own answer"
+    ) in out, out
+    assert "no finding and no reason" not in out

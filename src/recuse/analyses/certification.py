@@ -99,12 +99,14 @@ CURVE_COLUMNS: dict[str, str] = {
 
 #: the shown table's columns the page writes as percentages, in the findings' unit:
 #: their "28.5%" coverage and "held out: 21.0% kept, 90.5% agree" (and ``recuse
-#: certify``'s, the gate's); the agreements read 0.930 and 0.905 on the page beside them
+#: certify``'s, the gate's); the agreements read 0.930 and 0.905 on the page beside them,
+#: and the lower bound of an agreement written 93.0% read 0.599 beside it
 SHOWN_PERCENT: tuple[str, ...] = (
     "coverage",
     "coverage_low",
     "coverage_high",
     "agreement",
+    "lower_bound",
     "heldout_coverage",
     "heldout_agreement",
 )
@@ -295,7 +297,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     title = f"Certified coverage by target agreement — {inp.name}"
     # the shares of pairs kept and the agreements, as percentages, as the findings and
     # the gate write them (an agreement on its own side of its row's target, a share)
-    against = {"agreement": "target", "heldout_agreement": "target"}
+    against = {"agreement": "target", "lower_bound": "target", "heldout_agreement": "target"}
     curve_name = slug(ANALYSIS.id, "curve", inp.name)
     part.tables.append(Table(slug(ANALYSIS.id, inp.name), title, shown, percent=SHOWN_PERCENT,
                              columns=shown_columns(curve_name), beside=against))  # fmt: skip

@@ -284,6 +284,12 @@ def interval_method(boot: Resampling, interval: Interval = "bca") -> str:
     return f"{percent(boot.level)} {name}, cluster bootstrap over prompts ({boot.n_boot} resamples)"
 
 
+#: the method's words on its interval where the value is fixed by construction (a part of
+#: the calibrated self-preference on a rung none of the judge's own pairs is on): there is
+#: no interval, and the method read "90% percentile interval, cluster bootstrap over
+#: prompts (2000 resamples)" beside the page's "none: not a measurement"
+FIXED_METHOD = "no interval: the value is fixed by construction, not a measurement"
+
 #: what :func:`~recuse.metrics.bootstrap.expanded_interval` does to a BCa interval, in words
 EXPANDED_WORDS = (
     "expanded for the prompts' number G (Hesterberg's expanded interval: each tail's "
@@ -781,6 +787,9 @@ def to_results(
                 # "±0.13 detectable" from 12 prompts, detected 67% of the time, not 80%)
                 std_error = math.nan
                 words = unseen_method(boot.level, est.n_clusters, movers=spec.movers)
+            fixed = flat and constant is not None and not unseen
+            if fixed:  # no interval to name: "90% percentile interval" beside "none"
+                words = FIXED_METHOD
             rule: IntervalRule = (
                 "exact_bound"
                 if unseen
@@ -827,7 +836,7 @@ def to_results(
                     notes=spec.notes(est.totals) if spec.notes else (),
                     n_boot_unfit=est.n_unfit,
                     refit=spec.refit,
-                    fixed=flat and constant is not None and not unseen,
+                    fixed=fixed,
                     absolute=spec.folded,
                     bound=spec.bound,
                     score=spec.score,

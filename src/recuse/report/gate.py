@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -988,7 +989,9 @@ def gated_name(key: str, scopes: Mapping[str, Scope], aliases: Mapping[str, str]
     ``family_preference`` is the equal-opportunity difference, the report's
     family-preference the calibrated one); any other key is itself: a headline
     (``family_preference_calibrated``, which ``--max family-preference`` gates, or
-    ``position``), or a bias of the summary beside it (``family_bias``).
+    ``position``), or a bias of the summary beside it (``family_bias``); a part of a
+    headline says whose (the ladder's ``self_preference_part_human_neither`` read as a
+    bias of its own).
     ``scopes`` and ``aliases`` as :func:`gate_report` takes them; a key of neither is
     itself.
 
@@ -998,6 +1001,11 @@ def gated_name(key: str, scopes: Mapping[str, Scope], aliases: Mapping[str, str]
     family_preference (Family preference (equal opportunity), unadjusted; the family-preference headline is family_preference_calibrated)
     >>> [gated_name(k, scopes, aliases) for k in ("family_preference_calibrated", "x")]
     ['family_preference_calibrated', 'x']
+
+    A part of the calibrated self-preference (:data:`_PARTS_OF`) says what it is a part of:
+
+    >>> print(gated_name("self_preference_part_human_neither", scopes, aliases))
+    self_preference_part_human_neither (Self-preference, the part where the human calls a tie or gave no label; a part of the self-preference headline self_preference_calibrated)
     """  # noqa: E501
     scope = scopes.get(key)
     if scope is None or scope.bias is None:
@@ -1011,6 +1019,10 @@ def gated_name(key: str, scopes: Mapping[str, Scope], aliases: Mapping[str, str]
             unadjusted = ", unadjusted" if bias.unadjusted else ""
             return f"{key} ({bias.title}{unadjusted}; the {analysis} headline is {head})"
         return key
+    whole = _PARTS_OF.get(analysis)
+    if whole is not None and whole in scopes:
+        # a part of another analysis's headline: its key alone read as a bias of its own
+        return f"{key} ({bias.title}; a part of the {scopes[whole].analysis} headline {whole})"
     return key
 
 
@@ -1235,7 +1247,9 @@ def _reason(
     def about(s: GatedSkip) -> bool:
         return s.dataset in (dataset, "") and (s.judge in (judge, "") or s.all_judges or all_judges)
 
-    own = [s.reason for s in report.skipped if s.bias == key and about(s)]
+    # a skip of the key itself: without the metric name it starts with (_unnamed); a
+    # skip of another estimate of the analysis keeps it, saying whose reason it is
+    own = [_unnamed(s.reason) for s in report.skipped if s.bias == key and about(s)]
     whole = [
         s.reason
         for s in report.skipped
@@ -1247,6 +1261,14 @@ def _reason(
         if scope is not None and s.analysis == scope.title and about(s)
     ]
     reasons = list(dict.fromkeys(own or whole or analysis))
+    whose = _PARTS_OF.get(scope.analysis) if scope is not None else None
+    if not reasons and whose is not None:
+        # a part of an estimate the audit did not make: the ladder's parts of a judge
+        # with no calibrated self-preference have no skip of their own, and read "the
+        # report holds no finding and no reason"
+        head = [s.reason for s in report.skipped if s.bias == whose and about(s)]
+        reasons = [f"{whose} not estimated: {_unnamed(r)}"
+                   for r in dict.fromkeys(head)]  # fmt: skip
     older = [old for old in report.renamed if key == "verbosity_longer_gap" and old == "verbosity"]
     if older and not reasons:
         return (
@@ -1259,3 +1281,26 @@ def _reason(
         return "the report holds no finding and no reason"
     more = f" (and {len(reasons) - 2} more reasons in the report)" if len(reasons) > 2 else ""
     return "; ".join(reasons[:2]) + more
+
+
+#: the analyses whose estimates are parts of another analysis's estimate, and its key:
+#: where the parts have no finding and no reason, the whole's reason is theirs
+_PARTS_OF: dict[str, str] = {"self-preference-ladder": "self_preference_calibrated"}
+
+#: a reason's leading metric name ("family_preference_eo: no pairs …")
+_METRIC_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+: ")
+
+
+def _unnamed(reason: str) -> str:
+    """``reason`` without the metric name an analysis's skip starts with: the line names
+    the estimate already (:func:`gated_name`), and the skip's name can be an internal one
+    that is no key a user gates ("family_preference (…): family_preference_eo: no pairs
+    holding a family member's answer …" on the ``family_preference`` line).
+
+    >>> _unnamed("family_preference_eo: no pairs holding a family member's answer")
+    "no pairs holding a family member's answer"
+    >>> _unnamed("needs a pairs table (pairwise verdicts); this is ratings")
+    'needs a pairs table (pairwise verdicts); this is ratings'
+    """
+    m = _METRIC_NAME.match(reason)
+    return reason[m.end() :] if m else reason

@@ -217,3 +217,21 @@ def test_a_report_json_that_is_not_recuses_removes_none_of_its_tables(
     assert "tables/gone.csv" in report_files(tmp_path)
     write_report(sample_report, tmp_path)
     assert not (tables / "gone.csv").exists()
+
+
+def test_the_schema_names_each_key_once() -> None:
+    """json.load keeps the last of two equal keys: 8 fields of report.schema.json said
+    their description twice (the same words, so none was lost, but an edit to the first
+    would have been silently dropped). Every object of the schema names a key once."""
+    from recuse.report.export import SCHEMA_FILE
+
+    repeated: list[list[str]] = []
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in pairs]
+        if len(keys) != len(set(keys)):
+            repeated.append(sorted({k for k in keys if keys.count(k) > 1}))
+        return dict(pairs)
+
+    json.loads(SCHEMA_FILE.read_text(encoding="utf-8"), object_pairs_hook=hook)
+    assert repeated == []

@@ -342,3 +342,32 @@ def test_complete_over_notes_the_stop_once() -> None:
         with interrupt.complete_over("words"):
             raise ValueError
     assert not interrupt._complete
+
+
+def test_a_config_path_not_in_utf8_or_with_a_newline_is_recorded_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--config at a folder whose name is Latin-1 bytes (no UTF-8) and holds a newline:
+    the audit's report.json records the path as the other paths are, ``\\xe9`` for the
+    byte (it ended in a traceback, "surrogates not allowed", as the words reached a
+    table), and the schema takes it (its pattern's ``.`` stopped at the newline)."""
+    import os
+
+    from recuse.report.export import schema
+
+    simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=2).pairs.to_csv(
+        tmp_path / "pairs.csv", index=False
+    )
+    folder = tmp_path / os.fsdecode(b"caf\xe9\nconf")
+    folder.mkdir()
+    (folder / "r.toml").write_text('[audit]\norders = "first"\n', "utf-8")
+    monkeypatch.chdir(tmp_path)
+    given = os.path.join(os.fsdecode(b"caf\xe9\nconf"), "r.toml")
+    argv = ["audit", "pairs.csv", "--out", "r", "--n-boot", "100", "--config", given,
+            "--only", "verbosity,position"]  # fmt: skip
+    _ran(argv, capsys)
+    report = json.loads((tmp_path / "r" / "report.json").read_text("utf-8"))
+    shown = "caf\\xe9\nconf/r.toml"  # the byte as \xe9, as recuse names such files
+    assert report["provenance"]["option_sources"]["orders"] == f"config:{shown}"
+    jsonschema.validate(report, schema(), cls=jsonschema.Draft202012Validator)
+    assert f'orders = \\"first\\" in {json.dumps(shown)[1:-1]}' in json.dumps(report)

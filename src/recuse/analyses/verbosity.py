@@ -43,7 +43,7 @@ from recuse.metrics.verbosity import (
     relative_ab,
     response_lengths,
 )
-from recuse.metrics.verdicts import TIE_TOL, human_ties_noun
+from recuse.metrics.verdicts import TIE_TOL, human_ties_noun, orders_as_set
 from recuse.numbers import count, general, percent
 from recuse.reference import reword
 from recuse.report import figures as fig
@@ -76,7 +76,7 @@ def _split(orders: Orders, said: str | None = None) -> str:
     if orders == "both":
         return SPLIT
     return (
-        f"the {orders} order's verdict alone ({said or f'--orders {orders}'}): 1 = it "
+        f"the {orders} order's verdict alone ({orders_as_set(orders, said)}): 1 = it "
         "agrees, 0 = it "
         "does not, a probability's share where the judge gives one"
     )

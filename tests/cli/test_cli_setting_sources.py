@@ -371,3 +371,67 @@ def test_a_config_path_not_in_utf8_or_with_a_newline_is_recorded_as_text(
     assert report["provenance"]["option_sources"]["orders"] == f"config:{shown}"
     jsonschema.validate(report, schema(), cls=jsonschema.Draft202012Validator)
     assert f'orders = \\"first\\" in {json.dumps(shown)[1:-1]}' in json.dumps(report)
+
+
+@pytest.mark.parametrize(
+    "command", ["audit", "favoritism", "metrics", "certify-run", "certify-apply"]
+)
+def test_a_stop_before_the_files_are_whole_is_never_said_complete(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+) -> None:
+    """A Ctrl-C as the last file is written, the others written or in place before it
+    (the audit's page after its tables and report.json, favoritism.json after the CSVs,
+    certify run's --out after its thresholds, certify apply's spreadsheet copy after the
+    exact CSV): exit 130, "start it over", never the words of whole files, and none of
+    the run's files left under its name."""
+    from recuse import outputs
+
+    def last(name: str) -> Any:
+        return lambda *args, **kwargs: any(str(a).endswith(name) for a in args)
+
+    if command in ("audit", "metrics"):
+        simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=1).pairs.to_csv(
+            tmp_path / "pairs.csv", index=False
+        )
+    if command == "audit":
+        hit = _stop_once(monkeypatch, outputs.Staging, "write_text", last("report.html"))
+        out = tmp_path / "r"
+        argv = ["audit", str(tmp_path / "pairs.csv"), "--out", str(out), "--n-boot", "100",
+                "--only", "verbosity"]  # fmt: skip
+        made = [out / "report.json", out / "report.html"]
+    elif command == "favoritism":
+        roster = _ratings(tmp_path)
+        hit = _stop_once(monkeypatch, outputs.Staging, "write_text", last("favoritism.json"))
+        out = tmp_path / "o"
+        argv = ["--roster", str(roster), "favoritism", str(tmp_path / "ratings.csv"), "--out",
+                str(out)]  # fmt: skip
+        made = [out / "favoritism.json", out / "coefficients.csv"]
+    elif command == "metrics":
+        hit = _stop_once(monkeypatch, outputs, "write_text", last("m.json"))
+        argv = ["metrics", "pairs", str(tmp_path / "pairs.csv"), "--n-boot", "100", "--out",
+                str(tmp_path / "m.json")]  # fmt: skip
+        made = [tmp_path / "m.json"]
+    else:
+        simulate_selective(400, seed=5).pairs.to_csv(tmp_path / "pairs.csv", index=False)
+        thr, run = tmp_path / "t.json", tmp_path / "run.json"
+        argv = ["certify", str(tmp_path / "pairs.csv"), "--agreement", "0.8",
+                "--thresholds", str(thr), "--out", str(run)]  # fmt: skip
+        made = [thr, run]
+        if command == "certify-apply":
+            _ran(argv, capsys)
+            out = tmp_path / "d.csv"
+            argv = ["certify", "apply", str(thr), str(tmp_path / "pairs.csv"), "--out",
+                    str(out)]  # fmt: skip
+            made = [out]
+            last_name = str(tmp_path / outputs.SPREADSHEET_FOLDER / "d.csv")
+        else:
+            last_name = str(run)
+        hit = _stop_once(monkeypatch, outputs, "write_text", last(last_name))
+    code = main(argv)
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 130 and hit, err
+    assert "start it over" in err and "complete and in place" not in err
+    assert [p for p in made if p.exists()] == []

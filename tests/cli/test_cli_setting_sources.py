@@ -435,3 +435,20 @@ def test_a_stop_before_the_files_are_whole_is_never_said_complete(
     assert code == 130 and hit, err
     assert "start it over" in err and "complete and in place" not in err
     assert [p for p in made if p.exists()] == []
+
+
+def test_a_stop_as_certify_run_prints_its_json_says_the_files_are_complete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`certify run --json` with --thresholds and --out: a Ctrl-C as the JSON is printed,
+    both files written, said them complete (it said "start it over", as the plain run's
+    "wrote" lines no longer do)."""
+    import recuse.cli.certify as certify_cli
+
+    simulate_selective(400, seed=5).pairs.to_csv(tmp_path / "pairs.csv", index=False)
+    thr, run = tmp_path / "t.json", tmp_path / "run.json"
+    hit = _stop_once(monkeypatch, certify_cli, "json_shown", lambda *a: True)
+    err = _stopped(["certify", str(tmp_path / "pairs.csv"), "--agreement", "0.8",
+                    "--thresholds", str(thr), "--out", str(run), "--json"], capsys)  # fmt: skip
+    assert hit and f"{thr} and {run} are complete and in place" in err
+    assert json.loads(run.read_text("utf-8"))["setting_sources"]["agreement"] == "cli"

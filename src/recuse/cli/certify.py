@@ -401,11 +401,13 @@ def certify_command(
     written = dict(zip([o for _, o in named], paths, strict=True))
     with outputs.locked(*paths):  # a second run into the folder waits: each pair whole
         _write_run(result, payload, written, thresholds=thresholds)
-    if as_json:
-        typer.echo(json_shown(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)))
-        return
     whole = f"{' and '.join(map(str, reversed(paths)))} are complete and in place"
-    with complete_over(whole):  # a stop here is said over whole files
+    # a stop here is said over whole files (--json's print too, its files written)
+    with complete_over(whole) if paths else contextlib.nullcontext():
+        if as_json:
+            shown = json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)
+            typer.echo(json_shown(shown))
+            return
         _print(result)
         for p in reversed(paths):  # in the order written: the thresholds file first
             echo(f"wrote {p}")

@@ -452,3 +452,38 @@ def test_a_stop_as_certify_run_prints_its_json_says_the_files_are_complete(
                     "--thresholds", str(thr), "--out", str(run), "--json"], capsys)  # fmt: skip
     assert hit and f"{thr} and {run} are complete and in place" in err
     assert json.loads(run.read_text("utf-8"))["setting_sources"]["agreement"] == "cli"
+
+
+@pytest.mark.parametrize("ties", ["split", "drop"])
+def test_human_ties_set_in_the_file_are_named_by_the_files_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, ties: str
+) -> None:
+    """human-ties from recuse.toml: the humans' length baseline's words on its ties, its
+    table's human_ties column and the exclusions name the file's line, not
+    ``--human-ties split``, a flag the user never typed."""
+    sim = simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=1).pairs
+    tied = sorted(set(sim["item_id"]))[::4]
+    sim.loc[sim["item_id"].isin(tied), "human"] = 0.5
+    sim.to_csv(tmp_path / "judged.csv", index=False)
+    judged = [c for c in sim.columns if c.startswith(("p_a", "status_")) or c == "judge"]
+    labels = sim.drop(columns=judged).drop_duplicates("item_id")
+    labels.to_csv(tmp_path / "labels.csv", index=False)
+    (tmp_path / "recuse.toml").write_text(f'[audit]\nhuman-ties = "{ties}"\n', "utf-8")
+    monkeypatch.chdir(tmp_path)
+    said = _ran(["audit", "labels.csv", "judged.csv", "--out", "r", "--n-boot", "100",
+                 "--only", "verbosity"], capsys)  # fmt: skip
+    report = json.loads((tmp_path / "r" / "report.json").read_text("utf-8"))
+    line = f'human-ties = "{ties}" in recuse.toml'
+    terminal = " ".join(said.split())  # the baseline's sentence, its ties said
+    how = ", each counted ½ to each side" if ties == "split" else " left out"
+    assert f"human ties (labels of 0.5){how}: {line})" in terminal
+    words = json.dumps(report, ensure_ascii=False)
+    assert f"--human-ties {ties}" not in words
+    if ties == "split":
+        (table,) = [t for n, t in report["tables"].items() if n.startswith("human-length")]
+        assert table["columns"]["human_ties"].endswith(f"({line})")
+        said = json.dumps(line, ensure_ascii=False)[1:-1]  # as the JSON text writes it
+        assert f"count them ½: {said})" in words  # the exclusions of the judged table
+    else:
+        said = json.dumps(line, ensure_ascii=False)[1:-1]  # as the JSON text writes it
+        assert f"on answers of unequal length: {said}" in words  # the baseline's exclusion

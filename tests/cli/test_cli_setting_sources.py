@@ -487,3 +487,22 @@ def test_human_ties_set_in_the_file_are_named_by_the_files_line(
     else:
         said = json.dumps(line, ensure_ascii=False)[1:-1]  # as the JSON text writes it
         assert f"on answers of unequal length: {said}" in words  # the baseline's exclusion
+
+
+def test_a_stop_in_the_audits_fail_on_gate_says_the_report_is_complete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`recuse audit --fail-on`: a Ctrl-C as its gate runs, after the "wrote" line, the
+    report whole in its folder: exit 130 and the words of whole files (it said "start
+    it over" over a report `recuse gate` could read as it was)."""
+    import recuse.cli.gate as gate_cli
+
+    simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=1).pairs.to_csv(
+        tmp_path / "pairs.csv", index=False
+    )
+    hit = _stop_once(monkeypatch, gate_cli, "run_gate", lambda *a, **k: True)
+    out = tmp_path / "r"
+    err = _stopped(["audit", str(tmp_path / "pairs.csv"), "--out", str(out), "--n-boot", "100",
+                    "--only", "verbosity", "--fail-on", "verbosity=0.5"], capsys)  # fmt: skip
+    assert hit and f"{out / 'report.json'} and their tables are complete and in place" in err
+    assert json.loads((out / "report.json").read_text("utf-8"))["sections"]

@@ -506,3 +506,22 @@ def test_a_stop_in_the_audits_fail_on_gate_says_the_report_is_complete(
                     "--only", "verbosity", "--fail-on", "verbosity=0.5"], capsys)  # fmt: skip
     assert hit and f"{out / 'report.json'} and their tables are complete and in place" in err
     assert json.loads((out / "report.json").read_text("utf-8"))["sections"]
+
+
+def test_a_stop_as_certify_apply_says_its_guarantee_says_the_file_is_complete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`certify apply`: a Ctrl-C as it prints the guarantee after the "wrote" line, the
+    decisions file whole: the words of whole files (it said "start it over")."""
+    import recuse.cli.certify as certify_cli
+
+    simulate_selective(400, seed=5).pairs.to_csv(tmp_path / "pairs.csv", index=False)
+    thr = tmp_path / "t.json"
+    _ran(["certify", str(tmp_path / "pairs.csv"), "--agreement", "0.8", "--thresholds",
+          str(thr)], capsys)  # fmt: skip
+    hit = _stop_once(monkeypatch, certify_cli, "echo", lambda t, *a: t.startswith("guarantee"))
+    out = tmp_path / "d.json"
+    err = _stopped(["certify", "apply", str(thr), str(tmp_path / "pairs.csv"), "--out",
+                    str(out)], capsys)  # fmt: skip
+    assert hit and f"{out}: complete and in place" in err
+    assert json.loads(out.read_text("utf-8"))["decisions"]

@@ -514,3 +514,30 @@ def test_export_stopped_before_its_file_is_whole_says_start_it_over(
     assert hit and "start it over" in err and "complete and in place" not in err
     assert "go on where it stopped" not in err  # an export keeps nothing to go on from
     assert not out.exists()  # undone: the exact file without its copy is not left
+
+
+def test_export_stopped_as_it_prints_its_notes_says_the_file_is_complete(
+    judged_store: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A Ctrl-C as `recuse judge export` prints its notes, after the "wrote" line: the
+    file is whole and said so (it said a rerun goes on where it stopped)."""
+    import recuse.cli.judge as judge_cli
+    from recuse.judging.store import Store
+
+    real = Store.export_pairs
+
+    def noted(self: Store, *, notes: list[str], **kwargs: Any) -> pd.DataFrame:
+        notes.append("a planted note")
+        return real(self, notes=notes, **kwargs)
+
+    monkeypatch.setattr(Store, "export_pairs", noted)
+    capsys.readouterr()
+    hit = _stop_at(monkeypatch, judge_cli, "echo", lambda text, *a, **k: text.startswith("note:"))
+    out = tmp_path / "e.csv"
+    assert main(["judge", "export", str(judged_store), "--out", str(out)]) == 130
+    err = " ".join(capsys.readouterr().err.split())
+    assert hit and f"{out} (exact, for scripts)" in err and "complete and in place" in err
+    assert len(pd.read_csv(out)) == 4

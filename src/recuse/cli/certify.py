@@ -603,27 +603,28 @@ def apply_command(
     else:
         wrote = outputs.written(*outputs.write_csv(path, decided))
     people = int((decided["decision"] == PERSON).sum())
-    with complete_over(f"{wrote}: complete and in place"):  # said over whole files
+    # a stop from here on is said over whole files: every line below reads the file written
+    with complete_over(f"{wrote}: complete and in place"):
         echo(
             f"{numbers.counted(len(decided), 'item')}: {len(decided) - people:,} decided by "
             f"a certified judge, {people:,} {PERSON}; wrote {wrote}"
         )
         _print_kept(applied, spec, thresholds.name)
-    echo(f"guarantee ({thresholds.name}): {guarantee}")
-    counted = spec.get("human_ties") == "count"  # as certified
-    seen = observed(decided, inp.frame, "count" if counted else "exclude")
-    if seen is not None:
-        kind = inp.source.reference
-        echo(
-            f"these items have {LABEL_NAMES[kind]}s: of the {seen.n:,} "
-            + ("labelled (ties counted, as certified)" if counted else "not tied")
-            + (f" ({seen.ties:,} tied left out)" if seen.ties else "")
-            + f", {seen.kept:,} were decided by a certified judge"
-            + (f", agreeing {seen.agree:,} times "
-               f"({_pct(seen.agreement, beside=float(spec['target']))}; observed on this "
-               f"batch, beside the guarantee's {numbers.exact(spec['target'], least=2)})"
-               if seen.kept else "")
-        )  # fmt: skip
+        echo(f"guarantee ({thresholds.name}): {guarantee}")
+        counted = spec.get("human_ties") == "count"  # as certified
+        seen = observed(decided, inp.frame, "count" if counted else "exclude")
+        if seen is not None:
+            kind = inp.source.reference
+            echo(
+                f"these items have {LABEL_NAMES[kind]}s: of the {seen.n:,} "
+                + ("labelled (ties counted, as certified)" if counted else "not tied")
+                + (f" ({seen.ties:,} tied left out)" if seen.ties else "")
+                + f", {seen.kept:,} were decided by a certified judge"
+                + (f", agreeing {seen.agree:,} times "
+                   f"({_pct(seen.agreement, beside=float(spec['target']))}; observed on this "
+                   f"batch, beside the guarantee's {numbers.exact(spec['target'], least=2)})"
+                   if seen.kept else "")
+            )  # fmt: skip
 
 
 #: what `certify apply`'s kept shares are, printed above them

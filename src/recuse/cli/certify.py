@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
     from recuse import files as recuse_files
     from recuse import outputs
+    from recuse.data.inputs import Input
     from recuse.data.value_maps import ValueReading
     from recuse.options import Settings
     from recuse.roster import Roster
@@ -572,7 +573,6 @@ def apply_command(
         applied_guarantee,
         chosen_stages,
         decide,
-        observed,
     )
 
     settings, roster = cli_context(ctx, READING)
@@ -611,20 +611,28 @@ def apply_command(
         )
         _print_kept(applied, spec, thresholds.name)
         echo(f"guarantee ({thresholds.name}): {guarantee}")
-        counted = spec.get("human_ties") == "count"  # as certified
-        seen = observed(decided, inp.frame, "count" if counted else "exclude")
-        if seen is not None:
-            kind = inp.source.reference
-            echo(
-                f"these items have {LABEL_NAMES[kind]}s: of the {seen.n:,} "
-                + ("labelled (ties counted, as certified)" if counted else "not tied")
-                + (f" ({seen.ties:,} tied left out)" if seen.ties else "")
-                + f", {seen.kept:,} were decided by a certified judge"
-                + (f", agreeing {seen.agree:,} times "
-                   f"({_pct(seen.agreement, beside=float(spec['target']))}; observed on this "
-                   f"batch, beside the guarantee's {numbers.exact(spec['target'], least=2)})"
-                   if seen.kept else "")
-            )  # fmt: skip
+        _print_observed(decided, inp, spec)
+
+
+def _print_observed(decided: pd.DataFrame, inp: Input, spec: dict[str, Any]) -> None:
+    """`certify apply`'s line on the items that have labels: how many a certified judge
+    decided, and how often it agreed with them (beside the guarantee's target)."""
+    from recuse.mitigation.thresholds import observed
+
+    counted = spec.get("human_ties") == "count"  # as certified
+    seen = observed(decided, inp.frame, "count" if counted else "exclude")
+    if seen is not None:
+        kind = inp.source.reference
+        echo(
+            f"these items have {LABEL_NAMES[kind]}s: of the {seen.n:,} "
+            + ("labelled (ties counted, as certified)" if counted else "not tied")
+            + (f" ({seen.ties:,} tied left out)" if seen.ties else "")
+            + f", {seen.kept:,} were decided by a certified judge"
+            + (f", agreeing {seen.agree:,} times "
+               f"({_pct(seen.agreement, beside=float(spec['target']))}; observed on this "
+               f"batch, beside the guarantee's {numbers.exact(spec['target'], least=2)})"
+               if seen.kept else "")
+        )  # fmt: skip
 
 
 #: what `certify apply`'s kept shares are, printed above them

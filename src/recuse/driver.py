@@ -124,7 +124,10 @@ def _pairs_exclusions(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
         human = rows["human"]
         add("no human label", human.isna() & rows["p_a"].notna(), "EO, verbosity")
         tied = (human == 0.5) & rows["p_a"].notna()  # error: none (refused before)
-        add(_tie_reason(rows, tied.to_numpy()), tied, TIES_LEFT_OUT[ctx.options.ties])
+        o = ctx.options
+        said = o.ties_said()  # split: named as the user set it
+        out_of = TIES_LEFT_OUT[o.ties].replace(f"--human-ties {o.ties}", said)
+        add(_tie_reason(rows, tied.to_numpy()), tied, out_of)
         unknown = rows["model_a"].isna() | rows["model_b"].isna()
         add("generator of a response unknown", unknown & rows["p_a"].notna(), "self/family")
 

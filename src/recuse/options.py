@@ -54,6 +54,7 @@ from recuse.choices import (
     TableKind,
 )
 from recuse.errors import ConfigError
+from recuse.files import path_text
 
 if TYPE_CHECKING:
     from recuse.analyses.base import AuditOptions
@@ -849,7 +850,9 @@ def setting_sources(
     specs = settings_fields()
     mine = set(given)
     filed = set(config.options) if config is not None else set()
-    where = "config" + (f":{config.path}" if config is not None and config.path else "")
+    # the path as text every writer takes (a name in bytes that are not UTF-8, \xNN)
+    shown = path_text(str(config.path)) if config is not None and config.path else ""
+    where = "config" + (f":{shown}" if shown else "")
     out: dict[str, str] = {}
     for name, spec in specs.items():
         if name in mine and name in filed and spec.merge:

@@ -222,7 +222,10 @@ def test_the_agreement_curve_says_which_orders_its_points_are_of() -> None:
         title = curve_title("human_alignment_curve", dataset="d", level=0.9, orders=order)
         for text in (_align_caption(bins, options), title):
             assert "both orders averaged" not in text and "two firm picks" not in text
-            assert f"the {order} order's verdict alone (--orders {order}): 1 = it agrees" in text
+        # the audit's options name the flag; curve_title called from Python, its keyword
+        flag, keyword = f"(--orders {order}): 1 = it agrees", f'(orders="{order}"): 1 = it'
+        assert f"the {order} order's verdict alone {flag}" in _align_caption(bins, options)
+        assert f"the {order} order's verdict alone {keyword}" in title
     assert "half of the verdicts agree" not in both
     assert "dashed line: 0.5, as much of the win to the other answer as to the " in both
 

@@ -342,3 +342,186 @@ def test_complete_over_notes_the_stop_once() -> None:
         with interrupt.complete_over("words"):
             raise ValueError
     assert not interrupt._complete
+
+
+def test_a_config_path_not_in_utf8_or_with_a_newline_is_recorded_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--config at a folder whose name is Latin-1 bytes (no UTF-8) and holds a newline:
+    the audit's report.json records the path as the other paths are, ``\\xe9`` for the
+    byte (it ended in a traceback, "surrogates not allowed", as the words reached a
+    table), and the schema takes it (its pattern's ``.`` stopped at the newline)."""
+    import os
+
+    from recuse.report.export import schema
+
+    simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=2).pairs.to_csv(
+        tmp_path / "pairs.csv", index=False
+    )
+    folder = tmp_path / os.fsdecode(b"caf\xe9\nconf")
+    folder.mkdir()
+    (folder / "r.toml").write_text('[audit]\norders = "first"\n', "utf-8")
+    monkeypatch.chdir(tmp_path)
+    given = os.path.join(os.fsdecode(b"caf\xe9\nconf"), "r.toml")
+    argv = ["audit", "pairs.csv", "--out", "r", "--n-boot", "100", "--config", given,
+            "--only", "verbosity,position"]  # fmt: skip
+    _ran(argv, capsys)
+    report = json.loads((tmp_path / "r" / "report.json").read_text("utf-8"))
+    shown = "caf\\xe9\nconf/r.toml"  # the byte as \xe9, as recuse names such files
+    assert report["provenance"]["option_sources"]["orders"] == f"config:{shown}"
+    jsonschema.validate(report, schema(), cls=jsonschema.Draft202012Validator)
+    assert f'orders = \\"first\\" in {json.dumps(shown)[1:-1]}' in json.dumps(report)
+
+
+@pytest.mark.parametrize(
+    "command", ["audit", "favoritism", "metrics", "certify-run", "certify-apply"]
+)
+def test_a_stop_before_the_files_are_whole_is_never_said_complete(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+) -> None:
+    """A Ctrl-C as the last file is written, the others written or in place before it
+    (the audit's page after its tables and report.json, favoritism.json after the CSVs,
+    certify run's --out after its thresholds, certify apply's spreadsheet copy after the
+    exact CSV): exit 130, "start it over", never the words of whole files, and none of
+    the run's files left under its name."""
+    from recuse import outputs
+
+    def last(name: str) -> Any:
+        return lambda *args, **kwargs: any(str(a).endswith(name) for a in args)
+
+    if command in ("audit", "metrics"):
+        simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=1).pairs.to_csv(
+            tmp_path / "pairs.csv", index=False
+        )
+    if command == "audit":
+        hit = _stop_once(monkeypatch, outputs.Staging, "write_text", last("report.html"))
+        out = tmp_path / "r"
+        argv = ["audit", str(tmp_path / "pairs.csv"), "--out", str(out), "--n-boot", "100",
+                "--only", "verbosity"]  # fmt: skip
+        made = [out / "report.json", out / "report.html"]
+    elif command == "favoritism":
+        roster = _ratings(tmp_path)
+        hit = _stop_once(monkeypatch, outputs.Staging, "write_text", last("favoritism.json"))
+        out = tmp_path / "o"
+        argv = ["--roster", str(roster), "favoritism", str(tmp_path / "ratings.csv"), "--out",
+                str(out)]  # fmt: skip
+        made = [out / "favoritism.json", out / "coefficients.csv"]
+    elif command == "metrics":
+        hit = _stop_once(monkeypatch, outputs, "write_text", last("m.json"))
+        argv = ["metrics", "pairs", str(tmp_path / "pairs.csv"), "--n-boot", "100", "--out",
+                str(tmp_path / "m.json")]  # fmt: skip
+        made = [tmp_path / "m.json"]
+    else:
+        simulate_selective(400, seed=5).pairs.to_csv(tmp_path / "pairs.csv", index=False)
+        thr, run = tmp_path / "t.json", tmp_path / "run.json"
+        argv = ["certify", str(tmp_path / "pairs.csv"), "--agreement", "0.8",
+                "--thresholds", str(thr), "--out", str(run)]  # fmt: skip
+        made = [thr, run]
+        if command == "certify-apply":
+            _ran(argv, capsys)
+            out = tmp_path / "d.csv"
+            argv = ["certify", "apply", str(thr), str(tmp_path / "pairs.csv"), "--out",
+                    str(out)]  # fmt: skip
+            made = [out]
+            last_name = str(tmp_path / outputs.SPREADSHEET_FOLDER / "d.csv")
+        else:
+            last_name = str(run)
+        hit = _stop_once(monkeypatch, outputs, "write_text", last(last_name))
+    code = main(argv)
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 130 and hit, err
+    assert "start it over" in err and "complete and in place" not in err
+    assert [p for p in made if p.exists()] == []
+
+
+def test_a_stop_as_certify_run_prints_its_json_says_the_files_are_complete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`certify run --json` with --thresholds and --out: a Ctrl-C as the JSON is printed,
+    both files written, said them complete (it said "start it over", as the plain run's
+    "wrote" lines no longer do)."""
+    import recuse.cli.certify as certify_cli
+
+    simulate_selective(400, seed=5).pairs.to_csv(tmp_path / "pairs.csv", index=False)
+    thr, run = tmp_path / "t.json", tmp_path / "run.json"
+    hit = _stop_once(monkeypatch, certify_cli, "json_shown", lambda *a: True)
+    err = _stopped(["certify", str(tmp_path / "pairs.csv"), "--agreement", "0.8",
+                    "--thresholds", str(thr), "--out", str(run), "--json"], capsys)  # fmt: skip
+    assert hit and f"{thr} and {run} are complete and in place" in err
+    assert json.loads(run.read_text("utf-8"))["setting_sources"]["agreement"] == "cli"
+
+
+@pytest.mark.parametrize("ties", ["split", "drop"])
+def test_human_ties_set_in_the_file_are_named_by_the_files_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, ties: str
+) -> None:
+    """human-ties from recuse.toml: the humans' length baseline's words on its ties, its
+    table's human_ties column and the exclusions name the file's line, not
+    ``--human-ties split``, a flag the user never typed."""
+    sim = simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=1).pairs
+    tied = sorted(set(sim["item_id"]))[::4]
+    sim.loc[sim["item_id"].isin(tied), "human"] = 0.5
+    sim.to_csv(tmp_path / "judged.csv", index=False)
+    judged = [c for c in sim.columns if c.startswith(("p_a", "status_")) or c == "judge"]
+    labels = sim.drop(columns=judged).drop_duplicates("item_id")
+    labels.to_csv(tmp_path / "labels.csv", index=False)
+    (tmp_path / "recuse.toml").write_text(f'[audit]\nhuman-ties = "{ties}"\n', "utf-8")
+    monkeypatch.chdir(tmp_path)
+    said = _ran(["audit", "labels.csv", "judged.csv", "--out", "r", "--n-boot", "100",
+                 "--only", "verbosity"], capsys)  # fmt: skip
+    report = json.loads((tmp_path / "r" / "report.json").read_text("utf-8"))
+    line = f'human-ties = "{ties}" in recuse.toml'
+    terminal = " ".join(said.split())  # the baseline's sentence, its ties said
+    how = ", each counted ½ to each side" if ties == "split" else " left out"
+    assert f"human ties (labels of 0.5){how}: {line})" in terminal
+    words = json.dumps(report, ensure_ascii=False)
+    assert f"--human-ties {ties}" not in words
+    if ties == "split":
+        (table,) = [t for n, t in report["tables"].items() if n.startswith("human-length")]
+        assert table["columns"]["human_ties"].endswith(f"({line})")
+        said = json.dumps(line, ensure_ascii=False)[1:-1]  # as the JSON text writes it
+        assert f"count them ½: {said})" in words  # the exclusions of the judged table
+    else:
+        said = json.dumps(line, ensure_ascii=False)[1:-1]  # as the JSON text writes it
+        assert f"on answers of unequal length: {said}" in words  # the baseline's exclusion
+
+
+def test_a_stop_in_the_audits_fail_on_gate_says_the_report_is_complete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`recuse audit --fail-on`: a Ctrl-C as its gate runs, after the "wrote" line, the
+    report whole in its folder: exit 130 and the words of whole files (it said "start
+    it over" over a report `recuse gate` could read as it was)."""
+    import recuse.cli.gate as gate_cli
+
+    simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=1).pairs.to_csv(
+        tmp_path / "pairs.csv", index=False
+    )
+    hit = _stop_once(monkeypatch, gate_cli, "run_gate", lambda *a, **k: True)
+    out = tmp_path / "r"
+    err = _stopped(["audit", str(tmp_path / "pairs.csv"), "--out", str(out), "--n-boot", "100",
+                    "--only", "verbosity", "--fail-on", "verbosity=0.5"], capsys)  # fmt: skip
+    assert hit and f"{out / 'report.json'} and their tables are complete and in place" in err
+    assert json.loads((out / "report.json").read_text("utf-8"))["sections"]
+
+
+def test_a_stop_as_certify_apply_says_its_guarantee_says_the_file_is_complete(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`certify apply`: a Ctrl-C as it prints the guarantee after the "wrote" line, the
+    decisions file whole: the words of whole files (it said "start it over")."""
+    import recuse.cli.certify as certify_cli
+
+    simulate_selective(400, seed=5).pairs.to_csv(tmp_path / "pairs.csv", index=False)
+    thr = tmp_path / "t.json"
+    _ran(["certify", str(tmp_path / "pairs.csv"), "--agreement", "0.8", "--thresholds",
+          str(thr)], capsys)  # fmt: skip
+    hit = _stop_once(monkeypatch, certify_cli, "echo", lambda t, *a: t.startswith("guarantee"))
+    out = tmp_path / "d.json"
+    err = _stopped(["certify", "apply", str(thr), str(tmp_path / "pairs.csv"), "--out",
+                    str(out)], capsys)  # fmt: skip
+    assert hit and f"{out}: complete and in place" in err
+    assert json.loads(out.read_text("utf-8"))["decisions"]

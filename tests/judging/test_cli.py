@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -428,3 +429,115 @@ def test_a_pipe_or_folder_given_for_a_file_is_called_what_it_is(
     assert code == 2, err
     assert len(err.splitlines()) == 1 and what in err, err
     assert "no such" not in err and "not found" not in err
+
+
+@pytest.fixture
+def judged_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A store of 4 pairs judged by a stand-in server (gpt-4o)."""
+    monkeypatch.setenv("MY_KEY", "sk-test")
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(4)).to_json(src, orient="records", lines=True)
+    store = tmp_path / "s.db"
+    with StandIn() as server:
+        argv = ["judge", "--model", "gpt-4o", "--base-url", server.base_url, "--api-key-env",
+                "MY_KEY", "--data", str(src), "--out", str(store), "--no-progress"]  # fmt: skip
+        assert main(argv) == 0
+    return store
+
+
+def _stop_at(monkeypatch: pytest.MonkeyPatch, module: object, name: str, when: Any) -> list[str]:
+    """``module.name`` raising KeyboardInterrupt once, at the first call ``when`` accepts."""
+    real = getattr(module, name)
+    hit: list[str] = []
+
+    def stopping(*args: Any, **kwargs: Any) -> Any:
+        if not hit and when(*args, **kwargs):
+            hit.append(name)
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, stopping)
+    return hit
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_export_stopped_as_it_says_wrote_says_the_file_is_complete(
+    judged_store: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    suffix: str,
+) -> None:
+    """A Ctrl-C while `recuse judge export` prints its "wrote N rows" line: the file
+    (and a CSV's spreadsheet copy) is whole, exit 130 and words that say so, not
+    "start it over"."""
+    import recuse.cli.judge as judge_cli
+
+    capsys.readouterr()
+    hit = _stop_at(monkeypatch, judge_cli, "echo", lambda text, *a, **k: "wrote" in text)
+    out = tmp_path / f"e{suffix}"
+    assert main(["judge", "export", str(judged_store), "--out", str(out)]) == 130
+    err = " ".join(capsys.readouterr().err.split())
+    assert hit and f"{out}" in err and "complete and in place" in err
+    assert "start it over" not in err
+    if suffix == ".csv":
+        copy = tmp_path / "for-spreadsheets" / out.name
+        assert f"{out} (exact, for scripts) and {copy}" in err and copy.is_file()
+        assert len(pd.read_csv(out)) == 4
+    else:
+        assert len(pd.read_json(out, lines=True)) == 4
+
+
+@pytest.mark.parametrize("where", ["write_text", "csv_text", "spreadsheet copy"])
+def test_export_stopped_before_its_file_is_whole_says_start_it_over(
+    judged_store: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    where: str,
+) -> None:
+    """A Ctrl-C before the export's files are all in place (the exact CSV being
+    written, or its spreadsheet copy after it): exit 130 and "start it over"; the words
+    of whole files are never said early, and no half file is left under the name."""
+    from recuse import outputs
+
+    capsys.readouterr()
+    out = tmp_path / "e.csv"
+    if where == "spreadsheet copy":  # the exact file in place, its copy not yet
+        hit = _stop_at(
+            monkeypatch, outputs, "write_text", lambda p, *a, **k: "for-spread" in str(p)
+        )
+    else:
+        hit = _stop_at(monkeypatch, outputs, where, lambda *a, **k: True)
+    assert main(["judge", "export", str(judged_store), "--out", str(out)]) == 130
+    err = " ".join(capsys.readouterr().err.split())
+    assert hit and "start it over" in err and "complete and in place" not in err
+    assert "go on where it stopped" not in err  # an export keeps nothing to go on from
+    assert not out.exists()  # undone: the exact file without its copy is not left
+
+
+def test_export_stopped_as_it_prints_its_notes_says_the_file_is_complete(
+    judged_store: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A Ctrl-C as `recuse judge export` prints its notes, after the "wrote" line: the
+    file is whole and said so (it said a rerun goes on where it stopped)."""
+    import recuse.cli.judge as judge_cli
+    from recuse.judging.store import Store
+
+    real = Store.export_pairs
+
+    def noted(self: Store, *, notes: list[str], **kwargs: Any) -> pd.DataFrame:
+        notes.append("a planted note")
+        return real(self, notes=notes, **kwargs)
+
+    monkeypatch.setattr(Store, "export_pairs", noted)
+    capsys.readouterr()
+    hit = _stop_at(monkeypatch, judge_cli, "echo", lambda text, *a, **k: text.startswith("note:"))
+    out = tmp_path / "e.csv"
+    assert main(["judge", "export", str(judged_store), "--out", str(out)]) == 130
+    err = " ".join(capsys.readouterr().err.split())
+    assert hit and f"{out} (exact, for scripts)" in err and "complete and in place" in err
+    assert len(pd.read_csv(out)) == 4

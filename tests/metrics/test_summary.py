@@ -173,8 +173,10 @@ def test_an_order_the_file_does_not_have_is_refused(
         )
     )  # fmt: skip
     assert use_orders(t, "first")["p_a"].tolist() == [1.0, 0.0, 0.0, 1.0]
-    with pytest.raises(ConfigError, match=r"^--orders second: no row has a verdict of the"):
+    # a Python caller is told its keyword, which it set, not a flag it has not
+    with pytest.raises(ConfigError, match=r'^orders="second": no row has a verdict of the') as e:
         pb(t, orders="second")
+    assert 'use orders="first" or "both"' in str(e.value) and "--orders" not in str(e.value)
     src = tmp_path / "first-only.csv"
     t.to_csv(src, index=False)
     out = tmp_path / "r"
@@ -184,7 +186,7 @@ def test_an_order_the_file_does_not_have_is_refused(
     assert "use --orders first or both" in err and not out.exists()
     # verdicts of an order not recorded (AlpacaEval's p_a): only both reads them
     unknown = t.assign(p_a=t["p_a_first"], p_a_first=float("nan"), p_a_second=float("nan"))
-    with pytest.raises(ConfigError, match=r"use --orders both \(its verdicts, in p_a, are of"):
+    with pytest.raises(ConfigError, match=r'use orders="both" \(its verdicts, in p_a, are of'):
         use_orders(unknown, "first")
     # a table of human labels only has no verdict of any order: nothing to refuse
     labels = t.assign(judge=None, p_a_first=float("nan"), p_a=float("nan"))
@@ -315,3 +317,28 @@ def test_verdicts_and_labels_of_a_category_column_are_read_as_their_numbers() ->
         assert err.value.column == "p_a_first"
         row = err.value.row
         assert row is not None and bad["p_a_first"].iloc[row - 1] in ("A", 100.0)
+
+
+def test_one_order_is_named_as_its_caller_set_it(sim: SimulatedPairs) -> None:
+    """``pairwise_bias(orders="first")`` from Python: the position metrics' reason and
+    the status of the order left unread name the keyword the caller gave, not
+    ``--orders first``, a flag a Python caller has not; the command line (renaming by
+    flag) still names the flag, and words ``orders_said`` gives win."""
+    from recuse.metrics.verdicts import use_orders
+    from recuse.renaming import renaming_by
+
+    pairs = sim.pairs.assign(status_second="ok")
+    wanted = ["flip_rate"]
+    reasons = {s.reason for s in pairwise_bias(pairs, orders="first", metrics=wanted).skipped}
+    assert reasons == {'compares the two presentation orders; orders="first" uses one'}
+    assert set(use_orders(pairs, "first")["status_second"]) == {'not used (orders="first")'}
+    with renaming_by("flag"):
+        result = pairwise_bias(pairs, orders="first", metrics=wanted)
+    assert {s.reason for s in result.skipped} == {
+        "compares the two presentation orders; --orders first uses one"
+    }
+    said = 'orders = "first" in r.toml'
+    result = pairwise_bias(pairs, orders="first", metrics=wanted, orders_said=said)
+    assert {s.reason for s in result.skipped} == {
+        f"compares the two presentation orders; {said} uses one"
+    }

@@ -198,6 +198,14 @@ class AuditOptions:
         "drop" (with "error" a table holding one is refused before any estimate)."""
         return "split" if self.human_ties == "split" else "drop"
 
+    def ties_said(self) -> str:
+        """How the audit reads a human tie (:attr:`ties`) in the words of where the
+        user set it (:meth:`said`: ``human-ties = "split" in recuse.toml``); the flag
+        where the option is not that reading (``error``: no tie is read)."""
+        if self.human_ties == self.ties:
+            return self.said("human_ties")
+        return f"--human-ties {self.ties}"
+
     @property
     def resampling(self) -> Resampling:
         """The bootstrap settings every analysis passes to the metric functions

@@ -43,7 +43,7 @@ from recuse.metrics.verbosity import (
     relative_ab,
     response_lengths,
 )
-from recuse.metrics.verdicts import TIE_TOL, human_ties_noun
+from recuse.metrics.verdicts import TIE_TOL, human_ties_noun, orders_as_set
 from recuse.numbers import count, general, percent
 from recuse.reference import reword
 from recuse.report import figures as fig
@@ -76,7 +76,7 @@ def _split(orders: Orders, said: str | None = None) -> str:
     if orders == "both":
         return SPLIT
     return (
-        f"the {orders} order's verdict alone ({said or f'--orders {orders}'}): 1 = it "
+        f"the {orders} order's verdict alone ({orders_as_set(orders, said)}): 1 = it "
         "agrees, 0 = it "
         "does not, a probability's share where the judge gives one"
     )
@@ -354,10 +354,11 @@ TIES_COLUMN: dict[str, str] = {
 }
 
 
-def baseline_ties(tied: int, human_ties: HumanTies) -> str:
+def baseline_ties(tied: int, human_ties: HumanTies, said: str | None = None) -> str:
     """How the humans' length preference used its ``tied`` labels of 0.5, beside the
     number: left out of its pairs (``human_ties="drop"``) or counted ½ to each side in
-    them (``"split"``); "" where there were none.
+    them (``"split"``); "" where there were none. ``said``: the option as the user set
+    it (:func:`recuse.options.option_as_set`; default its flag).
 
     >>> baseline_ties(186, "drop")
     '186 human ties (labels of 0.5) left out: --human-ties drop'
@@ -366,13 +367,14 @@ def baseline_ties(tied: int, human_ties: HumanTies) -> str:
     """
     if not tied:
         return ""
+    said = said or f"--human-ties {human_ties}"
     if human_ties == "drop":
-        return f"{tied:,} {HUMAN_LONGER_TIES} left out: --human-ties drop"
-    return f"{tied:,} of them {HUMAN_LONGER_TIES}, each counted ½ to each side: --human-ties split"
+        return f"{tied:,} {HUMAN_LONGER_TIES} left out: {said}"
+    return f"{tied:,} of them {HUMAN_LONGER_TIES}, each counted ½ to each side: {said}"
 
 
 def baseline_left_out(
-    frame: pd.DataFrame, *, human_ties: HumanTies
+    frame: pd.DataFrame, *, human_ties: HumanTies, said: str | None = None
 ) -> tuple[int, list[tuple[str, int]]]:
     """The items of a labels-only pairs table (one per ``item_id``) and, by reason, those
     the humans' preference for the longer answer
@@ -406,7 +408,8 @@ def baseline_left_out(
     ]
     if human_ties == "drop":
         noun = human_ties_noun(items, tied)
-        left.append((f"{noun} (labels of 0.5) on answers of unequal length: --human-ties drop",
+        said = said or "--human-ties drop"
+        left.append((f"{noun} (labels of 0.5) on answers of unequal length: {said}",
                      int(tied.sum())))  # fmt: skip
     return len(items), [(why, k) for why, k in left if k]
 
@@ -414,7 +417,8 @@ def baseline_left_out(
 def _baseline_exclusions(ctx: Context, inp: Input) -> None:
     """The items the humans' length preference leaves out (:func:`baseline_left_out`),
     as exclusions of that baseline alone."""
-    counted = baseline_left_out(inp.frame, human_ties=ctx.options.ties)
+    o = ctx.options
+    counted = baseline_left_out(inp.frame, human_ties=o.ties, said=o.ties_said())
     _left_out(ctx, inp, f"verbosity: the {HUMAN_LONGER_TITLE} (a baseline, no judge)", counted)
 
 
@@ -444,7 +448,9 @@ def _unjudged(ctx: Context, inp: Input) -> None:
             r = replace(r, method=reword(r.method, kind))
             base = Baseline(
                 inp.name, reword(HUMAN_LONGER_TITLE, kind), reword(HUMAN_LONGER_UNIT, kind), r,
-                ties=reword(baseline_ties(r.counts.get(HUMAN_LONGER_TIES, 0), o.ties), kind),
+                ties=reword(
+                    baseline_ties(r.counts.get(HUMAN_LONGER_TIES, 0), o.ties, o.ties_said()), kind
+                ),
             )  # fmt: skip
             part.baselines.append(base)
             _baseline_exclusions(ctx, inp)
@@ -458,7 +464,9 @@ def _unjudged(ctx: Context, inp: Input) -> None:
                 "unit": "what the estimate is, and its no-preference value",
                 "n": "the labelled pairs of unequal length the share counts",
                 "null": "the no-preference value, 0.5: the longer answer as often as the shorter",
-                "human_ties": reword(TIES_COLUMN[o.ties], kind),
+                "human_ties": reword(
+                    TIES_COLUMN[o.ties].replace(f"--human-ties {o.ties}", o.ties_said()), kind
+                ),
             }
             part.tables.append(
                 Table(

@@ -277,6 +277,28 @@ def _command(args: list[str]) -> str:
     return ""
 
 
+#: the subcommands of a :data:`~recuse.interrupt.RESUMING` command that store nothing a
+#: rerun goes on from: they read a store (``judge export`` writes one file, all or
+#: none) or print
+_STARTS_OVER = {"judge": ("export", "card", "templates")}
+
+
+def _resumes(args: list[str]) -> bool:
+    """Whether the command of ``args`` stores its finished work as it goes, so that a
+    rerun goes on from it (:data:`~recuse.interrupt.RESUMING`): ``recuse judge``, not
+    ``recuse judge export``, which a Ctrl-C told "finished work is kept — run the same
+    command again to go on where it stopped" over an export it starts over.
+
+    >>> _resumes(["judge", "--model", "m"]), _resumes(["judge", "export", "s.db"])
+    (True, False)
+    """
+    command = _command(args)
+    if command not in RESUMING:
+        return False
+    rest = args[args.index(command) + 1 :]
+    return not (rest and rest[0] in _STARTS_OVER.get(command, ()))
+
+
 def _print_to_reader(text: str) -> None:
     """``print`` to stdout, where the reader may have stopped reading (``| head``,
     ``| true``): a closed pipe then takes nothing more, quietly, as click does for a
@@ -317,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         app.rich_markup_mode = None
         app.info.context_settings = {"terminal_width": UNWRAPPED}
     given = list(sys.argv[1:] if argv is None else argv)
-    resumes = _command(given) in RESUMING  # a judge's store: a rerun goes on from it
+    resumes = _resumes(given)  # a judge's store: a rerun goes on from it
     hurried_resumes(resumes)  # what a second Ctrl-C's line says (recuse.interrupt)
     try:  # builds every command's click form (~50 ms): a Ctrl-C there began nothing
         args = help_when_bare(global_options_first(given))

@@ -16,6 +16,7 @@ from recuse.interrupt import complete_over, raise_if_stopped
 from recuse.numbers import decimal
 
 if TYPE_CHECKING:
+    from recuse.options import Settings
     from recuse.report.model import AuditReport, SummaryRow
 
 
@@ -110,12 +111,20 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
         check_output_folder(settings.out, inputs=inputs, files=report_files(settings.out, report))
         paths = write_report(report, settings.out)
     whole = f"{paths['html']}, {paths['json']} and their tables are complete and in place"
-    with complete_over(whole):  # a stop here is said over whole files
+    # a stop from here on is said over whole files: the summary, --profile's lines and
+    # --fail-on's gate (which `recuse gate` can run on the report.json in place)
+    with complete_over(whole):
         _print_report(report, verbose=settings.verbose)
         were = "was" if len(there) == 1 else "were"
         verb = f"replaced the {' and '.join(there)} that {were} there: wrote" if there else "wrote"
         took = decimal(time.perf_counter() - start, 1)
         echo(f"{verb} {paths['html']} and {paths['json']} in {took} s")
+        _profile_and_gate(report, settings)
+
+
+def _profile_and_gate(report: AuditReport, settings: Settings) -> None:
+    """What the audit does after its report is written: --profile's lines, and
+    --fail-on's gate (exit 1 when it fails)."""
     if settings.profile:
         from recuse.driver import profile_lines
 

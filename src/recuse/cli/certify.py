@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
     from recuse import files as recuse_files
     from recuse import outputs
+    from recuse.data.inputs import Input
     from recuse.data.value_maps import ValueReading
     from recuse.options import Settings
     from recuse.roster import Roster
@@ -401,11 +402,13 @@ def certify_command(
     written = dict(zip([o for _, o in named], paths, strict=True))
     with outputs.locked(*paths):  # a second run into the folder waits: each pair whole
         _write_run(result, payload, written, thresholds=thresholds)
-    if as_json:
-        typer.echo(json_shown(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)))
-        return
     whole = f"{' and '.join(map(str, reversed(paths)))} are complete and in place"
-    with complete_over(whole):  # a stop here is said over whole files
+    # a stop here is said over whole files (--json's print too, its files written)
+    with complete_over(whole) if paths else contextlib.nullcontext():
+        if as_json:
+            shown = json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)
+            typer.echo(json_shown(shown))
+            return
         _print(result)
         for p in reversed(paths):  # in the order written: the thresholds file first
             echo(f"wrote {p}")
@@ -570,7 +573,6 @@ def apply_command(
         applied_guarantee,
         chosen_stages,
         decide,
-        observed,
     )
 
     settings, roster = cli_context(ctx, READING)
@@ -601,13 +603,22 @@ def apply_command(
     else:
         wrote = outputs.written(*outputs.write_csv(path, decided))
     people = int((decided["decision"] == PERSON).sum())
-    with complete_over(f"{wrote}: complete and in place"):  # said over whole files
+    # a stop from here on is said over whole files: every line below reads the file written
+    with complete_over(f"{wrote}: complete and in place"):
         echo(
             f"{numbers.counted(len(decided), 'item')}: {len(decided) - people:,} decided by "
             f"a certified judge, {people:,} {PERSON}; wrote {wrote}"
         )
         _print_kept(applied, spec, thresholds.name)
-    echo(f"guarantee ({thresholds.name}): {guarantee}")
+        echo(f"guarantee ({thresholds.name}): {guarantee}")
+        _print_observed(decided, inp, spec)
+
+
+def _print_observed(decided: pd.DataFrame, inp: Input, spec: dict[str, Any]) -> None:
+    """`certify apply`'s line on the items that have labels: how many a certified judge
+    decided, and how often it agreed with them (beside the guarantee's target)."""
+    from recuse.mitigation.thresholds import observed
+
     counted = spec.get("human_ties") == "count"  # as certified
     seen = observed(decided, inp.frame, "count" if counted else "exclude")
     if seen is not None:

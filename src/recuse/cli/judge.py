@@ -660,11 +660,11 @@ def export(
         echo(f"wrote {len(df)} rows to {wrote}")
         for name in sorted(set(prompts) & set(df["judge"].astype(str))):
             echo(f"  {prompt_line(name, *prompts[name])}")
-    for note in notes:
-        echo(f"note: {note}")
-    if "ppl_a" in df.columns:
-        both = int((df["ppl_a"].notna() & df["ppl_b"].notna()).sum())
-        echo(f"  {both} rows with perplexities ppl_a/ppl_b (for `recuse audit`)")
+        for note in notes:
+            echo(f"note: {note}")
+        if "ppl_a" in df.columns:
+            both = int((df["ppl_a"].notna() & df["ppl_b"].notna()).sum())
+            echo(f"  {both} rows with perplexities ppl_a/ppl_b (for `recuse audit`)")
 
 
 def _write_table(out: Path, df: pd.DataFrame) -> str:

@@ -74,6 +74,7 @@ from recuse.metrics.verdicts import (
     Verdict,
     check_modes,
     judge_codes,
+    orders_as_set,
     require_pairs,
     use_orders,
 )
@@ -200,7 +201,8 @@ def pairwise_bias(
     first or the second only (:func:`~recuse.metrics.verdicts.use_orders`); the
     position metrics compare the two orders, so they need ``"both"``. ``orders_said``:
     ``orders`` as the user set it (:func:`recuse.options.option_as_set`), in the
-    position metrics' skip reason and the status column (default ``--orders ORDERS``).
+    position metrics' skip reason and the status column (default
+    :func:`~recuse.metrics.verdicts.orders_as_set`'s).
 
     Options mean what they mean in the single-metric functions
     (:func:`~recuse.metrics.self_preference.self_preference`,
@@ -309,9 +311,7 @@ def pairwise_bias(
             )  # fmt: skip
     position = ("position_consistency", "flip_rate", "first_position_rate")
     if orders != "both":
-        why = (
-            f"compares the two presentation orders; {orders_said or f'--orders {orders}'} uses one"
-        )
+        why = f"compares the two presentation orders; {orders_as_set(orders, orders_said)} uses one"
         skipped += [Skipped(m, j, why) for m in position if m in wanted for j in labels]
     else:
         if "position_consistency" in wanted:

@@ -84,6 +84,19 @@ def judged_in_both_orders(pairs: pd.DataFrame) -> pd.Series:
     return pairs["p_a_first"].notna() & pairs["p_a_second"].notna()
 
 
+def orders_as_set(orders: Orders, said: str | None = None) -> str:
+    """The orders option in the words of the one who set it: ``said``
+    (:func:`recuse.options.option_as_set`, ``orders = "first" in recuse.toml``), else as
+    the caller gives it, ``--orders first`` on the command line and ``orders="first"``
+    to a Python caller of :func:`use_orders` or
+    :func:`~recuse.metrics.summary.pairwise_bias`, who has no ``--orders``.
+
+    >>> orders_as_set("first"), orders_as_set("second", "orders = 'second' in r.toml")
+    ('orders="first"', "orders = 'second' in r.toml")
+    """
+    return said or caller_option(f"--orders {orders}", f'orders="{orders}"')
+
+
 def use_orders(
     pairs: pd.DataFrame, orders: Orders, *, source: str = "", said: str | None = None
 ) -> pd.DataFrame:
@@ -94,7 +107,7 @@ def use_orders(
     already in the a/b frame) and blank the other order, so every analysis sees one
     order only and a row without it has no verdict. ``said``: the option as the user
     set it (:func:`recuse.options.option_as_set`: ``orders = "first" in recuse.toml``),
-    named in its errors and status (default ``--orders ORDERS``).
+    named in its errors and status (default :func:`orders_as_set`'s).
 
     >>> t = pd.DataFrame({"p_a_first": [1.0, None], "p_a_second": [0.0, 0.5], "p_a": [0.5, 0.5]})
     >>> one = use_orders(t, "first")
@@ -107,7 +120,7 @@ def use_orders(
         return pairs
     column = f"p_a_{orders}"
     where = f"{source}: " if source else ""
-    said = said or f"--orders {orders}"
+    said = orders_as_set(orders, said)
     if column not in pairs.columns:
         raise ConfigError(f"{where}{said}: the table has no {column} column")
     other = "second" if orders == "first" else "first"
@@ -116,9 +129,10 @@ def use_orders(
         # every analysis would read each verdict as missing ("unparsed or missing")
         has_other = f"p_a_{other}" in pairs.columns and pairs[f"p_a_{other}"].notna().any()
         use = (
-            f"--orders {other} or both"
+            caller_option(f"--orders {other} or both", f'orders="{other}" or "both"')
             if has_other
-            else "--orders both (its verdicts, in p_a, are of an order not recorded)"
+            else caller_option("--orders both", 'orders="both"')
+            + " (its verdicts, in p_a, are of an order not recorded)"
         )
         raise ConfigError(
             f"{where}{said}: no row has a verdict of the {orders} order ({column} "

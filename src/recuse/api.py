@@ -646,7 +646,8 @@ def certify(
     roster = context_roster(roster, None)
     written = {"values": values or {}, "swapped_frame": swapped_frame, "confidence": confidence,
                "confidence_of": confidence_of}  # fmt: skip
-    reading = resolve(read_options(written, "api")).reading()  # checked as the audit's are
+    # checked as the audit's are, and recorded as the Python API's
+    reading = resolve(read_options(written, "api"), source="api").reading()
     kwargs: dict[str, Any] = {"table": "pairs", "data_dir": data_dir, "roster": roster,
                               "mapping": mapping, "format": format, "reading": reading}  # fmt: skip
     if isinstance(data, pd.DataFrame):

@@ -267,3 +267,7 @@ def test_a_part_fixed_by_construction_has_no_interval_rule_and_no_sample_size(
     assert "n=" not in fixed["verdict"], fixed["verdict"]
     assert not measured["fixed_by_construction"] and measured["interval_rule"] is not None
     assert f"n={measured['n']}" in measured["verdict"], measured["verdict"]
+    page = out["html"].read_text(encoding="utf-8")
+    # the page's n cell: the measured part's own pairs and prompts, none for the fixed one
+    assert f'<td class="num">{measured["n"]} <span class="muted">(73 prompts)' in page
+    assert '<td class="num">none: not a measurement</td><td class="num">none: not a' in page

@@ -85,9 +85,10 @@ def informative(
     std_error: float | None,
     fixed: bool,
 ) -> bool:
-    """Whether the interval ``[low, high]`` of ``estimate`` can rule an effect out: not
-    from fewer than :data:`FEW_CLUSTERS` prompts (``clusters``), and not of zero width
-    (:func:`zero_width`) unless the value is ``fixed`` by construction or its standard
+    """Whether the interval ``[low, high]`` of ``estimate`` can rule an effect out: always
+    where the value is ``fixed`` by construction (more prompts would not change it: from 3
+    prompts it read "add prompts"); else not from fewer than :data:`FEW_CLUSTERS` prompts
+    (``clusters``), and not of zero width (:func:`zero_width`) unless its standard
     error is positive (above rounding: identical replicates of 0.1 have a standard
     deviation of 1e-17), its ends clamped rather than its resamples alike. The rule of
     :attr:`recuse.report.model.Finding.informative` and of the gate's reading of a
@@ -97,7 +98,11 @@ def informative(
     False
     >>> informative(estimate=0.5, low=0.5, high=0.5, clusters=6, std_error=0.0, fixed=True)
     True
+    >>> informative(estimate=0.0, low=0.0, high=0.0, clusters=3, std_error=0.0, fixed=True)
+    True
     """
+    if fixed:  # no interval to rule with: more prompts never change the value
+        return True
     if clusters is not None and clusters < FEW_CLUSTERS:
         return False
     measured = std_error is not None and _rounding(estimate) < std_error < math.inf

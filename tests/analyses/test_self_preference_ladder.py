@@ -236,3 +236,38 @@ def test_a_part_fixed_by_construction_names_no_interval_in_its_method(
     assert f.fixed and not m.fixed
     assert f.method.endswith(FIXED_METHOD) and "resamples" not in f.method, f.method
     assert "percentile interval" in m.method and FIXED_METHOD not in m.method
+
+
+def test_a_part_fixed_by_construction_has_no_interval_rule_and_no_sample_size(
+    shared_data: Path, tmp_path: Path
+) -> None:
+    """The tie part on LLMBar's MT-Bench pairs (no human tie) is fixed by construction,
+    yet report.json gave it ``interval_rule`` "percentile" (no rule made an interval it
+    has not), and its verdict ended "n=51": gpt-4's own pairs, none of which is on the
+    tie part, read as the part's sample. It has no rule and no n in its verdict now; a
+    measured part keeps both."""
+    import json
+
+    from recuse.data.inputs import load_input
+    from recuse.driver import AuditOptions
+    from recuse.report.export import write_report
+    from recuse.roster import Roster
+
+    inp = load_input("llmbar-mtbench", data_dir=shared_data)
+    o = AuditOptions(n_boot=200, seed=1, only=("self-preference", "self-preference-ladder"))
+    report = run_audit([inp], options=o, roster=Roster.builtin())
+    tie = PARTS["calibrated_rung_human_neither"].key
+    own = PARTS["calibrated_rung_human_prefers_own"].key
+    out = write_report(report, tmp_path / "out")
+    found = json.loads(out["json"].read_text(encoding="utf-8"))
+    mine = {d["bias"]: d for s in found["sections"] for d in s["findings"]
+            if d["judge"] == "gpt-4"}  # fmt: skip
+    fixed, measured = mine[tie], mine[own]
+    assert fixed["fixed_by_construction"] and fixed["interval_rule"] is None
+    assert "n=" not in fixed["verdict"], fixed["verdict"]
+    assert not measured["fixed_by_construction"] and measured["interval_rule"] is not None
+    assert f"n={measured['n']}" in measured["verdict"], measured["verdict"]
+    page = out["html"].read_text(encoding="utf-8")
+    # the page's n cell: the measured part's own pairs and prompts, none for the fixed one
+    assert f'<td class="num">{measured["n"]} <span class="muted">(73 prompts)' in page
+    assert '<td class="num">none: not a measurement</td><td class="num">none: not a' in page

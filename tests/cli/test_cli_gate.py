@@ -911,6 +911,71 @@ def test_a_value_fixed_by_construction_is_gated_as_no_measurement(
     assert "[0.000" not in out
 
 
+def test_a_fixed_value_has_no_interval_in_the_gate_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`recuse gate --json` wrote a fixed value's ends 0 and 0 beside its text's "no
+    interval": they are null now, and the line says it is fixed by construction; a
+    measured finding keeps its ends and false."""
+    part = "self_preference_part_human_neither"
+    fixed = _finding(part, "j", 0.0, 0.0, 0.0, clusters=73, fixed_by_construction=True)
+    measured = _finding(part, "k", 0.02, -0.01, 0.05, clusters=73, fixed_by_construction=False)
+    path = _report(tmp_path, [fixed, measured])
+    code, out = _run(["gate", str(path), "--max", f"{part}=0.1", "--json"], capsys)
+    lines = {x["judge"]: x for x in json.loads(out)["lines"]}
+    assert code == 0, out
+    assert "no interval" in lines["j"]["text"]
+    assert (lines["j"]["ci_low"], lines["j"]["ci_high"]) == (None, None)
+    assert lines["j"]["fixed_by_construction"] is True and lines["j"]["estimate"] == 0.0
+    assert (lines["k"]["ci_low"], lines["k"]["ci_high"]) == (-0.01, 0.05)
+    assert lines["k"]["fixed_by_construction"] is False
+
+
+def test_a_fixed_value_from_few_prompts_is_not_inconclusive(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A value fixed by construction from 3 prompts (under the 5 a cluster bootstrap
+    needs) read "INCONCLUSIVE … add prompts", though more prompts never change it: it
+    is gated on its value. A measured zero-width interval from 3 prompts stays
+    inconclusive."""
+    part = "self_preference_part_human_neither"
+    fixed = _finding(part, "j", 0.0, 0.0, 0.0, clusters=3, fixed_by_construction=True)
+    path = _report(tmp_path, [fixed])
+    code, out = _run(["gate", str(path), "--max", f"{part}=0.1"], capsys)
+    assert code == 0 and out.startswith(f"PASS: {part} "), out
+    assert "add prompts" not in out and "fixed by construction, not a measurement" in out
+    measured = _finding(part, "j", 0.0, 0.0, 0.0, clusters=3, fixed_by_construction=False)
+    code, out = _run(["gate", str(_report(tmp_path, [measured])), "--max", f"{part}=0.1"],
+                     capsys)  # fmt: skip
+    assert code == 3 and "add prompts" in out, out
+
+
+@pytest.mark.parametrize(
+    ("key", "null", "said"),
+    [
+        ("agreement_kappa", 0.0, "between its chance = 0 and its best 1 "
+         "(e.g. --min agreement_kappa=0.5)"),
+        ("agreement_alpha", 0.0, "between its chance = 0 and its best 1 "
+         "(e.g. --min agreement_alpha=0.5)"),
+        ("self_recognition", 0.5, "between its chance = 0.5 and its best 1 "
+         "(e.g. --min self_recognition=0.75)"),
+        ("agreement_accuracy", 0.5, "between its chance = 0.5 and its best 1 "
+         "(e.g. --min agreement_accuracy=0.75)"),
+    ],
+)  # fmt: skip
+def test_a_max_on_a_chance_score_suggests_a_floor_of_that_score(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, null: float, said: str
+) -> None:
+    """`--max agreement_kappa=…` was refused with "e.g. --min agreement_kappa=0.7 for
+    accuracy": an accuracy's example on a κ, whose chance is 0. The example is the
+    key's own: its chance value, its best, and a floor halfway (hand: (0 + 1) / 2 = 0.5,
+    (0.5 + 1) / 2 = 0.75)."""
+    path = _report(tmp_path, [_finding(key, "j", 0.6, 0.55, 0.65, null=null)])
+    code, out = _run(["gate", str(path), "--max", f"{key}=0.1"], capsys)
+    assert code == 2 and said in out, out
+    assert "for accuracy" not in out and "Traceback" not in out
+
+
 def test_a_not_measured_line_gives_the_reason_without_the_analysis_internal_name(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

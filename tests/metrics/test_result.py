@@ -138,3 +138,30 @@ def test_str_words_a_number_beside_a_headline_as_recuse_metrics_pairs_does(
         "for the judge's competence: high for a strong judge with no bias, low for a weak "
         "one; the audit's headline is self_preference_calibrated"
     )
+
+
+def test_a_fixed_value_writes_no_interval_error_test_or_rule() -> None:
+    """A value fixed by construction is not a measurement (its verdict: "no interval"),
+    but its dict and table row wrote ``ci_low``/``ci_high`` 0 and 0, its resamples'
+    standard error and p-value and ``interval_rule`` "percentile": each is null now
+    (empty in the CSV), and ``fixed_by_construction`` says why. A measured result with
+    the same numbers keeps them."""
+    from recuse.metrics.result import COLUMNS, results_frame
+
+    kw = dict(metric="part", estimate=0.0, ci_low=0.0, ci_high=0.0, level=0.9, n=67,
+              n_clusters=73, method="m", std_error=0.0, p_value=1.0,
+              interval_rule="percentile")  # fmt: skip
+    fixed = MetricResult(**kw, fixed=True)  # type: ignore[arg-type]
+    measured = MetricResult(**kw)  # type: ignore[arg-type]
+    d = fixed.to_dict()
+    assert (d["ci_low"], d["ci_high"], d["std_error"], d["p_value"]) == (None,) * 4
+    assert d["interval_rule"] is None and d["fixed_by_construction"] is True
+    assert d["estimate"] == 0.0
+    m = measured.to_dict()
+    assert (m["ci_low"], m["ci_high"], m["std_error"], m["p_value"]) == (0.0, 0.0, 0.0, 1.0)
+    assert m["interval_rule"] == "percentile" and m["fixed_by_construction"] is False
+    frame = results_frame([fixed, measured])
+    assert frame.loc[0, ["ci_low", "ci_high", "interval_rule"]].isna().all()
+    assert list(frame["fixed_by_construction"]) == [True, False]
+    assert "fixed by construction" in COLUMNS["fixed_by_construction"]
+    assert "empty: no interval" in COLUMNS["ci_low"]

@@ -226,15 +226,19 @@ def test_an_interval_from_too_few_prompts_is_never_negligible() -> None:
     variation in the resamples) to read "negligible (interval within ±0.05 of no
     bias)" beside the warnings that the interval is unreliable and says nothing about
     uncertainty. From fewer than FEW_CLUSTERS prompts an interval rules nothing out: no
-    materiality, read as undetected. From FEW_CLUSTERS prompts a narrow interval that
+    materiality, read as undetected; a value fixed by construction is not such an
+    interval, and reads as from more prompts. From FEW_CLUSTERS prompts a narrow interval that
     is not flat is negligible; a flat one only when its value is fixed by construction
     (this test used to read every flat interval from FEW_CLUSTERS prompts, or with no
     clusters given, as negligible: see test_a_zero_width_interval_rules_nothing_out)."""
     flat = _f("a", "position", 0.5, 0.5, 0.5, 2, clusters=2)
     assert flat.materiality == "" and not flat.flagged and reading(flat) == "no detectable bias"
     assert _f("a", "position", 0.5, 0.49, 0.51, 8, clusters=FEW_CLUSTERS - 1).materiality == ""
-    # even a value fixed by construction rules nothing out from too few prompts
-    assert _f("a", "position", 0.5, 0.5, 0.5, 2, clusters=2, fixed=True).materiality == ""
+    # a value fixed by construction is no interval that few prompts make unreliable:
+    # more prompts would not change it, so it reads as from many (it read "" here)
+    assert _f("a", "position", 0.5, 0.5, 0.5, 2, clusters=2, fixed=True).materiality == (
+        "negligible"
+    )
     for clusters in (FEW_CLUSTERS, 60, None):
         f = _f("a", "position", 0.5, 0.49, 0.51, 180, clusters=clusters)
         assert f.materiality == "negligible", clusters

@@ -109,8 +109,10 @@ def _payload(
                 "outcome": x.outcome,
                 "text": x.text,
                 "estimate": x.estimate,
-                "ci_low": None if x.interval is None else x.interval[0],
-                "ci_high": None if x.interval is None else x.interval[1],
+                # a value fixed by construction has no interval (its text: "no interval")
+                "ci_low": None if x.interval is None or x.fixed else x.interval[0],
+                "ci_high": None if x.interval is None or x.fixed else x.interval[1],
+                "fixed_by_construction": x.fixed,
                 "level": x.level,
                 "null": x.null,
                 "n_needed": x.n_needed,

@@ -841,7 +841,8 @@ def to_results(
                     bound=spec.bound,
                     score=spec.score,
                     n_of=spec.n_count,
-                    interval_rule=rule,
+                    # no interval, so no rule made one ("percentile" beside "no interval")
+                    interval_rule=None if fixed else rule,
                     heaviest=est.heaviest if unseen else None,
                     extrapolated=far,
                 )

@@ -290,8 +290,10 @@ class MetricResult:
             "metric": self.metric,
             "judge": self.judge,
             "estimate": _clean(self.estimate),
-            "ci_low": _clean(self.ci_low),
-            "ci_high": _clean(self.ci_high),
+            # a value fixed by construction has no interval: its ends are null, not the
+            # value twice (0 [0, 0] read as a measured interval beside "no interval")
+            "ci_low": None if self.fixed else _clean(self.ci_low),
+            "ci_high": None if self.fixed else _clean(self.ci_high),
             "level": self.level,
             "n": self.n,
             "n_clusters": self.n_clusters,
@@ -300,8 +302,9 @@ class MetricResult:
             "n_boot_dropped": self.n_boot_dropped,
             "n_boot_unfit": self.n_boot_unfit,
             "method": self.method,
-            "std_error": _clean(self.std_error),
-            "p_value": _clean(self.p_value),
+            # nor a standard error or a test (report.json's finding nulls them too)
+            "std_error": None if self.fixed else _clean(self.std_error),
+            "p_value": None if self.fixed else _clean(self.p_value),
             "null": self.null,
             "null_bound": self.bound,
             "signed": self.signed,
@@ -309,7 +312,7 @@ class MetricResult:
             "warnings": list(self.warnings),
             "notes": list(self.notes),
             "fixed_by_construction": self.fixed,
-            "interval_rule": self.interval_rule,
+            "interval_rule": None if self.fixed else self.interval_rule,
             "heaviest_prompt": self.heaviest,
             "extrapolated": self.extrapolated.to_dict() if self.extrapolated else None,
             "counts": {k: int(v) for k, v in self.counts.items()},
@@ -340,8 +343,12 @@ COLUMNS: dict[str, str] = {
     "definition": "what the metric is (the first clause of its method)",
     "judge": "the judge (or the panel, for an agreement among judges)",
     "estimate": "the value, in the unit its definition gives (a share is 0 to 1)",
-    "ci_low": "the low end of its interval at level (cluster bootstrap over prompts)",
-    "ci_high": "the high end",
+    "ci_low": "the low end of its interval at level (cluster bootstrap over prompts); "
+    "empty: no interval, the value is fixed by construction (fixed_by_construction)",
+    "ci_high": "the high end (empty as ci_low)",
+    "fixed_by_construction": "the value is fixed by construction for this judge, not a "
+    "measurement: no interval, standard error, p-value or interval rule (the warnings "
+    "say why)",
     "level": "the interval's confidence level as a share: 0.9 is a 90% interval",
     "n": "the pairs the estimate rests on (n_of says which, where not all the judge's)",
     "n_clusters": "the prompts the interval resampled (all the judge's where n_of is "
@@ -375,7 +382,7 @@ COLUMNS: dict[str, str] = {
 #: after the core columns in :func:`results_frame`: what is shown next to each number
 FRAME_EXTRAS = (
     "n_of", "std_error", "p_value", "null", "null_bound", "signed", "absolute_value", "warnings",
-    "notes", "interval_rule", "heaviest_prompt",
+    "notes", "fixed_by_construction", "interval_rule", "heaviest_prompt",
 )  # fmt: skip
 
 

@@ -77,7 +77,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from recuse.bootstrap_rules import Extrapolation
 from recuse.errors import ConfigError, InputError
-from recuse.interval_rules import EXACT_BOUND, FEW_CLUSTERS, INTERVAL_RULES, informative
+from recuse.interval_rules import (
+    EXACT_BOUND,
+    FEW_CLUSTERS,
+    INTERVAL_RULES,
+    informative,
+    zero_width,
+)
 from recuse.numbers import (
     MINUS,
     decimal_beside,
@@ -192,6 +198,10 @@ class GateLine:
     #: ``extrapolated``; None: none, or a report written before it): its warning is
     #: printed in a line's words (:func:`recuse.report.extrapolated.gate_caveat`)
     extrapolated: Extrapolation | None = None
+    #: the finding's value is fixed by construction (report.json's
+    #: ``fixed_by_construction``): not a measurement, it has no interval (``--json``
+    #: writes its ends null, where 0 and 0 read as one beside the line's "no interval")
+    fixed: bool = False
 
 
 @dataclass(frozen=True)
@@ -615,22 +625,29 @@ NO_VARIATION = "no variation in the resamples"
 def rules_nothing_out(finding: Mapping[str, Any]) -> str:
     """Why the interval of a report's ``finding`` rules nothing out, or "": as the audit
     reads it (:attr:`recuse.report.model.Finding.informative`), an interval from fewer
-    than ``FEW_CLUSTERS`` prompts, or of zero width without the value being fixed by
-    construction (``fixed_by_construction``; in an older report, the zero-width warning
-    says it: "no variation in the resamples") and with no positive ``std_error`` (a
-    calibration error's 0.00 [0.00, 0.00], its interval clamped at 0, is a measured one)."""
+    than ``FEW_CLUSTERS`` prompts, or of zero width with no positive ``std_error`` (a
+    calibration error's 0.00 [0.00, 0.00], its interval clamped at 0, is a measured one),
+    unless the value is fixed by construction, its interval of zero width (more prompts
+    would not change it: ``fixed_by_construction``; in an older report, a zero-width
+    interval without the warning "no variation in the resamples")."""
     clusters: Any = finding.get("clusters")
     se: Any = finding.get("std_error")
     fixed = finding.get("fixed_by_construction")
-    if fixed is None:  # an older report
-        fixed = not any(str(w).startswith(NO_VARIATION) for w in finding.get("warnings", ()))
+    if fixed is None:  # an older report: its warnings say only of the width, so its
+        # few prompts still rule nothing out
+        few = _number(clusters) and float(clusters) < FEW_CLUSTERS
+        warned = any(str(w).startswith(NO_VARIATION) for w in finding.get("warnings", ()))
+        fixed = not (few or warned)
+    low, high = float(finding["ci_low"]), float(finding["ci_high"])
+    # a fixed value has no width: a finding marked fixed with a width is read as measured
+    fixed = bool(fixed) and zero_width(float(finding["estimate"]), low, high)
     if informative(
         estimate=float(finding["estimate"]),
-        low=float(finding["ci_low"]),
-        high=float(finding["ci_high"]),
+        low=low,
+        high=high,
         clusters=int(clusters) if _number(clusters) else None,
         std_error=float(se) if _number(se) else None,
-        fixed=bool(fixed),
+        fixed=fixed,
     ):
         return ""
     if _number(clusters) and float(clusters) < FEW_CLUSTERS:
@@ -699,7 +716,8 @@ def evaluate(
                         null, extrapolated=_extrapolated(finding))  # fmt: skip
     says = _bound_words(outcome, threshold.bound, lo, hi, null, x, edges)
     interval = f"({percent(level)} interval)"
-    if finding.get("fixed_by_construction") is True and lo == est == hi:
+    fixed = finding.get("fixed_by_construction") is True and lo == est == hi
+    if fixed:
         # not a measurement: its value, said so, and no interval (Finding.text)
         numbers, interval = f"{_num(est)}, {FIXED_WORDS}", "(no interval)"
         says = says.replace("the whole interval", "the value")
@@ -754,7 +772,7 @@ def evaluate(
     return GateLine(str(finding["bias"]), str(finding["judge"]), str(finding.get("dataset", "")),
                     outcome, text, needed, tuple(finding.get("warnings", ())),
                     gap if outcome == "inconclusive" else None, too_close, est, (lo, hi),
-                    level, null, extrapolated=_extrapolated(finding))  # fmt: skip
+                    level, null, extrapolated=_extrapolated(finding), fixed=fixed)  # fmt: skip
 
 
 def _extrapolated(finding: Mapping[str, Any]) -> Extrapolation | None:
@@ -1109,7 +1127,7 @@ def _check_bound(t: Threshold, key: str, scope: Scope, *, option: str | None = N
         raise ConfigError(
             f"{name} {t.key}: {key} is a quality score measured from chance, so --max would "
             "fail a judge for being better than chance — ask it to stay above a floor "
-            f"with --min {key}=X (e.g. --min {key}=0.7 for accuracy)"
+            f"with --min {key}=X{_floor_example(key, scope.bias)}"
         )
     if scope.quality and t.bound == "min" and not scope.tested:
         raise ConfigError(
@@ -1117,6 +1135,27 @@ def _check_bound(t: Threshold, key: str, scope: Scope, *, option: str | None = N
             f"being worse — bound it from above with --max {key}={t.value:g}"
         )
     _check_span(t, key, scope, name)
+
+
+def _floor_example(key: str, bias: Bias | None) -> str:
+    """After ``--min KEY=X``: where X lies for ``key``'s own score, from its
+    :class:`~recuse.report.bias.Bias` (its chance value and best, and a floor halfway
+    between them), where one example of accuracy's (0.7) read as a floor for a κ or an
+    α, whose chance is 0, not 0.5. Empty where the bias is not known.
+
+    >>> from recuse.report.bias import COEFFICIENT, Bias
+    >>> kappa = Bias("agreement_kappa", "Agreement (κ)", "Cohen's κ", "above chance",
+    ...              "below chance", "at chance", 0, kind="quality", span=COEFFICIENT)
+    >>> _floor_example("agreement_kappa", kappa)
+    ' between its chance = 0 and its best 1 (e.g. --min agreement_kappa=0.5)'
+    """
+    if bias is None:
+        return ""
+    best = bias.span[1]
+    if not math.isfinite(best) or best <= bias.null:
+        return f" above its {bias.null_text}"
+    example = float(f"{(bias.null + best) / 2:.2g}")
+    return f" between its {bias.null_text} and its best {best:g} (e.g. --min {key}={example:g})"
 
 
 def _check_span(t: Threshold, key: str, scope: Scope, name: str) -> None:

@@ -177,9 +177,10 @@ class Finding:
 
     @property
     def informative(self) -> bool:
-        """Whether the interval can rule an effect out: False when it comes from fewer
-        than ``FEW_CLUSTERS`` prompts (its warning says it is unreliable), or has zero
-        width without the value being :attr:`fixed` by construction — the resamples
+        """Whether the interval can rule an effect out: always for a value :attr:`fixed`
+        by construction (more prompts would not change it); else False when it comes
+        from fewer than ``FEW_CLUSTERS`` prompts (its warning says it is unreliable), or
+        has zero width — the resamples
         never varied, so the interval says nothing about uncertainty: a judge always
         right on 6 prompts gives an EO difference of 0.00 [0.00, 0.00], which a real
         difference of 0.2 (recalls 0.8 and 1.0) gives whenever the weaker group's k pairs
@@ -392,7 +393,8 @@ class Finding:
             "p_floor": None if self.fixed else self.p_floor,
             "fixed_by_construction": self.fixed,
             "absolute_value": self.absolute,
-            "interval_rule": self.interval_rule,
+            # no interval, so no rule made one (its ends are the value: fixed_by_construction)
+            "interval_rule": None if self.fixed else self.interval_rule,
             "heaviest_prompt": self.heaviest_prompt,
             "warnings": list(self.warnings),
             "notes": list(self.notes),

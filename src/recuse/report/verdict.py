@@ -44,10 +44,13 @@ def verdict(finding: Finding) -> str:
     beside the headline, in its section only, says its side and :data:`BESIDE_NOTE`
     (it is never flagged: :attr:`Finding.flagged`). A value :attr:`Finding.fixed` by
     construction has no reading: its bias's title, its value and that it is not a
-    measurement (:data:`~recuse.report.model.FIXED_WORDS`).
+    measurement (:data:`~recuse.report.model.FIXED_WORDS`), with no n: no pairs measured
+    it (a ladder part on which none of the judge's own pairs is read "n=67", its own
+    pairs' count, as if the part's sample; the page's n cell says "none: not a
+    measurement" too).
     """
     if finding.fixed:  # no reading of a value that is not measured (Finding.text says so)
-        return f"{finding.bias.title}: {finding.text}, n={numbers.count(finding.n)}"
+        return f"{finding.bias.title}: {finding.text}"
     bias, direction, note = finding.bias, finding.direction, ""
     above, below = finding.ci_low > finding.null, finding.ci_high < finding.null
     if bias.kind == "bias" and direction == "none" and (above or below):

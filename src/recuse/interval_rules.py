@@ -1,6 +1,7 @@
 """When an interval can rule an effect out, light to import: the least number of
 prompts a cluster bootstrap is read from (:data:`FEW_CLUSTERS`), an interval of no
-width (:func:`zero_width`) and the rule that joins them (:func:`informative`).
+width (:func:`zero_width`), the rule that joins them (:func:`informative`) and the words
+of a value that has no interval because it is fixed by construction (:data:`FIXED_WORDS`).
 
 :mod:`recuse.metrics.estimate` computes with them and re-exports them; the gate
 (:mod:`recuse.report.gate`) reads a report with them, without NumPy or pandas.
@@ -14,12 +15,18 @@ from typing import Literal
 __all__ = [
     "EXACT_BOUND",
     "FEW_CLUSTERS",
+    "FIXED_WORDS",
     "INTERVAL_RULES",
     "MOVED_WORDS",
     "IntervalRule",
     "informative",
     "zero_width",
 ]
+
+#: what a value fixed by construction is, said where an interval would be: a metric's
+#: printed line and method (:mod:`recuse.metrics`), the finding's text and verdict
+#: (:attr:`recuse.report.model.Finding.text`), the tables that show it and the gate's line
+FIXED_WORDS = "fixed by construction, not a measurement"
 
 #: which rule made a bootstrap result's interval (:func:`recuse.metrics.estimate.to_results`),
 #: the ``interval_rule`` of a finding in report.json: the resamples' own interval ("bca",

@@ -165,3 +165,9 @@ def test_a_fixed_value_writes_no_interval_error_test_or_rule() -> None:
     assert list(frame["fixed_by_construction"]) == [True, False]
     assert "fixed by construction" in COLUMNS["fixed_by_construction"]
     assert "empty: no interval" in COLUMNS["ci_low"]
+    # printed, as the JSON: no interval and no n ("part: 0 [0, 0] (90% interval), no
+    # bias 0, n=67 pairs" read as a measurement of the judge's 67 own pairs)
+    assert str(fixed).splitlines()[0] == (
+        "part: 0, fixed by construction, not a measurement (no interval), no bias 0"
+    )
+    assert str(measured).splitlines()[0].startswith("part: +0.000 [0.000, 0.000] (90% interval)")

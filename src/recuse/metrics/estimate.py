@@ -56,7 +56,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from recuse.errors import EstimationError, InputError
-from recuse.interval_rules import EXACT_BOUND, IntervalRule
+from recuse.interval_rules import EXACT_BOUND, FIXED_WORDS, IntervalRule
 from recuse.interval_rules import FEW_CLUSTERS as FEW_CLUSTERS
 from recuse.interval_rules import informative as informative
 from recuse.interval_rules import zero_width as zero_width
@@ -288,7 +288,7 @@ def interval_method(boot: Resampling, interval: Interval = "bca") -> str:
 #: the calibrated self-preference on a rung none of the judge's own pairs is on): there is
 #: no interval, and the method read "90% percentile interval, cluster bootstrap over
 #: prompts (2000 resamples)" beside the page's "none: not a measurement"
-FIXED_METHOD = "no interval: the value is fixed by construction, not a measurement"
+FIXED_METHOD = f"no interval: the value is {FIXED_WORDS}"
 
 #: what :func:`~recuse.metrics.bootstrap.expanded_interval` does to a BCa interval, in words
 EXPANDED_WORDS = (

@@ -11,7 +11,7 @@ import pandas as pd
 
 from recuse import numbers
 from recuse.bootstrap_rules import Extrapolation
-from recuse.interval_rules import IntervalRule
+from recuse.interval_rules import FIXED_WORDS, IntervalRule
 from recuse.terminal import one_line
 
 __all__ = [
@@ -258,10 +258,18 @@ class MetricResult:
         shown = numbers.estimate_text(
             self.estimate, self.ci_low, self.ci_high, signed=self.signed, null=self.null
         )
+        # a value fixed by construction: no interval and no n, which read "0 [0, 0] (90%
+        # interval), n=67 pairs" as a measurement of the judge's own pairs
+        measured = (
+            f"{shown} ({numbers.percent(self.level)} interval), no bias "
+            f"{numbers.general(self.null)}, n={numbers.count(self.n)} "
+            f"{self.n_of or self.N_COUNTS}, {numbers.count(self.n_clusters)} prompts resampled"
+            if not self.fixed
+            else f"{numbers.general(self.estimate)}, {FIXED_WORDS} (no interval), no bias "
+            f"{numbers.general(self.null)}"
+        )
         lines = [
-            f"{self.metric}{who}: {shown} ({numbers.percent(self.level)} interval), "
-            f"no bias {numbers.general(self.null)}, n={numbers.count(self.n)} "
-            f"{self.n_of or self.N_COUNTS}, {numbers.count(self.n_clusters)} prompts resampled",
+            f"{self.metric}{who}: {measured}",
             # GPT-3.5's equal opportunity, +0.21 [0.07, 0.34], printed without the
             # "not adjusted for the judge's competence" recuse metrics pairs gives it
             f"  {self.definition}{beside_words(self.metric)}",

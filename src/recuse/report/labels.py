@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import re
 
+from recuse import interval_rules
+
 __all__ = ["FIXED_WORDS", "SCHEMA_VERSION", "all_judges_label", "is_all_judges_label"]
 
 #: the version of report.json this recuse writes and the gate reads
 SCHEMA_VERSION = 1
 
-#: what a value fixed by construction is, said where an interval would be: the finding's
-#: text and verdict (:attr:`recuse.report.model.Finding.text`), the tables that show it
-#: and the gate's line of it
-FIXED_WORDS = "fixed by construction, not a measurement"
+#: what a value fixed by construction is, said where an interval would be (one string
+#: with the metrics' printed line: :data:`recuse.interval_rules.FIXED_WORDS`)
+FIXED_WORDS = interval_rules.FIXED_WORDS
 
 
 def all_judges_label(n: int) -> str:

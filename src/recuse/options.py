@@ -784,7 +784,7 @@ class Settings:
             figure_format=self.figures, se=self.se, robustness=self.robustness,
             only=self.only, skip=self.skip, orders=self.orders, fdr=self.fdr,
             self_scope=self.self_scope, material=dict(self.material),
-            human_ties=self.human_ties, sources=dict(self.sources),
+            human_ties=self.human_ties, sources=dict(self.sources), wording=option_as_set,
         )  # fmt: skip
         selected(options)
         return options

@@ -149,15 +149,25 @@ class AuditOptions:
     #: where each option came from, by field name of :class:`recuse.options.Settings`
     #: (:func:`recuse.options.setting_sources`; empty: every one its default)
     sources: Mapping[str, str] = field(default_factory=dict, compare=False)
+    #: how an option is worded from its name, value and source: the options' own
+    #: :func:`recuse.options.option_as_set`, given by the settings that made these
+    #: options (:meth:`recuse.options.Settings.audit_options`; options import the
+    #: analyses, so the analyses take the wording from them); None: the flag
+    wording: Callable[[str, Any, str], str] | None = field(default=None, compare=False)
 
     def said(self, name: str) -> str:
         """Option ``name`` (``orders``, ``self_scope``, ``human_ties``) as the user set
         it, on the command line, in recuse.toml or as a keyword
         (:func:`recuse.options.option_as_set`): ``--orders first`` or ``orders =
-        "first" in recuse.toml``."""
-        from recuse.options import option_as_set
+        "first" in recuse.toml``; options made without settings: the flag.
 
-        return option_as_set(name, getattr(self, name), self.sources.get(name, "default"))
+        >>> AuditOptions(orders="first").said("orders")
+        '--orders first'
+        """
+        value = getattr(self, name)
+        if self.wording is None:
+            return f"--{name.replace('_', '-')} {value}"
+        return self.wording(name, value, self.sources.get(name, "default"))
 
     def __post_init__(self) -> None:
         self.check()

@@ -485,6 +485,8 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
     for k in ("fixed_by_construction", "absolute_value"):  # optional (older reports lack them)
         if k in f and not isinstance(f[k], bool):  # the audit writes true or false, never null
             raise _bad(f"{where}: {k!r} is not true or false (got {_shown(f[k])})", p)
+    if f.get("fixed_by_construction") is True:
+        _check_fixed(f, where, caveats, p)
     try:  # optional (older reports lack it: their warnings are printed whole)
         far = _extrapolated(f)
     except ValueError as exc:
@@ -528,6 +530,29 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
             p,
         )
     return {**f, "level": level}
+
+
+def _check_fixed(f: dict[str, Any], where: str, caveats: list[str], p: Path) -> None:
+    """Refuse a finding marked ``fixed_by_construction`` that the audit never writes so:
+    a fixed value has no interval, its ends are the value; and its warning says why it is
+    fixed, never the "no variation in the resamples" of a measured zero-width interval.
+    The flag alone turned a measured EO 0.00 [0.00, 0.00] from 6 prompts (inconclusive:
+    it rules nothing out) into a PASS, and on a wide interval it was dropped unsaid."""
+    est, low, high = f["estimate"], f["ci_low"], f["ci_high"]
+    if not low == est == high:
+        raise _bad(
+            f"{where}: 'fixed_by_construction' is true, but its interval "
+            f"[{_shown(low)}, {_shown(high)}] is not its estimate {_shown(est)}: a value "
+            "fixed by construction has no interval (the audit writes both ends as the value)",
+            p,
+        )
+    if any(w.startswith(NO_VARIATION) for w in caveats):
+        raise _bad(
+            f"{where}: 'fixed_by_construction' is true, but its warning says "
+            f"'{NO_VARIATION}': a measured interval of zero width, which rules nothing out, "
+            "not a value fixed by construction",
+            p,
+        )
 
 
 def _skipped(items: Any, p: Path) -> tuple[GatedSkip, ...]:

@@ -972,9 +972,9 @@ def test_a_hand_edited_fixed_by_construction_is_refused(
     made it PASS as "0, fixed by construction, not a measurement"; on a wide interval
     the flag was dropped without a word. The audit writes neither (a fixed value's ends
     are the value, and its warning says why it is fixed): both are refused, exit 2."""
-    said = ["no variation in the resamples: the interval says nothing"]
+    warned = ["no variation in the resamples: the interval says nothing"]
     flat = _finding("self_preference_eo", "j", 0.0, 0.0, 0.0, n=12, clusters=6,
-                    std_error=0.0, fixed_by_construction=False, warnings=said)  # fmt: skip
+                    std_error=0.0, fixed_by_construction=False, warnings=warned)  # fmt: skip
     code, out = _run(["gate", str(_report(tmp_path, [flat])), "--max",
                       "self_preference_eo=0.05"], capsys)  # fmt: skip
     assert code == 3 and "INCONCLUSIVE" in out, out

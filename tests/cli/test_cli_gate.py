@@ -982,6 +982,13 @@ def test_a_hand_edited_fixed_by_construction_is_refused(
     code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.5"], capsys)
     assert code == 2 and said in out, out
     assert "PASS" not in out and "Traceback" not in out
+    # a fixed value whose ends differ from it by rounding (0 and 1e-17) is
+    # what the audit may write: read as fixed, with no interval
+    part = "self_preference_part_human_neither"
+    fixed = _finding(part, "j", 1e-17, 0.0, 1e-17, clusters=73, fixed_by_construction=True,
+                     warnings=["none of its own pairs is on this rung"])  # fmt: skip
+    code, out = _run(["gate", str(_report(tmp_path, [fixed])), "--max", f"{part}=0.1"], capsys)
+    assert code == 0 and "not a measurement (no interval)" in out, out
 
 
 @pytest.mark.parametrize(

@@ -539,7 +539,7 @@ def _check_fixed(f: dict[str, Any], where: str, caveats: list[str], p: Path) -> 
     The flag alone turned a measured EO 0.00 [0.00, 0.00] from 6 prompts (inconclusive:
     it rules nothing out) into a PASS, and on a wide interval it was dropped unsaid."""
     est, low, high = f["estimate"], f["ci_low"], f["ci_high"]
-    if not low == est == high:
+    if not _no_width(float(est), float(low), float(high)):
         raise _bad(
             f"{where}: 'fixed_by_construction' is true, but its interval "
             f"[{_shown(low)}, {_shown(high)}] is not its estimate {_shown(est)}: a value "
@@ -553,6 +553,12 @@ def _check_fixed(f: dict[str, Any], where: str, caveats: list[str], p: Path) -> 
             "not a value fixed by construction",
             p,
         )
+
+
+def _no_width(est: float, low: float, high: float) -> bool:
+    """``[low, high]`` and ``est`` are one value, to rounding (:func:`zero_width` of the
+    span holding all three): the interval of a value fixed by construction."""
+    return zero_width(est, min(low, est), max(high, est))
 
 
 def _skipped(items: Any, p: Path) -> tuple[GatedSkip, ...]:
@@ -665,7 +671,7 @@ def rules_nothing_out(finding: Mapping[str, Any]) -> str:
         fixed = not (few or warned)
     low, high = float(finding["ci_low"]), float(finding["ci_high"])
     # a fixed value has no width: a finding marked fixed with a width is read as measured
-    fixed = bool(fixed) and zero_width(float(finding["estimate"]), low, high)
+    fixed = bool(fixed) and _no_width(float(finding["estimate"]), low, high)
     if informative(
         estimate=float(finding["estimate"]),
         low=low,
@@ -741,7 +747,7 @@ def evaluate(
                         null, extrapolated=_extrapolated(finding))  # fmt: skip
     says = _bound_words(outcome, threshold.bound, lo, hi, null, x, edges)
     interval = f"({percent(level)} interval)"
-    fixed = finding.get("fixed_by_construction") is True and lo == est == hi
+    fixed = finding.get("fixed_by_construction") is True and _no_width(est, lo, hi)
     if fixed:
         # not a measurement: its value, said so, and no interval (Finding.text)
         numbers, interval = f"{_num(est)}, {FIXED_WORDS}", "(no interval)"

@@ -992,6 +992,34 @@ def test_a_hand_edited_fixed_by_construction_is_refused(
 
 
 @pytest.mark.parametrize(
+    ("key", "null", "given", "said"),
+    [
+        ("self_preference_eo", 0.0, "-0.1", "--max self_preference_eo=0.1 "),
+        ("self_preference_eo", 0.0, "0.05", "--max self_preference_eo=0.05 "),
+        ("position", 0.5, "0.6", "--max position=0.1 "),
+        ("position", 0.5, "0.4", "--max position=0.1 "),
+    ],
+)  # fmt: skip
+def test_a_min_on_a_bias_suggests_a_max_of_its_distance_from_no_bias(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    key: str,
+    null: float,
+    given: str,
+    said: str,
+) -> None:
+    """`--min self_preference_eo=-0.1` was refused with "bound its distance … with --max
+    self_preference_eo=-0.1", which --max refuses in turn (a number of 0 or more), and
+    `--min position=0.6` suggested --max position=0.6, not its distance 0.1 from the
+    no-bias 0.5 (hand: |−0.1 − 0| = 0.1, |0.6 − 0.5| = 0.1, |0.4 − 0.5| = 0.1)."""
+    path = _report(tmp_path, [_finding(key, "j", null, null - 0.05, null + 0.05, null=null)])
+    code, out = _run(["gate", str(path), "--min", f"{key}={given}"], capsys)
+    assert code == 2 and said in out, out
+    suggested = said.split()[1].split("=")[1]
+    assert float(suggested) >= 0
+
+
+@pytest.mark.parametrize(
     ("key", "null", "said"),
     [
         ("agreement_kappa", 0.0, "between its chance = 0 and its best 1 "

@@ -1149,10 +1149,15 @@ def _check_bound(t: Threshold, key: str, scope: Scope, *, option: str | None = N
             "AGREEMENT@COVERAGE, e.g. --certified 0.85@0.6"
         )
     if t.bound == "min" and not scope.quality:
+        # the distance of the value given from the no-bias value: --min x=-0.1 read
+        # "--max x=-0.1", which --max refuses (a number of 0 or more), and --min
+        # position=0.6 "--max position=0.6", not 0.1 from its 0.5
+        null = scope.bias.null if scope.bias is not None else 0.0
+        distance = abs(_decimal_sum(t.value, -null)) or 0.05
         raise ConfigError(
             f"{name} {t.key}: {key} is a bias, measured against its no-bias value, not "
             f"a quality score — bound its distance from that value with --max {key}="
-            f"{t.value:g} (--min is for scores such as agreement_accuracy)"
+            f"{distance:g} (--min is for scores such as agreement_accuracy)"
         )
     if scope.quality and t.bound == "max" and scope.tested:
         raise ConfigError(

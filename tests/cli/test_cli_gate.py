@@ -951,6 +951,75 @@ def test_a_fixed_value_from_few_prompts_is_not_inconclusive(
 
 
 @pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        # the flag alone on a measured zero-width interval (its warning says so)
+        ({"fixed_by_construction": True},
+         "'fixed_by_construction' is true, but its warning says 'no variation in the "
+         "resamples'"),
+        # the flag on an interval with width
+        ({"fixed_by_construction": True, "estimate": 0.05, "ci_low": -0.3, "ci_high": 0.4,
+          "warnings": []},
+         "'fixed_by_construction' is true, but its interval [-0.3, 0.4] is not its "
+         "estimate 0.05"),
+    ],
+)  # fmt: skip
+def test_a_hand_edited_fixed_by_construction_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: dict, said: str
+) -> None:
+    """A judge always right on 6 prompts: EO 0.00 [0.00, 0.00], the resamples never
+    varied, inconclusive against ±0.05. Marking it ``fixed_by_construction`` by hand
+    made it PASS as "0, fixed by construction, not a measurement"; on a wide interval
+    the flag was dropped without a word. The audit writes neither (a fixed value's ends
+    are the value, and its warning says why it is fixed): both are refused, exit 2."""
+    warned = ["no variation in the resamples: the interval says nothing"]
+    flat = _finding("self_preference_eo", "j", 0.0, 0.0, 0.0, n=12, clusters=6,
+                    std_error=0.0, fixed_by_construction=False, warnings=warned)  # fmt: skip
+    code, out = _run(["gate", str(_report(tmp_path, [flat])), "--max",
+                      "self_preference_eo=0.05"], capsys)  # fmt: skip
+    assert code == 3 and "INCONCLUSIVE" in out, out
+    path = _report(tmp_path, [{**flat, **edit}])
+    code, out = _run(["gate", str(path), "--max", "self_preference_eo=0.5"], capsys)
+    assert code == 2 and said in out, out
+    assert "PASS" not in out and "Traceback" not in out
+    # a fixed value whose ends differ from it by rounding (0 and 1e-17) is
+    # what the audit may write: read as fixed, with no interval
+    part = "self_preference_part_human_neither"
+    fixed = _finding(part, "j", 1e-17, 0.0, 1e-17, clusters=73, fixed_by_construction=True,
+                     warnings=["none of its own pairs is on this rung"])  # fmt: skip
+    code, out = _run(["gate", str(_report(tmp_path, [fixed])), "--max", f"{part}=0.1"], capsys)
+    assert code == 0 and "not a measurement (no interval)" in out, out
+
+
+@pytest.mark.parametrize(
+    ("key", "null", "given", "said"),
+    [
+        ("self_preference_eo", 0.0, "-0.1", "--max self_preference_eo=0.1 "),
+        ("self_preference_eo", 0.0, "0.05", "--max self_preference_eo=0.05 "),
+        ("position", 0.5, "0.6", "--max position=0.1 "),
+        ("position", 0.5, "0.4", "--max position=0.1 "),
+    ],
+)  # fmt: skip
+def test_a_min_on_a_bias_suggests_a_max_of_its_distance_from_no_bias(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    key: str,
+    null: float,
+    given: str,
+    said: str,
+) -> None:
+    """`--min self_preference_eo=-0.1` was refused with "bound its distance … with --max
+    self_preference_eo=-0.1", which --max refuses in turn (a number of 0 or more), and
+    `--min position=0.6` suggested --max position=0.6, not its distance 0.1 from the
+    no-bias 0.5 (hand: |−0.1 − 0| = 0.1, |0.6 − 0.5| = 0.1, |0.4 − 0.5| = 0.1)."""
+    path = _report(tmp_path, [_finding(key, "j", null, null - 0.05, null + 0.05, null=null)])
+    code, out = _run(["gate", str(path), "--min", f"{key}={given}"], capsys)
+    assert code == 2 and said in out, out
+    suggested = said.split()[1].split("=")[1]
+    assert float(suggested) >= 0
+
+
+@pytest.mark.parametrize(
     ("key", "null", "said"),
     [
         ("agreement_kappa", 0.0, "between its chance = 0 and its best 1 "

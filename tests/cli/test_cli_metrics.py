@@ -136,6 +136,25 @@ def test_the_calibrated_intervals_say_how_they_were_resampled(
     assert not any(t.startswith("self_preference_eo intervals") for t in text.splitlines())
 
 
+def test_a_part_fixed_by_construction_shows_no_interval_or_n_in_the_table(
+    capsys: pytest.CaptureFixture[str], shared_data: Path
+) -> None:
+    """GPT-4's tie part on LLMBar MT-Bench (no human tie: none of its own pairs is on it)
+    is 0 by construction. The table read "+0.000 [0.000, 0.000]" with n 51 from 73
+    prompts, a measurement of its own pairs, where print(result), the JSON and the
+    audit say it has no interval and no n; a measured part keeps its numbers."""
+    code, text, err = run(
+        capsys, "metrics", "pairs", "llmbar-mtbench", "--data-dir", str(shared_data),
+        "-j", "gpt-4", "-m", "calibrated_rung_human_neither",
+        "-m", "calibrated_rung_human_prefers_own", "--n-boot", "100",
+    )  # fmt: skip
+    assert code == 0, err
+    words = " ".join(text.replace("│", " ").split())
+    assert "0 by construction none: not a measurement !1 0 none none" in words, text
+    assert "[0.000, 0.000]" not in words and "+0.000" not in words, text
+    assert "[−0.0" in words and " 51 73 " in words, text  # the measured part's
+
+
 def test_the_calibrated_n_and_its_prompts_are_said(
     capsys: pytest.CaptureFixture[str], shared_data: Path
 ) -> None:

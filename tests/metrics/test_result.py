@@ -171,3 +171,16 @@ def test_a_fixed_value_writes_no_interval_error_test_or_rule() -> None:
         "part: 0, fixed by construction, not a measurement (no interval), no bias 0"
     )
     assert str(measured).splitlines()[0].startswith("part: +0.000 [0.000, 0.000] (90% interval)")
+
+
+def test_a_fixed_value_prints_no_line_of_how_its_interval_was_resampled() -> None:
+    """print(result) of a refitted estimate says how its resamples were refitted (its
+    interval's words); a value fixed by construction has no interval, and read "(no
+    interval)" above "interval: refitted exactly in every resample"."""
+    kw = dict(metric="part", estimate=0.0, ci_low=0.0, ci_high=0.0, level=0.9, n=67,
+              n_clusters=73, method="m", refit="exact")  # fmt: skip
+    fixed = str(MetricResult(**kw, fixed=True)).splitlines()  # type: ignore[arg-type]
+    measured = str(MetricResult(**kw)).splitlines()  # type: ignore[arg-type]
+    assert "(no interval)" in fixed[0]
+    assert not any(t.startswith("  interval:") for t in fixed), fixed
+    assert measured[2].startswith("  interval: refitted exactly in every resample"), measured

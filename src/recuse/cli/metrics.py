@@ -173,6 +173,11 @@ NUMBERS_LEGEND = (
 )
 
 
+#: the interval cell of a value fixed by construction (the audit page's words,
+#: :attr:`recuse.report.model.Finding.parts`)
+NOT_MEASURED_CELL = "none: not a measurement"
+
+
 def _numbers(r: MetricResult) -> tuple[str, str]:
     """The estimate and its interval of one row, as :func:`recuse.numbers.estimate_parts`
     writes them for the audit and ``print(result)`` (:meth:`MetricResult.__str__`): the
@@ -446,10 +451,17 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
                 said.append(w)
             marks.append(f"*{said.index(w) + 1}")
         est, interval = _numbers(r)  # an absolute value (Eq. 5) or a flip rate: unsigned
+        n, prompts = f"{r.n:,}", f"{r.n_clusters:,}"
+        if r.fixed:  # no interval and no sample: "+0.000 [0.000, 0.000]", n 51 of 73
+            # prompts read as a measurement of the judge's own pairs (print(result),
+            # the JSON and the audit's tables say it is none)
+            est = f"{numbers.general(r.estimate)} by construction"
+            interval = NOT_MEASURED_CELL
+            n = prompts = "none"
         shown.add_row(
             cell(r.judge or ""), cell(r.metric), est,
             Text(interval + "".join(f" {m}" for m in marks)),
-            f"{r.null:g}", f"{r.n:,}", f"{r.n_clusters:,}",
+            f"{r.null:g}", n, prompts,
         )  # fmt: skip
     console.print(shown)
     console.print(cell(NUMBERS_LEGEND))

@@ -275,7 +275,12 @@ class MetricResult:
             f"  {self.definition}{beside_words(self.metric)}",
             # GPT-4's calibrated self-preference printed [−0.11, 0.06] here and [−0.12,
             # 0.05] in the audit, with no word of why beside either number
-            *([f"  interval: {REFIT_WORDS[self.refit]}{REFIT_OTHER}"] if self.refit else []),
+            # (none for a fixed value: "interval: refitted exactly …" beside "no interval")
+            *(
+                [f"  interval: {REFIT_WORDS[self.refit]}{REFIT_OTHER}"]
+                if self.refit and not self.fixed
+                else []
+            ),
             *(f"  warning: {w}" for w in self.warnings),
             *(f"  note: {w}" for w in self.notes),
         ]

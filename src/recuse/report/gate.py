@@ -485,6 +485,8 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
     for k in ("fixed_by_construction", "absolute_value"):  # optional (older reports lack them)
         if k in f and not isinstance(f[k], bool):  # the audit writes true or false, never null
             raise _bad(f"{where}: {k!r} is not true or false (got {_shown(f[k])})", p)
+    if f.get("fixed_by_construction") is True:
+        _check_fixed(f, where, caveats, p)
     try:  # optional (older reports lack it: their warnings are printed whole)
         far = _extrapolated(f)
     except ValueError as exc:
@@ -528,6 +530,35 @@ def _finding(f: Any, i: int, j: int, report: dict[str, Any], p: Path) -> dict[st
             p,
         )
     return {**f, "level": level}
+
+
+def _check_fixed(f: dict[str, Any], where: str, caveats: list[str], p: Path) -> None:
+    """Refuse a finding marked ``fixed_by_construction`` that the audit never writes so:
+    a fixed value has no interval, its ends are the value; and its warning says why it is
+    fixed, never the "no variation in the resamples" of a measured zero-width interval.
+    The flag alone turned a measured EO 0.00 [0.00, 0.00] from 6 prompts (inconclusive:
+    it rules nothing out) into a PASS, and on a wide interval it was dropped unsaid."""
+    est, low, high = f["estimate"], f["ci_low"], f["ci_high"]
+    if not _no_width(float(est), float(low), float(high)):
+        raise _bad(
+            f"{where}: 'fixed_by_construction' is true, but its interval "
+            f"[{_shown(low)}, {_shown(high)}] is not its estimate {_shown(est)}: a value "
+            "fixed by construction has no interval (the audit writes both ends as the value)",
+            p,
+        )
+    if any(w.startswith(NO_VARIATION) for w in caveats):
+        raise _bad(
+            f"{where}: 'fixed_by_construction' is true, but its warning says "
+            f"'{NO_VARIATION}': a measured interval of zero width, which rules nothing out, "
+            "not a value fixed by construction",
+            p,
+        )
+
+
+def _no_width(est: float, low: float, high: float) -> bool:
+    """``[low, high]`` and ``est`` are one value, to rounding (:func:`zero_width` of the
+    span holding all three): the interval of a value fixed by construction."""
+    return zero_width(est, min(low, est), max(high, est))
 
 
 def _skipped(items: Any, p: Path) -> tuple[GatedSkip, ...]:
@@ -640,7 +671,7 @@ def rules_nothing_out(finding: Mapping[str, Any]) -> str:
         fixed = not (few or warned)
     low, high = float(finding["ci_low"]), float(finding["ci_high"])
     # a fixed value has no width: a finding marked fixed with a width is read as measured
-    fixed = bool(fixed) and zero_width(float(finding["estimate"]), low, high)
+    fixed = bool(fixed) and _no_width(float(finding["estimate"]), low, high)
     if informative(
         estimate=float(finding["estimate"]),
         low=low,
@@ -716,7 +747,7 @@ def evaluate(
                         null, extrapolated=_extrapolated(finding))  # fmt: skip
     says = _bound_words(outcome, threshold.bound, lo, hi, null, x, edges)
     interval = f"({percent(level)} interval)"
-    fixed = finding.get("fixed_by_construction") is True and lo == est == hi
+    fixed = finding.get("fixed_by_construction") is True and _no_width(est, lo, hi)
     if fixed:
         # not a measurement: its value, said so, and no interval (Finding.text)
         numbers, interval = f"{_num(est)}, {FIXED_WORDS}", "(no interval)"
@@ -1118,10 +1149,15 @@ def _check_bound(t: Threshold, key: str, scope: Scope, *, option: str | None = N
             "AGREEMENT@COVERAGE, e.g. --certified 0.85@0.6"
         )
     if t.bound == "min" and not scope.quality:
+        # the distance of the value given from the no-bias value: --min x=-0.1 read
+        # "--max x=-0.1", which --max refuses (a number of 0 or more), and --min
+        # position=0.6 "--max position=0.6", not 0.1 from its 0.5
+        null = scope.bias.null if scope.bias is not None else 0.0
+        distance = abs(_decimal_sum(t.value, -null)) or 0.05
         raise ConfigError(
             f"{name} {t.key}: {key} is a bias, measured against its no-bias value, not "
             f"a quality score — bound its distance from that value with --max {key}="
-            f"{t.value:g} (--min is for scores such as agreement_accuracy)"
+            f"{distance:g} (--min is for scores such as agreement_accuracy)"
         )
     if scope.quality and t.bound == "max" and scope.tested:
         raise ConfigError(

@@ -153,7 +153,7 @@ class AuditOptions:
     #: :func:`recuse.options.option_as_set`, given by the settings that made these
     #: options (:meth:`recuse.options.Settings.audit_options`; options import the
     #: analyses, so the analyses take the wording from them); None: the flag
-    wording: Callable[[str, Any, str], str] | None = field(default=None, compare=False)
+    wording: Callable[[str, Any, str], str] | None = field(default=None, compare=False, repr=False)
 
     def said(self, name: str) -> str:
         """Option ``name`` (``orders``, ``self_scope``, ``human_ties``) as the user set

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 # One BLAS thread per test process, unless the environment says otherwise: `make test`
 # runs two workers on two cores, and OpenBLAS's threads (one per core in each worker)
@@ -80,3 +82,29 @@ def tied_table(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> P
     path = tmp_path_factory.mktemp("tied") / "tied.csv"
     frame.to_csv(path, index=False)
     return path
+
+
+#: ``stop_once(module, name, when)``: :func:`stop_once`'s patcher
+StopOnce = Callable[[Any, str, Callable[..., bool]], list[str]]
+
+
+@pytest.fixture
+def stop_once(monkeypatch: pytest.MonkeyPatch) -> StopOnce:
+    """A Ctrl-C at one chosen point: ``stop_once(module, name, when)`` makes
+    ``module.name`` raise KeyboardInterrupt once, at the first call ``when`` accepts
+    (its arguments), and returns a list that holds ``name`` once it has."""
+
+    def patch(module: Any, name: str, when: Callable[..., bool]) -> list[str]:
+        real = getattr(module, name)
+        hit: list[str] = []
+
+        def stopping(*args: Any, **kwargs: Any) -> Any:
+            if not hit and when(*args, **kwargs):
+                hit.append(name)
+                raise KeyboardInterrupt
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, stopping)
+        return hit
+
+    return patch

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import pytest
@@ -15,6 +15,9 @@ from recuse.cli import main
 from recuse.simulate.pairs import simulate_pairs
 from recuse.simulate.ratings import simulate_ratings
 from recuse.simulate.selective import simulate_selective
+
+if TYPE_CHECKING:
+    from conftest import StopOnce
 
 
 @pytest.fixture(autouse=True)
@@ -208,21 +211,6 @@ def test_setting_sources_is_the_one_rule() -> None:
 # ------------------------------------------------------------ a stop over whole files
 
 
-def _stop_once(monkeypatch: pytest.MonkeyPatch, module: Any, name: str, when: Any) -> list[str]:
-    """``module.name`` raising KeyboardInterrupt once, at the first call ``when`` accepts."""
-    real = getattr(module, name)
-    hit: list[str] = []
-
-    def stopping(*args: Any, **kwargs: Any) -> Any:
-        if not hit and when(*args, **kwargs):
-            hit.append(name)
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, stopping)
-    return hit
-
-
 def _stopped(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     code = main(argv)
     err = " ".join(capsys.readouterr().err.split())
@@ -232,12 +220,15 @@ def _stopped(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def test_a_stop_as_staged_releases_its_lock_says_the_files_are_complete(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    stop_once: StopOnce,
 ) -> None:
     from recuse import outputs
 
     roster = _ratings(tmp_path)
-    hit = _stop_once(monkeypatch, outputs, "_release", lambda *a: True)
+    hit = stop_once(outputs, "_release", lambda *a: True)
     out = tmp_path / "o"
     err = _stopped(["--roster", str(roster), "favoritism", str(tmp_path / "ratings.csv"),
                     "--out", str(out)], capsys)  # fmt: skip
@@ -253,6 +244,7 @@ def test_a_stop_while_wrote_is_printed_says_the_files_are_complete(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     command: str,
+    stop_once: StopOnce,
 ) -> None:
     """A Ctrl-C while the "wrote ..." line is printed, every file in place, says they
     are complete (naming them), exit 130."""
@@ -268,7 +260,7 @@ def test_a_stop_while_wrote_is_printed_says_the_files_are_complete(
         simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=1).pairs.to_csv(
             tmp_path / "pairs.csv", index=False
         )
-        _stop_once(monkeypatch, audit_cli, "echo", wrote)
+        stop_once(audit_cli, "echo", wrote)
         out = tmp_path / "r"
         err = _stopped(["audit", str(tmp_path / "pairs.csv"), "--out", str(out), "--n-boot",
                         "100", "--only", "verbosity"], capsys)  # fmt: skip
@@ -277,7 +269,7 @@ def test_a_stop_while_wrote_is_printed_says_the_files_are_complete(
         return
     if command == "favoritism":
         roster = _ratings(tmp_path)
-        _stop_once(monkeypatch, favoritism_cli, "cell", wrote)
+        stop_once(favoritism_cli, "cell", wrote)
         err = _stopped(["--roster", str(roster), "favoritism", str(tmp_path / "ratings.csv"),
                         "--out", str(tmp_path / "o")], capsys)  # fmt: skip
         assert f"{tmp_path / 'o' / 'favoritism.json'}" in err and "complete and in place" in err
@@ -286,7 +278,7 @@ def test_a_stop_while_wrote_is_printed_says_the_files_are_complete(
         simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=1).pairs.to_csv(
             tmp_path / "pairs.csv", index=False
         )
-        _stop_once(monkeypatch, metrics_cli, "cell", wrote)
+        stop_once(metrics_cli, "cell", wrote)
         out = tmp_path / "m.json"
         err = _stopped(["metrics", "pairs", str(tmp_path / "pairs.csv"), "--n-boot", "100",
                         "--out", str(out)], capsys)  # fmt: skip
@@ -298,12 +290,12 @@ def test_a_stop_while_wrote_is_printed_says_the_files_are_complete(
     certify = ["certify", str(tmp_path / "pairs.csv"), "--agreement", "0.8",
                "--thresholds", str(thr), "--out", str(run)]  # fmt: skip
     if command == "certify-run":
-        _stop_once(monkeypatch, certify_cli, "echo", wrote)
+        stop_once(certify_cli, "echo", wrote)
         err = _stopped(certify, capsys)
         assert f"{thr} and {run} are complete and in place" in err
         return
     _ran(certify, capsys)
-    _stop_once(monkeypatch, certify_cli, "echo", wrote)
+    stop_once(certify_cli, "echo", wrote)
     out = tmp_path / "d.csv"
     err = _stopped(["certify", "apply", str(thr), str(tmp_path / "pairs.csv"), "--out",
                     str(out)], capsys)  # fmt: skip
@@ -311,7 +303,10 @@ def test_a_stop_while_wrote_is_printed_says_the_files_are_complete(
 
 
 def test_a_stop_as_write_csv_releases_its_lock_says_both_files_are_complete(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    stop_once: StopOnce,
 ) -> None:
     from recuse import outputs
 
@@ -319,7 +314,7 @@ def test_a_stop_as_write_csv_releases_its_lock_says_both_files_are_complete(
     thr = tmp_path / "t.json"
     _ran(["certify", str(tmp_path / "pairs.csv"), "--agreement", "0.8", "--thresholds",
           str(thr)], capsys)  # fmt: skip
-    hit = _stop_once(monkeypatch, outputs, "_release", lambda *a: True)
+    hit = stop_once(outputs, "_release", lambda *a: True)
     out = tmp_path / "d.csv"
     err = _stopped(["certify", "apply", str(thr), str(tmp_path / "pairs.csv"), "--out",
                     str(out)], capsys)  # fmt: skip
@@ -381,6 +376,7 @@ def test_a_stop_before_the_files_are_whole_is_never_said_complete(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     command: str,
+    stop_once: StopOnce,
 ) -> None:
     """A Ctrl-C as the last file is written, the others written or in place before it
     (the audit's page after its tables and report.json, favoritism.json after the CSVs,
@@ -397,20 +393,20 @@ def test_a_stop_before_the_files_are_whole_is_never_said_complete(
             tmp_path / "pairs.csv", index=False
         )
     if command == "audit":
-        hit = _stop_once(monkeypatch, outputs.Staging, "write_text", last("report.html"))
+        hit = stop_once(outputs.Staging, "write_text", last("report.html"))
         out = tmp_path / "r"
         argv = ["audit", str(tmp_path / "pairs.csv"), "--out", str(out), "--n-boot", "100",
                 "--only", "verbosity"]  # fmt: skip
         made = [out / "report.json", out / "report.html"]
     elif command == "favoritism":
         roster = _ratings(tmp_path)
-        hit = _stop_once(monkeypatch, outputs.Staging, "write_text", last("favoritism.json"))
+        hit = stop_once(outputs.Staging, "write_text", last("favoritism.json"))
         out = tmp_path / "o"
         argv = ["--roster", str(roster), "favoritism", str(tmp_path / "ratings.csv"), "--out",
                 str(out)]  # fmt: skip
         made = [out / "favoritism.json", out / "coefficients.csv"]
     elif command == "metrics":
-        hit = _stop_once(monkeypatch, outputs, "write_text", last("m.json"))
+        hit = stop_once(outputs, "write_text", last("m.json"))
         argv = ["metrics", "pairs", str(tmp_path / "pairs.csv"), "--n-boot", "100", "--out",
                 str(tmp_path / "m.json")]  # fmt: skip
         made = [tmp_path / "m.json"]
@@ -429,7 +425,7 @@ def test_a_stop_before_the_files_are_whole_is_never_said_complete(
             last_name = str(tmp_path / outputs.SPREADSHEET_FOLDER / "d.csv")
         else:
             last_name = str(run)
-        hit = _stop_once(monkeypatch, outputs, "write_text", last(last_name))
+        hit = stop_once(outputs, "write_text", last(last_name))
     code = main(argv)
     err = " ".join(capsys.readouterr().err.split())
     assert code == 130 and hit, err
@@ -438,7 +434,10 @@ def test_a_stop_before_the_files_are_whole_is_never_said_complete(
 
 
 def test_a_stop_as_certify_run_prints_its_json_says_the_files_are_complete(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    stop_once: StopOnce,
 ) -> None:
     """`certify run --json` with --thresholds and --out: a Ctrl-C as the JSON is printed,
     both files written, said them complete (it said "start it over", as the plain run's
@@ -447,7 +446,7 @@ def test_a_stop_as_certify_run_prints_its_json_says_the_files_are_complete(
 
     simulate_selective(400, seed=5).pairs.to_csv(tmp_path / "pairs.csv", index=False)
     thr, run = tmp_path / "t.json", tmp_path / "run.json"
-    hit = _stop_once(monkeypatch, certify_cli, "json_shown", lambda *a: True)
+    hit = stop_once(certify_cli, "json_shown", lambda *a: True)
     err = _stopped(["certify", str(tmp_path / "pairs.csv"), "--agreement", "0.8",
                     "--thresholds", str(thr), "--out", str(run), "--json"], capsys)  # fmt: skip
     assert hit and f"{thr} and {run} are complete and in place" in err
@@ -490,7 +489,10 @@ def test_human_ties_set_in_the_file_are_named_by_the_files_line(
 
 
 def test_a_stop_in_the_audits_fail_on_gate_says_the_report_is_complete(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    stop_once: StopOnce,
 ) -> None:
     """`recuse audit --fail-on`: a Ctrl-C as its gate runs, after the "wrote" line, the
     report whole in its folder: exit 130 and the words of whole files (it said "start
@@ -500,7 +502,7 @@ def test_a_stop_in_the_audits_fail_on_gate_says_the_report_is_complete(
     simulate_pairs(n_prompts=40, pairs_per_prompt=3, seed=1).pairs.to_csv(
         tmp_path / "pairs.csv", index=False
     )
-    hit = _stop_once(monkeypatch, gate_cli, "run_gate", lambda *a, **k: True)
+    hit = stop_once(gate_cli, "run_gate", lambda *a, **k: True)
     out = tmp_path / "r"
     err = _stopped(["audit", str(tmp_path / "pairs.csv"), "--out", str(out), "--n-boot", "100",
                     "--only", "verbosity", "--fail-on", "verbosity=0.5"], capsys)  # fmt: skip
@@ -509,7 +511,10 @@ def test_a_stop_in_the_audits_fail_on_gate_says_the_report_is_complete(
 
 
 def test_a_stop_as_certify_apply_says_its_guarantee_says_the_file_is_complete(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    stop_once: StopOnce,
 ) -> None:
     """`certify apply`: a Ctrl-C as it prints the guarantee after the "wrote" line, the
     decisions file whole: the words of whole files (it said "start it over")."""
@@ -519,7 +524,7 @@ def test_a_stop_as_certify_apply_says_its_guarantee_says_the_file_is_complete(
     thr = tmp_path / "t.json"
     _ran(["certify", str(tmp_path / "pairs.csv"), "--agreement", "0.8", "--thresholds",
           str(thr)], capsys)  # fmt: skip
-    hit = _stop_once(monkeypatch, certify_cli, "echo", lambda t, *a: t.startswith("guarantee"))
+    hit = stop_once(certify_cli, "echo", lambda t, *a: t.startswith("guarantee"))
     out = tmp_path / "d.json"
     err = _stopped(["certify", "apply", str(thr), str(tmp_path / "pairs.csv"), "--out",
                     str(out)], capsys)  # fmt: skip

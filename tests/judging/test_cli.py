@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pytest
@@ -12,6 +12,9 @@ import pytest
 from judging.helpers import fake_pairs, read_mt_bench_pairs
 from recuse.cli import main
 from recuse.testing.standin import StandIn
+
+if TYPE_CHECKING:
+    from conftest import StopOnce
 
 
 def test_judge_local_folder_then_resume_then_export(
@@ -445,21 +448,6 @@ def judged_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return store
 
 
-def _stop_at(monkeypatch: pytest.MonkeyPatch, module: object, name: str, when: Any) -> list[str]:
-    """``module.name`` raising KeyboardInterrupt once, at the first call ``when`` accepts."""
-    real = getattr(module, name)
-    hit: list[str] = []
-
-    def stopping(*args: Any, **kwargs: Any) -> Any:
-        if not hit and when(*args, **kwargs):
-            hit.append(name)
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, stopping)
-    return hit
-
-
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
 def test_export_stopped_as_it_says_wrote_says_the_file_is_complete(
     judged_store: Path,
@@ -467,6 +455,7 @@ def test_export_stopped_as_it_says_wrote_says_the_file_is_complete(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     suffix: str,
+    stop_once: StopOnce,
 ) -> None:
     """A Ctrl-C while `recuse judge export` prints its "wrote N rows" line: the file
     (and a CSV's spreadsheet copy) is whole, exit 130 and words that say so, not
@@ -474,7 +463,7 @@ def test_export_stopped_as_it_says_wrote_says_the_file_is_complete(
     import recuse.cli.judge as judge_cli
 
     capsys.readouterr()
-    hit = _stop_at(monkeypatch, judge_cli, "echo", lambda text, *a, **k: "wrote" in text)
+    hit = stop_once(judge_cli, "echo", lambda text, *a, **k: "wrote" in text)
     out = tmp_path / f"e{suffix}"
     assert main(["judge", "export", str(judged_store), "--out", str(out)]) == 130
     err = " ".join(capsys.readouterr().err.split())
@@ -495,6 +484,7 @@ def test_export_stopped_before_its_file_is_whole_says_start_it_over(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     where: str,
+    stop_once: StopOnce,
 ) -> None:
     """A Ctrl-C before the export's files are all in place (the exact CSV being
     written, or its spreadsheet copy after it): exit 130 and "start it over"; the words
@@ -504,11 +494,9 @@ def test_export_stopped_before_its_file_is_whole_says_start_it_over(
     capsys.readouterr()
     out = tmp_path / "e.csv"
     if where == "spreadsheet copy":  # the exact file in place, its copy not yet
-        hit = _stop_at(
-            monkeypatch, outputs, "write_text", lambda p, *a, **k: "for-spread" in str(p)
-        )
+        hit = stop_once(outputs, "write_text", lambda p, *a, **k: "for-spread" in str(p))
     else:
-        hit = _stop_at(monkeypatch, outputs, where, lambda *a, **k: True)
+        hit = stop_once(outputs, where, lambda *a, **k: True)
     assert main(["judge", "export", str(judged_store), "--out", str(out)]) == 130
     err = " ".join(capsys.readouterr().err.split())
     assert hit and "start it over" in err and "complete and in place" not in err
@@ -521,6 +509,7 @@ def test_export_stopped_as_it_prints_its_notes_says_the_file_is_complete(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    stop_once: StopOnce,
 ) -> None:
     """A Ctrl-C as `recuse judge export` prints its notes, after the "wrote" line: the
     file is whole and said so (it said a rerun goes on where it stopped)."""
@@ -535,7 +524,7 @@ def test_export_stopped_as_it_prints_its_notes_says_the_file_is_complete(
 
     monkeypatch.setattr(Store, "export_pairs", noted)
     capsys.readouterr()
-    hit = _stop_at(monkeypatch, judge_cli, "echo", lambda text, *a, **k: text.startswith("note:"))
+    hit = stop_once(judge_cli, "echo", lambda text, *a, **k: text.startswith("note:"))
     out = tmp_path / "e.csv"
     assert main(["judge", "export", str(judged_store), "--out", str(out)]) == 130
     err = " ".join(capsys.readouterr().err.split())

@@ -162,16 +162,6 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         if r.metric in PARTS:  # the parts as findings of the section (never flagged)
             part = from_result(ANALYSIS, PARTS[r.metric], r, dataset=inp.name)
             ctx.add(ANALYSIS, part)
-    for s in shared.skipped if shared is not None else ():
-        # a judge with no calibrated headline has no parts: each part gets the
-        # headline's reason, in the words the gate gives it where the self-preference
-        # analysis ran ("self_preference_calibrated not estimated: …"), so --only this
-        # analysis leaves no part without a reason
-        if s.metric == CALIBRATED:
-            why = f"{CALIBRATED} not estimated: {s.reason}"
-            for b in PARTS.values():
-                ctx.skip(ANALYSIS, why, inp.name, str(s.judge or ""), headline=False,
-                         bias=b, metric=b.key)  # fmt: skip
     cal = _calibrated_ladder(inp, shared)
     if not cal.empty:
         ctx.part(ANALYSIS).tables.append(

@@ -429,6 +429,17 @@ def _moved(r: MetricResult) -> bool:
     return r.interval_rule in ("widened", "exact_bound")
 
 
+def _cells(r: MetricResult) -> tuple[str, str, str, str]:
+    """A result's estimate, interval, n and prompts cells: a value fixed by construction
+    has no interval and no sample ("+0.000 [0.000, 0.000]", n 51 of 73 prompts read as a
+    measurement of the judge's own pairs; print(result), the JSON and the audit's tables
+    say it is none)."""
+    if r.fixed:
+        return f"{numbers.general(r.estimate)} by construction", NOT_MEASURED_CELL, "none", "none"
+    est, interval = _numbers(r)  # an absolute value (Eq. 5) or a flip rate: unsigned
+    return est, interval, f"{r.n:,}", f"{r.n_clusters:,}"
+
+
 def _print_results(console: Console, result: PairwiseBias, *, title: str) -> None:
     """The results as a table (each distinct warning once, numbered; rows carry the
     number; each distinct note likewise, ``*1``, after them), each metric's definition,
@@ -450,14 +461,7 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
             if w not in said:
                 said.append(w)
             marks.append(f"*{said.index(w) + 1}")
-        est, interval = _numbers(r)  # an absolute value (Eq. 5) or a flip rate: unsigned
-        n, prompts = f"{r.n:,}", f"{r.n_clusters:,}"
-        if r.fixed:  # no interval and no sample: "+0.000 [0.000, 0.000]", n 51 of 73
-            # prompts read as a measurement of the judge's own pairs (print(result),
-            # the JSON and the audit's tables say it is none)
-            est = f"{numbers.general(r.estimate)} by construction"
-            interval = NOT_MEASURED_CELL
-            n = prompts = "none"
+        est, interval, n, prompts = _cells(r)
         shown.add_row(
             cell(r.judge or ""), cell(r.metric), est,
             Text(interval + "".join(f" {m}" for m in marks)),

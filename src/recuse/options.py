@@ -54,7 +54,6 @@ from recuse.choices import (
     TableKind,
 )
 from recuse.errors import ConfigError
-from recuse.files import path_text
 
 if TYPE_CHECKING:
     from recuse.analyses.base import AuditOptions
@@ -850,7 +849,10 @@ def setting_sources(
     specs = settings_fields()
     mine = set(given)
     filed = set(config.options) if config is not None else set()
-    # the path as text every writer takes (a name in bytes that are not UTF-8, \xNN)
+    # the path as text every writer takes (a name in bytes that are not UTF-8, \xNN);
+    # imported here: recuse.files (hashlib, gzip, tomllib) is not on `recuse --help`'s path
+    from recuse.files import path_text
+
     shown = path_text(str(config.path)) if config is not None and config.path else ""
     where = "config" + (f":{shown}" if shown else "")
     out: dict[str, str] = {}

@@ -10,10 +10,14 @@ import pandas as pd
 import pytest
 
 from analyses.conftest import OPTIONS, Planted
-from recuse.analyses.self_preference_ladder import ANALYSIS, PARTS
+from recuse.analyses.base import Context
+from recuse.analyses.self_preference_ladder import ANALYSIS, PARTS, _skip_parts
 from recuse.data.inputs import Input
 from recuse.driver import run_audit
+from recuse.metrics.competence import CALIBRATED
 from recuse.metrics.ladder import RUNGS
+from recuse.metrics.result import MetricResult, Skipped
+from recuse.metrics.summary import PairwiseBias
 from recuse.report import Finding, Source
 
 
@@ -271,3 +275,30 @@ def test_a_part_fixed_by_construction_has_no_interval_rule_and_no_sample_size(
     # the page's n cell: the measured part's own pairs and prompts, none for the fixed one
     assert f'<td class="num">{measured["n"]} <span class="muted">(73 prompts)' in page
     assert '<td class="num">none: not a measurement</td><td class="num">none: not a' in page
+
+
+def test_a_part_is_skipped_once_and_only_where_it_has_no_estimate(planted: Planted) -> None:
+    """Where the calibrated headline was not estimated for a judge, each part it has no
+    estimate of gets one skip, with the headline's reason in words (no other estimate's
+    id: tests/analyses/test_skips_name_their_estimate.py): a judge named twice among the
+    shared skips, or with one part estimated, read a part both made and not made, or
+    skipped twice, when every part was skipped per skip of the headline."""
+    made = MetricResult("calibrated_rung_human_neither", 0.01, -0.02, 0.04, 0.9, 20, 9,
+                        "bca", judge="a")  # fmt: skip
+    why = "no pairs holding the judge's own answer"
+    shared = PairwiseBias(
+        (made,),
+        (Skipped(CALIBRATED, "a", why), Skipped(CALIBRATED, "a", "a second reason"),
+         Skipped(CALIBRATED, "b", why), Skipped("self_preference_eo", "c", why)),
+    )  # fmt: skip
+    ctx = Context(OPTIONS, planted.roster)
+    _skip_parts(ctx, Input("d", "pairs", planted.pairs, Source("d", "pairs", 1)), shared)
+    said = [(k.judge, k.bias.key if k.bias else "", k.said) for k in ctx.skipped]
+    keys = [b.key for b in PARTS.values()]
+    words = f"the calibrated self-preference it is a part of was not estimated: {why}"
+    assert said == [
+        ("a", keys[0], f"{keys[0]}: {words}"),
+        ("a", keys[2], f"{keys[2]}: {words}"),
+        *(("b", k, f"{k}: {words}") for k in keys),
+    ]
+    assert not any(k.headline for k in ctx.skipped)

@@ -448,19 +448,26 @@ def test_an_empty_summary_table_beside_estimates_says_where_they_are(
     inputs (reasons: --verbose and the report)" above the data line's "estimates in:
     Self-preference, taken apart", with nothing skipped and --verbose given: the
     sentence now names the sections that hold the estimates, in the terminal and the
-    HTML page, and points to reasons only where an analysis was not made."""
+    HTML page, and points to reasons only where an analysis was not made: here the
+    parts of Llama-2 and PaLM-2, none of whose answers the pairs hold (a skip each, with
+    the calibrated headline's reason)."""
     out_dir = tmp_path / "r"
     args = ["audit", "llmbar-mtbench", "--only", "self-preference-ladder", "--verbose"]
     code = main([*args, "--data-dir", str(shared_data), "--out", str(out_dir), "--n-boot", "100"])
     assert code == 0
     out = capsys.readouterr().out
     said = "No headline bias for the summary table from these inputs; the estimates made"
-    assert f"{said} are in: Self-preference, taken apart." in out.splitlines()
-    assert "No bias could be estimated" not in out and "reasons" not in out
-    assert json.loads((out_dir / "report.json").read_text("utf-8"))["skipped"] == []
+    where = "(reasons: --verbose and the report)"
+    assert f"{said} are in: Self-preference, taken apart {where}." in out.splitlines()
+    assert "No bias could be estimated" not in out
+    skipped = json.loads((out_dir / "report.json").read_text("utf-8"))["skipped"]
+    assert {(s["judge"], s["analysis"]) for s in skipped} == {
+        ("llama-2-70b-chat", "Self-preference, taken apart"),
+        ("palm-2", "Self-preference, taken apart"),
+    }
     html = (out_dir / "report.html").read_text("utf-8")
     assert "No bias could be estimated" not in html
-    assert "the estimates made are in: Self-preference, taken apart." in html
+    assert "the estimates made are in: Self-preference, taken apart (the skipped" in html
 
 
 def test_the_summary_table_rows_stay_whole_on_a_narrow_terminal(

@@ -1109,3 +1109,40 @@ def test_a_part_of_the_calibrated_self_preference_says_whose_and_why_not_estimat
         "pairs holding the judge's own answer"
     ) in out, out
     assert "no finding and no reason" not in out
+
+
+def test_the_ladder_alone_records_why_a_judge_has_no_parts(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--only self-preference-ladder`` on llmbar-mtbench: none of the pairs holds an
+    answer of Llama-2 or PaLM-2, so they have no calibrated headline and no parts; the
+    reason was the self-preference analysis's skip alone, which this audit does not
+    run, and the gate read "the report holds no finding and no reason" for both. The
+    ladder records one skip per part not estimated, with the headline's reason (said in
+    words, not by its id: a skip names its own estimate alone,
+    tests/analyses/test_skips_name_their_estimate.py), and the gate says it."""
+    out = tmp_path / "report"
+    audit = ["audit", "llmbar-mtbench", "--only", "self-preference-ladder", "--out",
+             str(out), "--data-dir", str(shared_data), "--n-boot", "200"]  # fmt: skip
+    assert main(audit) == 0
+    capsys.readouterr()
+    report = json.loads((out / "report.json").read_text("utf-8"))
+    why = (
+        "the calibrated self-preference it is a part of was not estimated: no pairs holding "
+        "the judge's own answer"
+    )
+    parts = ("self_preference_part_human_prefers_own", "self_preference_part_human_neither",
+             "self_preference_part_human_prefers_other")  # fmt: skip
+    skips = {(s["judge"], s["bias"]): s["reason"] for s in report["skipped"]}
+    assert len(skips) == len(report["skipped"])  # none twice
+    for judge in ("llama-2-70b-chat", "palm-2"):
+        for part in parts:
+            assert skips.get((judge, part)) == f"{part}: {why}", skips
+    found = [f for s in report["sections"] for f in s["findings"]]
+    measured = {f["judge"] for f in found if f["bias"] in parts}
+    assert measured == {"gpt-3.5-turbo", "gpt-4"}  # none of them is skipped
+    assert not [k for k in skips if k[0] in measured], skips
+    code, printed = _run(["gate", str(out / "report.json"), "--max", f"{parts[1]}=0.2"], capsys)
+    assert code == 3 and "no finding and no reason" not in printed, printed
+    for judge in ("llama-2-70b-chat", "palm-2"):
+        assert f"of {judge} (llmbar-mtbench): {why}\n" in printed, printed

@@ -156,12 +156,39 @@ def _needs(frame: pd.DataFrame, roster: Roster) -> str | None:
     return None
 
 
+#: a part's reason where its judge has no calibrated headline (the headline's reason
+#: follows): the estimate it is a part of is said in words, not by its id, so that the
+#: skip names its own estimate alone (``self_preference_part_…: …``)
+NO_HEADLINE = "the calibrated self-preference it is a part of was not estimated"
+
+
+def _skip_parts(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
+    """A skip of each part a judge has no estimate of, where the calibrated headline was
+    not estimated for it, with the headline's reason: once per (judge, part), and none
+    for a part that was estimated. Without it, ``--only self-preference-ladder`` left
+    such a judge's parts with no finding and no reason (the reason was the
+    self-preference analysis's skip of the headline alone)."""
+    if shared is None:
+        return
+    made = {(r.judge, r.metric) for r in shared.results if r.metric in PARTS}
+    why: dict[str | None, str] = {}  # the first reason per judge: each part skipped once
+    for s in shared.skipped:
+        if s.metric == CALIBRATED:
+            why.setdefault(s.judge, s.reason)
+    for judge, reason in why.items():
+        for metric, bias in PARTS.items():
+            if (judge, metric) not in made:  # named by its key, as the gate reads it
+                ctx.skip(ANALYSIS, f"{NO_HEADLINE}: {reason}", inp.name, str(judge or ""),
+                         headline=False, bias=bias, metric=bias.key)  # fmt: skip
+
+
 def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     o = ctx.options
     for r in shared.results if shared is not None else ():
         if r.metric in PARTS:  # the parts as findings of the section (never flagged)
             part = from_result(ANALYSIS, PARTS[r.metric], r, dataset=inp.name)
             ctx.add(ANALYSIS, part)
+    _skip_parts(ctx, inp, shared)
     cal = _calibrated_ladder(inp, shared)
     if not cal.empty:
         ctx.part(ANALYSIS).tables.append(

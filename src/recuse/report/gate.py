@@ -1339,8 +1339,9 @@ def _reason(
     whose = _PARTS_OF.get(scope.analysis) if scope is not None else None
     if not reasons and whose is not None:
         # a part of an estimate the audit did not make: the ladder's parts of a judge
-        # with no calibrated self-preference have no skip of their own, and read "the
-        # report holds no finding and no reason"
+        # with no calibrated self-preference had no skip of their own in the reports of
+        # older recuse (the ladder records one now), and read "the report holds no
+        # finding and no reason"
         head = [s.reason for s in report.skipped if s.bias == whose and about(s)]
         reasons = [f"{whose} not estimated: {_unnamed(r)}"
                    for r in dict.fromkeys(head)]  # fmt: skip

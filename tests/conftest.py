@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,15 @@ if "OPENBLAS_NUM_THREADS" not in os.environ:
         from threadpoolctl import threadpool_limits
 
         _ONE_BLAS_THREAD = threadpool_limits(limits=1, user_api="blas")
+
+# Ctrl-C as at a terminal, whatever started the suite: a suite started with SIGINT
+# ignored (a background job of a non-interactive shell, `make test &` in a script)
+# inherits the ignore — Python installs its KeyboardInterrupt handler only where SIGINT
+# is not ignored at start — and so do the programs the tests start, whose Ctrl-C tests
+# (about 30) then saw nothing happen. A handler here is reset to the default in every
+# child at exec, as an ignore is not.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import pytest
 

@@ -97,9 +97,9 @@ def test_the_calibrated_estimates_refit_each_resample_once(shared_data: Path) ->
     batches: list[int] = []
     newton = competence._newton
 
-    def counted(x: np.ndarray, n: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def counted(x: np.ndarray, n: np.ndarray, y: np.ndarray, **kw: np.ndarray) -> np.ndarray:
         batches.extend([1] if n.ndim > 1 else [])
-        return newton(x, n, y)
+        return newton(x, n, y, **kw)
 
     def estimates(metrics: list[str]) -> tuple[dict[tuple[str, str], tuple[float, ...]], int]:
         batches.clear()

@@ -58,6 +58,13 @@ def describe_dp(r: MetricResult) -> str:
         if np.isfinite(own) and np.isfinite(pred):
             other = r.components.get("pairs_without_own")
             learnt = f" from {other:,.0f} pairs without its own answer" if other else ""
+            lapse = r.components.get("slot_lapse")
+            if lapse is not None and np.isfinite(lapse):
+                which = "first" if r.components.get("slot_lapse_slot", 1) > 0 else "second"
+                learnt += (
+                    f"; takes the answer shown {which} on {lapse:.0%} of its orders whatever "
+                    "the pair (a slot lapse, in the prediction)"
+                )
             return f"picks its own {own:.2f} vs {pred:.2f} predicted{learnt}"
     own, pred = r.components.get("family_pick_rate"), r.components.get("predicted_family_pick_rate")
     if r.metric == "family_preference_calibrated" and own is not None and pred is not None:

@@ -62,12 +62,15 @@ __all__ = [
     "CEILING",
     "EXTRAPOLATION_FACTOR",
     "FAMILY_CALIBRATED",
+    "LAPSE_LR",
+    "LAPSE_MIN",
     "MAX_PATTERNS",
     "MIN_STRATUM_PAIRS",
     "REFIT_WORDS",
     "STRATA_DISTANCE",
     "CompetenceModel",
     "LabelTerm",
+    "LapseTest",
     "calibrated_parts",
     "calibrated_self_preference",
     "calibrated_spec",
@@ -77,6 +80,8 @@ __all__ = [
     "label_conditioned",
     "label_strengths",
     "label_words",
+    "lapse_test",
+    "lapse_words",
     "strata_warning",
     "strata_words",
     "stratum_column",
@@ -87,6 +92,12 @@ CALIBRATED = "self_preference_calibrated"
 #: Newton steps of the competence fit (from 0; a fit converges in about 6, a judge that
 #: separates the strengths perfectly drifts toward κ = ∞ where π no longer moves)
 _NEWTON_STEPS = 30
+#: the slot lapse's fit (:func:`_lapse_fit`): its starting λ, EM steps, then at most so
+#: many Fisher-scoring steps
+_LAPSE_START = 0.25
+_EM_STEPS = 5
+_SCORING_STEPS = 50
+_HALVINGS = 30
 #: most covariate patterns plus labelled model pairs, times the judges, that the exact
 #: refit handles (each resample refits every judge over all of them); past it, each
 #: resample takes one Newton step from the full-sample fit (:class:`_OneStep`)
@@ -196,6 +207,13 @@ class CompetenceModel:
     #: the judges whose competence is conditioned on the label (the method names them: a
     #: table's judges share one method, and the others' competence is not conditioned)
     conditioned: tuple[str, ...] = ()
+    #: per pattern: the slot (+1 first shown, −1 second) whose answer the pattern's judge
+    #: takes on a share λ of its orders whatever the pair, for the judges whose
+    #: competence has that slot lapse (:func:`lapse_test`), 0 for the others; None: no
+    #: lapse in the model. ``θ`` then ends with λ
+    lapse: NDArray[np.float64] | None = None
+    #: the judges whose competence has the slot lapse (the method names them)
+    lapsed: tuple[str, ...] = ()
     #: the bootstrap's one-step linearisation (:class:`_OneStep`), or None: exact refits
     one_step: _OneStep | None = None
     #: the whole table's covariate patterns (without the label term) plus labelled model
@@ -409,6 +427,20 @@ class CompetenceModel:
             return theta, st[..., self.ia] - st[..., self.ib]
         st = self.strengths(s)
         g = st[..., self.ia] - st[..., self.ib]  # (..., P)
+        if self.lapse is None:
+            theta = _newton(self.design(g), n, y)
+        else:
+            theta = _lapse_fit(self.design(g), n, y, self.first == self.lapse, self.lapse != 0)
+        if key is not None:
+            if len(self._refits) >= _REFITS_KEPT:  # the oldest goes (another thread may
+                with contextlib.suppress(KeyError, RuntimeError, StopIteration):  # have)
+                    self._refits.pop(next(iter(self._refits)))
+            self._refits[key] = (st, theta)
+        return theta, g
+
+    def design(self, g: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The logistic part's design ``(..., P, d)`` at strength gaps ``g``: the gap (one
+        column per discrimination), first, own[, family][, label]."""
         if self.kgroup is None:
             cols = [g]
         else:  # κ_c (s_a − s_b): the gap in its stratum's own column
@@ -418,24 +450,24 @@ class CompetenceModel:
             cols.append(np.broadcast_to(self.fam, g.shape))
         if self.label is not None:
             cols.append(np.broadcast_to(self.label, g.shape))
-        theta = _newton(np.stack(cols, -1), n, y)
-        if key is not None:
-            if len(self._refits) >= _REFITS_KEPT:  # the oldest goes (another thread may
-                with contextlib.suppress(KeyError, RuntimeError, StopIteration):  # have)
-                    self._refits.pop(next(iter(self._refits)))
-            self._refits[key] = (st, theta)
-        return theta, g
+        return np.stack(cols, -1)
 
     def p0(self, theta: NDArray[np.float64], g: NDArray[np.float64]) -> NDArray[np.float64]:
         """Each pattern's P(picks a) without the own and family terms: ``expit(κ_c g +
         β·first [+ α·label])``, ``κ_c`` its stratum's discrimination (theta: κ's, β, τ[,
-        φ][, α])."""
+        φ][, α][, λ]); with a slot lapse, ``λ·[a in the slot] + (1 − λ)·`` that."""
         kap = theta[..., :1] if self.kgroup is None else theta[..., self.kgroup]
         beta = theta[..., self.n_kappa : self.n_kappa + 1]
         eta = kap * g + beta * self.first
         if self.label is not None:
-            eta = eta + theta[..., -1:] * self.label
-        return np.asarray(special.expit(eta), dtype=float)
+            at = -2 if self.lapse is not None else -1
+            eta = eta + theta[..., at : at + 1 or None] * self.label
+        p = np.asarray(special.expit(eta), dtype=float)
+        if self.lapse is None:
+            return p
+        lam = theta[..., -1:]
+        mixed = lam * (self.first == self.lapse) + (1.0 - lam) * p
+        return np.where(self.lapse != 0, mixed, p)
 
     def parts(
         self, s: NDArray[np.float64], relation: Relation = "self", rung: int | None = None
@@ -495,12 +527,25 @@ class CompetenceModel:
                 "own_pick_rate": float("nan"),
                 "predicted_own_pick_rate": float("nan"),
                 "pairs_without_own": other,
-            }
+            } | self.lapse_share(t)
         return {
             "own_pick_rate": float(picks / n_own),
             "predicted_own_pick_rate": float(pred / n_own),
             "pairs_without_own": other,
-        }
+        } | self.lapse_share(t)
+
+    def lapse_share(self, t: NDArray[np.float64]) -> dict[str, float]:
+        """``slot_lapse``: λ, the share of its orders that take one slot's answer whatever
+        the pair, and ``slot_lapse_slot``: that slot (+1 first shown, −1 second), for a
+        judge whose competence has a slot lapse; else empty."""
+        if self.lapse is None:
+            return {}
+        n, _, _ = self.placed(t)
+        mine = (self.lapse != 0) & (n > 0)
+        if not mine.any():
+            return {}
+        theta, _ = self.fit(t)
+        return {"slot_lapse": float(theta[-1]), "slot_lapse_slot": float(self.lapse[mine][0])}
 
     def components_family(self, t: NDArray[np.float64]) -> dict[str, float]:
         n_fam, picks, pred = self.parts(t, "family")
@@ -617,6 +662,10 @@ class CompetenceModel:
                     "prefers its answers 90% of the time), about 8% low at 76%; the "
                     "category term does not change this"
                 )
+        if self.one_step is not None and self.lapse is None and own.any() and self.finite(t):
+            test = lapse_test(self, t)
+            if test.lapsed:
+                out.append(lapse_warning(test))
         if not own.any() or not other.any() or not np.all(np.isfinite(gap[seen])):
             return tuple(out)
         words = extrapolation_warning(own_gaps=gap[own], own_weights=n[own], other_gaps=gap[other])
@@ -877,7 +926,11 @@ def _strongly_connected(
 
 
 def _newton(
-    x: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64]
+    x: NDArray[np.float64],
+    n: NDArray[np.float64],
+    y: NDArray[np.float64],
+    *,
+    start: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
     """Weighted binomial maximum likelihood ``logit E[y/n] = x θ`` for every leading index
     of ``n`` and ``y`` (``(..., P)``; ``x`` is ``(P, d)`` or ``(..., P, d)``): Newton's
@@ -885,9 +938,12 @@ def _newton(
     ``I = xᵀ diag(n μ (1 − μ)) x``, by the pseudo-inverse (a direction the data do not
     inform stays 0); NaN where not finite. Products are matrix products (batched over
     the leading indices), not three-operand einsums: the same numbers to rounding, in
-    half the time, where the bootstrap refits it for every resample."""
+    half the time, where the bootstrap refits it for every resample. ``start``: from
+    that ``θ`` instead of 0 (non-finite entries from 0)."""
     d = x.shape[-1]
     theta = np.zeros((*n.shape[:-1], d))
+    if start is not None:
+        theta = np.where(np.isfinite(start), start, 0.0)
     if n.ndim > 1:  # a batch: each fit steps until its own step is small
         return _newton_batch(x, n, y, theta)
     xt = np.swapaxes(x, -1, -2)
@@ -897,6 +953,105 @@ def _newton(
         if np.all(np.abs(step) < 1e-10):
             break
     return np.where(np.isfinite(theta), theta, np.nan)
+
+
+def _lapse_fit(
+    x: NDArray[np.float64],
+    n: NDArray[np.float64],
+    y: NDArray[np.float64],
+    in_slot: NDArray[np.bool_],
+    lapsed: NDArray[np.bool_],
+) -> NDArray[np.float64]:
+    """:func:`_newton`'s fit with a slot lapse: on the ``lapsed`` patterns ``P(picks a) =
+    λ·[a in the slot] + (1 − λ)·expit(x θ)`` (``in_slot``: a is the slot's answer, else
+    b), by maximum likelihood, for every leading index of ``n`` and ``y``. ``θ`` with
+    ``λ`` appended; λ = 0 where no lapsed pattern has weight (the plain fit).
+
+    From the plain fit and λ = :data:`_LAPSE_START`, :data:`_EM_STEPS` EM steps (the
+    E-step splits each pattern's picks of the slot's answer ``c`` into lapses, ``z = c λ /
+    (λ + (1 − λ) P_slot)``, ``P_slot`` the logistic part's chance of that answer; the
+    M-step sets ``λ = Σ z / Σ n`` and refits ``θ`` on the weights ``n − z`` and the picks
+    less the lapses), then Fisher scoring on ``(θ, λ)``: ``φ ← φ + I⁺ U`` with the score
+    ``U = Σ (y − n p) ∂p / (p (1 − p))`` and the expected information ``I = Σ n ∂p ∂pᵀ /
+    (p (1 − p))``, λ kept in [0, 1): at λ = 0 with a score pointing below it, ``θ``
+    alone steps (EM alone crawls there, hundreds of steps)."""
+    theta = _newton(x, n, y)
+    lap = lapsed.astype(float)
+    total = np.where(lapsed, n, 0.0).sum(axis=-1, keepdims=True)
+    if not np.any(total > 0):
+        return np.concatenate([theta, np.zeros((*theta.shape[:-1], 1))], axis=-1)
+    slot = (in_slot & lapsed).astype(float)
+    slot_picks = np.where(lapsed, np.where(in_slot, y, n - y), 0.0)
+    lam = np.where(total > 0, _LAPSE_START, 0.0)
+    for _ in range(_EM_STEPS):
+        mu = special.expit((x @ theta[..., None])[..., 0])
+        share = lam / np.maximum(lam + (1.0 - lam) * np.where(in_slot, mu, 1.0 - mu), 1e-300)
+        z = slot_picks * share
+        lam = np.divide(z.sum(axis=-1, keepdims=True), total, out=np.zeros_like(lam),
+                        where=total > 0)  # fmt: skip
+        theta = _newton(x, n - z, np.where(in_slot, y - z, y), start=theta)
+    d = x.shape[-1]
+    xt = np.swapaxes(x, -1, -2)
+
+    def mixture(theta: NDArray[np.float64], lam: NDArray[np.float64]) -> tuple[Any, Any]:
+        mu = special.expit((x @ theta[..., None])[..., 0])
+        return mu, np.clip(lam * slot + (1.0 - lam * lap) * mu, 1e-12, 1.0 - 1e-12)
+
+    def loglik(p: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.sum(special.xlogy(y, p) + special.xlogy(n - y, 1.0 - p), axis=-1)
+
+    mu, p = mixture(theta, lam)
+    at = loglik(p)
+    for _ in range(_SCORING_STEPS):
+        v = p * (1.0 - p)
+        d_theta = (1.0 - lam * lap) * mu * (1.0 - mu)  # ∂p/∂θ = that · x
+        d_lam = lap * (slot - mu)
+        r = (y - n * p) / v
+        score = np.concatenate(
+            [(xt @ (r * d_theta)[..., None])[..., 0], (r * d_lam).sum(-1, keepdims=True)], -1
+        )
+        w = n / v
+        i_tt = xt @ (x * (w * d_theta * d_theta)[..., None])
+        i_tl = (xt @ (w * d_theta * d_lam)[..., None])[..., 0]
+        i_ll = (w * d_lam * d_lam).sum(-1)
+        info = np.concatenate(
+            [np.concatenate([i_tt, i_tl[..., None]], -1),
+             np.concatenate([i_tl, i_ll[..., None]], -1)[..., None, :]], -2,
+        )  # fmt: skip
+        info = np.where(np.isfinite(info), info, 0.0)
+        step = (_symmetric_pinv(info) @ score[..., None])[..., 0]
+        alone = (_symmetric_pinv(info[..., :d, :d]) @ score[..., :d, None])[..., 0]
+        pinned = ((lam[..., 0] <= 0.0) & (score[..., d] <= 0.0))[..., None]
+        step = np.where(pinned, np.concatenate([alone, np.zeros_like(lam)], -1), step)
+        step = np.where(np.isfinite(step), step, 0.0)
+        # halved where it lowers the likelihood (a mixture's is not concave)
+        for _ in range(_HALVINGS):
+            new_theta = theta + step[..., :d]
+            new_lam = np.clip(lam + step[..., d:], 0.0, 1.0 - 1e-9)
+            new_mu, new_p = mixture(new_theta, new_lam)
+            new_at = loglik(new_p)
+            worse = ~(new_at >= at - 1e-9 * np.abs(at))
+            if not worse.any():
+                break
+            step = np.where(worse[..., None], step / 2.0, step)
+        else:
+            keep = worse[..., None]
+            new_theta = np.where(keep, theta, new_theta)
+            new_lam = np.where(keep, lam, new_lam)
+            new_mu, new_p = mixture(new_theta, new_lam)
+            new_at = loglik(new_p)
+        done = np.all(np.abs(new_theta - theta) < 1e-10) and np.all(np.abs(new_lam - lam) < 1e-10)
+        theta, lam, mu, p, at = new_theta, new_lam, new_mu, new_p, new_at
+        if done:
+            break
+    fitted = np.concatenate([theta, lam], axis=-1)
+    return np.where(np.isfinite(fitted), fitted, np.nan)
+
+
+def _loglik(p: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64]) -> float:
+    """The weighted binomial log-likelihood ``Σ y log p + (n − y) log(1 − p)``."""
+    q = np.clip(p, 1e-300, 1.0 - 1e-16)
+    return float(np.sum(special.xlogy(y, q) + special.xlogy(n - y, 1.0 - q)))
 
 
 def _strengths_key(
@@ -1351,6 +1506,7 @@ def calibrated_parts(
     family_side: NDArray[np.int8] | None = None,
     stratum: str | None = None,
     label_term: NDArray[np.bool_] | None = None,
+    lapse_term: NDArray[np.int8] | None = None,
     one_step: bool | None = False,
 ) -> tuple[Sums, NDArray[np.intp], dict[str, str], NDArray[np.float64], CompetenceModel]:
     """Per-row sums of the calibrated statistic (:class:`CompetenceModel`), group codes,
@@ -1363,7 +1519,9 @@ def calibrated_parts(
     discrimination ``κ_c`` per stratum with enough pairs (:func:`_stratum_groups`) and
     the :func:`strata_warning` of each judge. ``label_term`` (per judge code): condition
     that judge's competence on each pair's human label (``α·label``; see
-    :func:`_at_ceiling`)."""
+    :func:`_at_ceiling`). ``lapse_term`` (per judge code: its slot, +1 first or −1
+    second, or 0): give that judge's competence a slot lapse (:func:`lapse_test`; exact
+    refits only)."""
     n = len(pairs)
     pred_a = np.full(n, np.nan)
     if side is None:
@@ -1429,6 +1587,11 @@ def calibrated_parts(
         hdir = np.zeros(n, dtype=int)
     else:
         hdir = np.where(np.asarray(label_term, bool)[codes] & np.isfinite(human), hdir, 0)
+    # the slot of the judges whose competence has a slot lapse (0: none)
+    lapsing = lapse_term is not None and bool(np.any(lapse_term))
+    ldir = np.zeros(n, dtype=np.int8)
+    if lapse_term is not None and lapsing:
+        ldir = np.where(codes >= 0, np.asarray(lapse_term, np.int8)[codes], 0).astype(np.int8)
     names: tuple[str, ...] = ()
     scode = np.zeros(n, dtype=np.intp)
     if stratum is not None:
@@ -1443,7 +1606,8 @@ def calibrated_parts(
     yy = np.concatenate([y1[j1], y2[j2]])
     first = np.repeat(np.array([1, -1], dtype=np.int8), [len(j1), len(j2)])
     w = 1.0 / k_orders[ri]
-    key_columns = [ia[ri], ib[ri], first, side[ri], fam_side[ri], rung[ri], scode[ri], hdir[ri]]
+    key_columns = [ia[ri], ib[ri], first, side[ri], fam_side[ri], rung[ri], scode[ri], hdir[ri],
+                   ldir[ri]]  # fmt: skip
     pats, pat = _unique_columns(key_columns)
     lab_rows = np.flatnonzero(labelled)
     lpairs, lab = _unique_columns([ia[lab_rows], ib[lab_rows]])
@@ -1479,6 +1643,12 @@ def calibrated_parts(
         conditioned=(
             tuple(labels[c] for c in np.flatnonzero(np.asarray(label_term, bool)))
             if conditioned
+            else ()
+        ),
+        lapse=pats[:, 8].astype(float) if lapsing else None,
+        lapsed=(
+            tuple(labels[c] for c in np.flatnonzero(np.asarray(lapse_term)))
+            if lapse_term is not None and lapsing
             else ()
         ),
     )
@@ -1670,6 +1840,7 @@ def calibrated_specs(
     fam_words = "" if model.fam is None else " and a family term φ·family"
     held += strata_words(model)
     held += label_words(model)
+    held += lapse_words(model)
 
     one = model.one_step
     # chosen by calibrated_parts; the estimate and its family preference carry it (the
@@ -1871,15 +2042,18 @@ def gated_parts(
     where it conditions no judge that fit is the answer when its bootstrap is the one
     asked for (``one_step`` None, or False and that fit refits exactly: then both calls
     make the same arrays). ``how``: the other options of :func:`calibrated_parts`."""
+    first = calibrated_parts(pairs, codes, labels, one_step=None, **how)
+    lapse = None if one_step is True else _lapse_gate(first, len(labels))
     if label is not False and label is not True:  # "auto": the fit without a label term
-        first = calibrated_parts(pairs, codes, labels, one_step=None, **how)
         gate = _ceiling_gate(first, len(labels))
-        same = one_step is None or (one_step is False and first[4].one_step is None)
-        if gate is None and same:
-            return first  # no judge needs the label term: that fit
     else:
         gate = label_conditioned(pairs, codes, labels, label, **how)
-    return calibrated_parts(pairs, codes, labels, one_step=one_step, label_term=gate, **how)
+    same = one_step is None or (one_step is False and first[4].one_step is None)
+    if gate is None and lapse is None and same:
+        return first  # no judge needs the label term or the lapse: that fit
+    return calibrated_parts(
+        pairs, codes, labels, one_step=one_step, label_term=gate, lapse_term=lapse, **how
+    )
 
 
 def _ceiling_gate(
@@ -1900,6 +2074,111 @@ def _ceiling_gate(
         return None
     gate = _at_ceiling(totals, model, n_labels)
     return gate if gate.any() else None
+
+
+#: the slot lapse enters a judge's competence model (:func:`lapse_test`) where its
+#: maximum-likelihood share of lapsed orders is at least :data:`LAPSE_MIN` and the
+#: likelihood ratio against the model without it at least :data:`LAPSE_LR` (10.83:
+#: p = 0.001 on χ²₁, 0.0005 on the ½χ²₀ + ½χ²₁ of a share on its boundary under no lapse)
+LAPSE_MIN = 0.1
+LAPSE_LR = 10.83
+
+
+@dataclass(frozen=True)
+class LapseTest:
+    """:func:`lapse_test`'s answer for one judge: the slot (+1 first shown, −1 second),
+    the fitted share ``λ`` of its orders that take that slot's answer whatever the pair,
+    the likelihood-ratio statistic against the model without it, and whether the model
+    gains it (``λ ≥`` :data:`LAPSE_MIN` and LR ``≥`` :data:`LAPSE_LR`)."""
+
+    slot: int
+    share: float
+    lr: float
+
+    @property
+    def lapsed(self) -> bool:
+        return self.share >= LAPSE_MIN and self.lr >= LAPSE_LR
+
+
+def lapse_test(model: CompetenceModel, t: NDArray[np.float64]) -> LapseTest:
+    """Whether a judge (its totals ``t`` of ``model``, which has no lapse) takes the answer
+    in one slot on a share of its orders whatever the pair: the model's position term is
+    a shift in log-odds, whose slot preference vanishes as the strength gap grows; such
+    a judge's does not, and the logistic curve fitted to it is too flat where the gaps
+    are large — its own pairs, when its model is strong — so its self-preference reads
+    low (:func:`recuse.simulate.self_preference.simulate_slot_lapse_judge`, half of its
+    orders lapsed, its answers preferred 95% of the time, no self term: −0.035 on
+    average over 20 tables, 0.6 of its 90% intervals holding 0; −0.038 and 0.45 with
+    probability verdicts; a planted +0.012 read −0.019). The slot is the one its
+    position term favours; the model with the lapse (:func:`_lapse_fit`) is compared
+    with the model without by their likelihoods. ``docs/self-preference.md`` has what
+    the lapse model reads on the same tables."""
+    n, y, _ = model.placed(t)
+    theta, g = model._fit(t, n, y)
+    slot = 1 if not theta[model.n_kappa] < 0 else -1
+    x = model.design(g)
+    plain = _loglik(special.expit(x @ theta), n, y)
+    in_slot, every = model.first == slot, np.ones(len(n), dtype=bool)
+    mixed = _lapse_fit(x, n, y, in_slot, every)
+    lam = float(mixed[-1])
+    p = lam * in_slot + (1.0 - lam) * special.expit(x @ mixed[:-1])
+    lr = 2.0 * (_loglik(p, n, y) - plain)
+    return LapseTest(
+        slot, lam if np.isfinite(lam) else 0.0, max(lr, 0.0) if np.isfinite(lr) else 0.0
+    )
+
+
+def lapse_warning(test: LapseTest) -> str:
+    """What a result says where a judge's slot lapse is not modelled (one-step resamples,
+    whose linearisation has no lapse)."""
+    which = "first" if test.slot > 0 else "second"
+    return (
+        f"slot lapse not modelled: on about {share_percent(test.share, 0)} of its orders it "
+        f"takes the answer shown {which} whatever the pair (likelihood ratio "
+        f"{test.lr:,.1f} against the position term alone), which the position term cannot "
+        "fit; with its answers often the better ones the estimate then reads low (−0.035 "
+        "on average in a simulation with half its orders lapsed and no self term) — the "
+        "exact refit models the lapse: audit fewer judges or models (one-step resamples "
+        "are used past the exact refit's size)"
+    )
+
+
+def _lapse_gate(
+    parts: tuple[Sums, NDArray[np.intp], Any, Any, CompetenceModel], n_labels: int
+) -> NDArray[np.int8] | None:
+    """Per judge code of :func:`calibrated_parts`' answer (without a lapse, exact
+    refits): the slot of the judges whose competence gains a slot lapse
+    (:func:`lapse_test`), 0 for the others; None where none does, or where the
+    resamples take one Newton step (the lapse is then a warning,
+    :meth:`CompetenceModel.warnings`)."""
+    values, group, _, _, model = parts
+    if model.one_step is not None or not (values.shape[0] and values.shape[1] == model.k):
+        return None
+    out = np.zeros(n_labels, dtype=np.int8)
+    for code in range(n_labels):
+        rows = group == code
+        if not rows.any():
+            continue
+        t = values[rows].sum(axis=0)
+        if not model.finite(t):
+            continue
+        test = lapse_test(model, t)
+        if test.lapsed:
+            out[code] = test.slot
+    return out if out.any() else None
+
+
+def lapse_words(model: CompetenceModel) -> str:
+    """The method's words on the slot lapse ('' without one)."""
+    if model.lapse is None:
+        return ""
+    return (
+        "; where a judge takes the answer in one slot on a share λ of its orders whatever "
+        f"the pair (here {', '.join(model.lapsed)}: a slot lapse, which the position term, a "
+        "shift in log-odds, cannot fit), P(picks a) = λ·[a in that slot] + (1 − λ)·the "
+        "curve above, by maximum likelihood; λ and the slot are in its components (slot_lapse, "
+        "slot_lapse_slot)"
+    )
 
 
 def label_words(model: CompetenceModel) -> str:

@@ -24,6 +24,7 @@ from recuse.metrics.competence import (
     LabelTerm,
     gated_parts,
     label_words,
+    lapse_words,
     strata_words,
     stratum_column,
 )
@@ -203,7 +204,7 @@ def familiarity_mediation(
                 # the direct part and the share rest on Δ, refitted in each resample
                 unfit=None if name == "familiarity_indirect" else med.unfit,
             ),
-            words[name] + strata_words(model) + label_words(model),
+            words[name] + strata_words(model) + label_words(model) + lapse_words(model),
             med.components,
             warnings=None if name == "familiarity_indirect" else med.warnings,
         )

@@ -68,6 +68,7 @@ __all__ = [
     "simulate_category_confound",
     "simulate_lapse_judge",
     "simulate_self_preference",
+    "simulate_slot_lapse_judge",
     "theta_for_own_rate",
 ]
 
@@ -171,12 +172,16 @@ def simulate_self_preference(
     reference_competence: float | None = None,
     seed: int | None = 0,
     validated: bool = True,
+    probabilities: bool = False,
 ) -> SimulatedSelfPreference:
     """A ``pairs`` table: every pair of ``strengths``' models on each of ``n_prompts``
     prompts (sides at random), judged by every judge of ``judges`` in both orders
     (0/1 picks). See the module docstring for the model and the planted truth.
     ``validated=False``: the table before :func:`recuse.tables.validate_pairs`, for a
-    caller that reshapes it and validates what it makes (as below)."""
+    caller that reshapes it and validates what it makes (as below). ``probabilities``:
+    each verdict is the judge's probability of picking a (its own answer's raised by
+    the switch, ``p + τ (1 − p)``) instead of a draw from it, as a judge read from the
+    probabilities of "A" and "B" gives it; the planted truth is the same."""
     if len(strengths) < 2:
         raise ConfigError("simulate_self_preference needs at least two models")
     if n_prompts < 2:
@@ -210,7 +215,12 @@ def simulate_self_preference(
         own_b = names[ib] == j
         picks = []
         for sign in (1.0, -1.0):  # a shown first, then a shown second
-            pick_a = rng.random(n) < special.expit(b.competence * gap + sign * b.position)
+            p_a = special.expit(b.competence * gap + sign * b.position)
+            if probabilities:
+                p_a = np.where(own_a, p_a + b.tau * (1.0 - p_a), p_a)
+                picks.append(np.where(own_b, p_a * (1.0 - b.tau), p_a))
+                continue
+            pick_a = rng.random(n) < p_a
             switch = rng.random(n) < b.tau
             pick_a = np.where(own_a & ~pick_a & switch, True, pick_a)
             pick_a = np.where(own_b & pick_a & switch, False, pick_a)
@@ -457,3 +467,46 @@ def simulate_lapse_judge(
     mine = own != 0
     truth = float(np.mean((p1 - p0)[mine] * own[mine]))
     return StratifiedSelfPreference(validate_pairs(base), truth, {})
+
+
+def simulate_slot_lapse_judge(
+    *,
+    lapse: float = 0.5,
+    own_rate: float = 0.95,
+    competence: float = 2.0,
+    tau: float = 0.0,
+    slot: int = 1,
+    n_prompts: int = 200,
+    probabilities: bool = False,
+    seed: int | None = 0,
+) -> StratifiedSelfPreference:
+    """A judge that, on a share ``lapse`` of its judged orders, takes the answer shown in
+    one slot whatever the pair (``slot`` +1: the first shown, −1: the second), and
+    otherwise judges as :func:`simulate_self_preference`'s judge ``m0`` (``competence``,
+    no position term, self term ``tau``), an author the reference prefers ``own_rate``
+    of the time against :data:`OTHER_STRENGTHS`. Each order lapses independently; a
+    lapsed verdict is a pick of the slot's answer (with ``probabilities``: probability 1
+    on it). A position term in log-odds cannot mimic it: its slot preference does not
+    shrink as the quality gap grows.
+
+    ``truth``: the lapse leaves the pick of the other orders as they were, so the
+    calibrated estimate's target is ``(1 − lapse) · τ (1 − E[P0_own])``
+    (:meth:`SimulatedSelfPreference.true_value`); 0 without a self term. No
+    ``category`` column."""
+    if not 0.0 <= lapse < 1.0:
+        raise ConfigError(f"lapse must be in [0, 1), got {lapse!r}")
+    if slot not in (1, -1):
+        raise ConfigError(f"slot must be 1 (first shown) or -1 (second), got {slot!r}")
+    rng = np.random.default_rng(seed)
+    strengths = {"m0": theta_for_own_rate(own_rate, OTHER_STRENGTHS), **OTHER_STRENGTHS}
+    sim = simulate_self_preference(
+        {"m0": AuthorJudge(competence, 0.0, tau)}, strengths, n_prompts=n_prompts,
+        seed=int(rng.integers(2**32)), validated=False, probabilities=probabilities,
+    )  # fmt: skip
+    table = sim.pairs.copy()
+    # a lapse in the first order picks a when the slot is the first; in the second, b
+    for column, a_in_slot in (("p_a_first", slot == 1), ("p_a_second", slot == -1)):
+        lapsed = rng.random(len(table)) < lapse
+        table[column] = np.where(lapsed, float(a_in_slot), table[column].to_numpy(float))
+    truth = (1.0 - lapse) * sim.true_value("m0")
+    return StratifiedSelfPreference(validate_pairs(table), truth, {})

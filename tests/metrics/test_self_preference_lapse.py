@@ -1,0 +1,155 @@
+"""A judge with a slot lapse (it takes the answer in one slot on a share of its orders,
+whatever the pair): the competence model gains the lapse where the likelihood calls for
+it, so its self-preference reads the planted value, where the position term alone (a
+shift in log-odds) read it low; judges without one get the same number as before."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import optimize, special
+
+import recuse.metrics.competence as competence
+from recuse.metrics.bootstrap import Resampling
+from recuse.metrics.competence import (
+    LAPSE_LR,
+    LAPSE_MIN,
+    calibrated_parts,
+    calibrated_self_preference,
+    lapse_test,
+)
+from recuse.metrics.self_preference import favored_side
+from recuse.metrics.verdicts import judge_codes
+from recuse.simulate.self_preference import (
+    OTHER_STRENGTHS,
+    AuthorJudge,
+    simulate_self_preference,
+    simulate_slot_lapse_judge,
+    theta_for_own_rate,
+)
+
+BOOT = Resampling(n_boot=40)
+
+
+def _estimates(monkeypatch: pytest.MonkeyPatch, modelled: bool, **kw: object) -> list[float]:
+    """The calibrated estimate of ``m0`` on tables 0–5, with the lapse test on or off."""
+    monkeypatch.setattr(competence, "LAPSE_LR", LAPSE_LR if modelled else float("inf"))
+    out = []
+    for seed in range(6):
+        sim = simulate_slot_lapse_judge(seed=seed, **kw)  # type: ignore[arg-type]
+        point = Resampling(n_boot=10)  # (the estimate does not depend on the resamples)
+        out.append(calibrated_self_preference(sim.pairs, judge="m0", boot=point).estimate)
+    return out
+
+
+@pytest.mark.parametrize("probabilities", [False, True])
+def test_no_self_term_reads_zero_with_the_lapse_and_low_without(
+    monkeypatch: pytest.MonkeyPatch, probabilities: bool
+) -> None:
+    """Half its orders lapsed to the first slot, its answers preferred 95% of the time, no
+    self term: about 0 with the lapse modelled; the position term alone read −0.03 (0/1
+    picks) and −0.04 (probability verdicts) on these tables."""
+    new = _estimates(monkeypatch, True, probabilities=probabilities)
+    old = _estimates(monkeypatch, False, probabilities=probabilities)
+    assert abs(np.mean(new)) < 0.01
+    assert np.mean(old) < -0.025
+
+
+def test_a_planted_self_term_is_recovered_beside_the_lapse(monkeypatch: pytest.MonkeyPatch) -> None:
+    sim = simulate_slot_lapse_judge(tau=0.3, seed=0)
+    truth = sim.truth  # (1 − 0.5) · 0.3 · (1 − E[P0_own]): the same for every table
+    plain = simulate_self_preference(
+        {"m0": AuthorJudge(2.0, 0.0, 0.3)}, {"m0": theta_for_own_rate(0.95, OTHER_STRENGTHS),
+                                            **OTHER_STRENGTHS}, n_prompts=2,
+    )  # fmt: skip
+    assert truth == pytest.approx(0.5 * plain.true_value("m0"), rel=1e-12)
+    assert 0.005 < truth < 0.03
+    est = _estimates(monkeypatch, True, tau=0.3)
+    assert np.mean(est) == pytest.approx(truth, abs=0.006)
+
+
+@pytest.mark.parametrize("slot", [1, -1])
+def test_the_result_names_the_lapse_and_its_share(slot: int) -> None:
+    sim = simulate_slot_lapse_judge(slot=slot, seed=2)
+    res = calibrated_self_preference(sim.pairs, judge="m0", boot=BOOT)
+    assert res.components["slot_lapse"] == pytest.approx(0.5, abs=0.06)
+    assert res.components["slot_lapse_slot"] == slot
+    assert "here m0: a slot lapse" in res.method
+    assert "P(picks a) = λ·[a in that slot] + (1 − λ)" in res.method
+    assert not res.warnings
+
+
+def _model_and_totals(pairs):  # type: ignore[no-untyped-def]
+    codes, labels = judge_codes(pairs, None)
+    side = favored_side(pairs, relation="self")
+    values, group, _, _, model = calibrated_parts(pairs, codes, labels, side=side)
+    return model, values[group == 0].sum(axis=0)
+
+
+def test_the_lapse_fit_is_the_maximum_likelihood_scipy_finds() -> None:
+    """The EM-then-Fisher-scoring fit against L-BFGS-B on the same likelihood."""
+    sim = simulate_slot_lapse_judge(lapse=0.3, seed=4)
+    model, t = _model_and_totals(sim.pairs)
+    n, y, _ = model.placed(t)
+    _, g = model.fit(t)
+    x = model.design(g)
+    in_slot = model.first == 1
+    fitted = competence._lapse_fit(x, n, y, in_slot, np.ones(len(n), dtype=bool))
+
+    def nll(phi: np.ndarray) -> float:
+        p = phi[-1] * in_slot + (1 - phi[-1]) * special.expit(x @ phi[:-1])
+        p = np.clip(p, 1e-12, 1 - 1e-12)
+        return -float(np.sum(y * np.log(p) + (n - y) * np.log(1 - p)))
+
+    bounds = [(None, None)] * x.shape[1] + [(0.0, 0.99)]
+    start = np.r_[np.zeros(x.shape[1]), 0.1]
+    best = optimize.minimize(nll, start, method="L-BFGS-B", bounds=bounds,
+                             options={"ftol": 1e-14, "gtol": 1e-10, "maxiter": 5000})  # fmt: skip
+    assert nll(fitted) <= best.fun + 1e-6
+    assert fitted[-1] == pytest.approx(best.x[-1], abs=2e-3)
+    assert fitted[:-1] == pytest.approx(best.x[:-1], abs=1e-2)
+
+
+@pytest.mark.parametrize(("competence_", "position"), [(0.3, 1.5), (3.0, 0.5), (20.0, 1.5)])
+def test_a_position_term_in_log_odds_gains_no_lapse(
+    monkeypatch: pytest.MonkeyPatch, competence_: float, position: float
+) -> None:
+    """Judges whose slot preference is the model's (a log-odds shift): no lapse, and the
+    estimate is the one without the test, to the last digit."""
+    strengths = {"m0": theta_for_own_rate(0.86, OTHER_STRENGTHS), **OTHER_STRENGTHS}
+    for seed in range(3):
+        sim = simulate_self_preference(
+            {"m0": AuthorJudge(competence_, position)}, strengths, n_prompts=80, seed=seed
+        )
+        model, t = _model_and_totals(sim.pairs)
+        test = lapse_test(model, t)
+        assert not test.lapsed
+        assert test.lr < LAPSE_LR or test.share < LAPSE_MIN
+        res = calibrated_self_preference(sim.pairs, judge="m0", boot=BOOT)
+        monkeypatch.setattr(competence, "LAPSE_LR", float("inf"))
+        before = calibrated_self_preference(sim.pairs, judge="m0", boot=BOOT)
+        monkeypatch.undo()
+        assert (res.estimate, res.ci_low, res.ci_high) == (
+            before.estimate, before.ci_low, before.ci_high,
+        )  # fmt: skip
+        assert "slot_lapse" not in res.components
+
+
+def test_one_step_resamples_warn_of_the_lapse_they_do_not_model() -> None:
+    sim = simulate_slot_lapse_judge(seed=1)
+    res = calibrated_self_preference(sim.pairs, judge="m0", boot=BOOT, one_step=True)
+    assert "slot_lapse" not in res.components
+    (words,) = [w for w in res.warnings if w.startswith("slot lapse not modelled")]
+    assert "takes the answer shown first whatever the pair" in words
+    model, t = _model_and_totals(sim.pairs)
+    share = lapse_test(model, t).share
+    assert f"on about {round(100 * share)}% of its orders" in words
+
+
+def test_bad_settings_of_the_simulation_are_refused() -> None:
+    from recuse.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="lapse must be in"):
+        simulate_slot_lapse_judge(lapse=1.0)
+    with pytest.raises(ConfigError, match="slot must be 1"):
+        simulate_slot_lapse_judge(slot=0)

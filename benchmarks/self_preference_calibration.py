@@ -34,8 +34,17 @@ errors per cell would fail such cells in 3 runs of 4, and at ``make bench-quick`
 tables per cell the lowest cell can say little: its floor is 0.375, and the means carry
 the check).
 
+Part 3 (``--lapse L``, alone): a judge that takes the first-shown answer on a share ``L``
+of its orders whatever the pair
+(:func:`~recuse.simulate.self_preference.simulate_slot_lapse_judge`, κ = 2, 200 prompts),
+with 0/1 picks and with probability verdicts, no self term and ``tau = 0.3``: the
+estimate with its slot lapse tested for (the estimator's default) and with the test
+off (the position term alone, as before the lapse was modelled); mean, truth, coverage,
+share holding 0, share of tables whose model has the lapse. Target: the mean coverage
+with the lapse tested for, as part 2's.
+
 Run: python benchmarks/self_preference_calibration.py [--reps 200] [--compare-reps 20]
-[--rates 0.5 0.76 0.95] [--judges 1] [--one-step] (``--compare-reps 0`` skips part 1;
+[--rates 0.5 0.76 0.95] [--judges 1] [--one-step] [--lapse 0.5] (``--compare-reps 0`` skips part 1;
 ``--one-step``: the interval's resamples by one Newton step from the full-sample fit, as
 the estimator does past its pattern limit, instead of exact refits; in part 2 the
 three-judge cells equal the one-judge ones: m0's strengths come from the labels of the
@@ -54,6 +63,7 @@ import statsmodels.api as sm
 from _targets import Targets, coverage_floor
 from scipy import special
 
+import recuse.metrics.competence as competence
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import calibrated_self_preference, label_strengths
 from recuse.metrics.self_preference import self_preference
@@ -62,6 +72,7 @@ from recuse.simulate.self_preference import (
     AuthorJudge,
     calibration_cell,
     simulate_self_preference,
+    simulate_slot_lapse_judge,
     theta_for_own_rate,
 )
 
@@ -141,6 +152,40 @@ def compare(reps: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def lapse_cells(lapse: float, reps: int, n_boot: int, rates: list[float]) -> pd.DataFrame:
+    """Part 3: the slot-lapse judge's cells, with the lapse tested for and without."""
+    rows = []
+    tested = competence.LAPSE_LR
+    for rate in rates:
+        for probabilities in (False, True):
+            for tau in (0.0, 0.3):
+                for modelled in (True, False):
+                    competence.LAPSE_LR = tested if modelled else float("inf")
+                    est, hit, zero, on = [], [], [], []
+                    truth = float("nan")
+                    for r in range(reps):
+                        sim = simulate_slot_lapse_judge(
+                            lapse=lapse, own_rate=rate, tau=tau, probabilities=probabilities,
+                            seed=r,
+                        )  # fmt: skip
+                        truth = sim.truth
+                        res = calibrated_self_preference(
+                            sim.pairs, judge="m0", boot=Resampling(n_boot=n_boot, seed=r)
+                        )
+                        est.append(res.estimate)
+                        hit.append(res.ci_low <= truth <= res.ci_high)
+                        zero.append(res.ci_low <= 0.0 <= res.ci_high)
+                        on.append("slot_lapse" in res.components)
+                    rows.append({
+                        "own_rate": rate, "verdicts": "p" if probabilities else "0/1",
+                        "tau": tau, "lapse_tested": modelled, "mean": float(np.mean(est)),
+                        "truth": truth, "coverage": float(np.mean(hit)),
+                        "holds_0": float(np.mean(zero)), "modelled": float(np.mean(on)),
+                    })  # fmt: skip
+    competence.LAPSE_LR = tested
+    return pd.DataFrame(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=200, help="tables per cell (part 2)")
@@ -153,9 +198,26 @@ def main() -> None:
         help="resample by one Newton step from the full-sample fit (as past the pattern "
         "limit) instead of exact refits",
     )  # fmt: skip
+    parser.add_argument(
+        "--lapse", type=float, default=None,
+        help="part 3 alone: a judge lapsing to the first slot on this share of its orders",
+    )  # fmt: skip
     args = parser.parse_args()
     pd.set_option("display.width", 200)
     start = time.perf_counter()
+    if args.lapse is not None:
+        rates = args.rates if args.rates != list(RATES) else [0.95]
+        cells = lapse_cells(args.lapse, args.reps, args.n_boot, rates)
+        print(f"Part 3: a slot lapse on {args.lapse:.0%} of orders, {args.reps} tables per cell")
+        print(cells.round(4).to_string(index=False))
+        print(f"{time.perf_counter() - start:.0f} s")
+        mine = cells[cells["lapse_tested"]]
+        se = 2 * np.sqrt(0.9 * 0.1 / (args.reps * len(mine)))
+        targets = Targets()
+        targets.within("mean coverage, lapse tested for", float(mine["coverage"].mean()),
+                       0.85 - se, 0.95 + se, scaled=False)  # fmt: skip
+        targets.finish()
+        return
     if args.compare_reps > 0:
         table = compare(args.compare_reps)
         print(

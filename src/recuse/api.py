@@ -95,7 +95,9 @@ class Report:
         """One row per finding (every judge × bias × dataset estimate, headline or
         section-only): its estimate and interval, the no-bias value (``null``) and
         ``unit`` (in a few words; ``definition`` says it in full) from the
-        :class:`~recuse.report.bias.Bias` that computed it, ``n``, the p- and
+        :class:`~recuse.report.bias.Bias` that computed it, ``n`` (and ``clusters``;
+        None for a value fixed by construction, which rests on no sample, as in
+        report.json), the p- and
         false-discovery-adjusted q-value, ``significant`` (the interval excludes
         ``null``), ``flagged`` (one of the summary's tests, significant and not
         negligible: what the report colours and counts; a number beside a headline is

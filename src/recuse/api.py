@@ -45,11 +45,13 @@ from recuse.files import content_sha256, content_size, is_file
 from recuse.options import (
     Settings,
     default,
+    option_named,
     read_options,
     resolve,
     robustness_checks,
     settings_fields,
 )
+from recuse.renaming import mapping_set_in, renaming_by
 from recuse.report import model
 from recuse.roster import Roster, SelfScope, no_name_taken
 from recuse.tables import ConfidenceOf, SwappedFrame, check_header, index_as_columns
@@ -457,9 +459,11 @@ def audit(
     keywords = [n for n, spec in settings_fields().items() if spec.api]  # those it takes
     settings = replace(settings, sources={n: settings.sources[n] for n in keywords})
     rost = context_roster(roster, cfg)
-    return Report(
-        run(items, settings, roster=rost, progress=progress, unknown_models=unknown_models)
-    )
+    with renaming_by("keyword"):  # a column mapping's errors name where it was set
+        mapping_set_in(option_named("mapping", settings.sources["mapping"]) or None)
+        return Report(
+            run(items, settings, roster=rost, progress=progress, unknown_models=unknown_models)
+        )
 
 
 def _signature() -> inspect.Signature:

@@ -67,6 +67,7 @@ __all__ = [
     "Option",
     "Settings",
     "option_as_set",
+    "option_named",
     "parse_mapping",
     "parse_material",
     "parse_values",
@@ -917,6 +918,36 @@ def option_as_set(name: str, value: Any, source: str) -> str:
     if isinstance(value, bool):
         return on if value else off or f"{on} false"
     return f"{on} {_typed(value)}"
+
+
+def option_named(name: str, source: str) -> tuple[tuple[str, str | None], ...]:
+    """Option ``name`` (a :class:`Settings` field) named where it was set (``source``, as
+    :func:`setting_sources` says it), without its value, one ``(words, config file)`` per
+    place: the flag for the command line, the keyword for the Python API, the table and
+    the file for recuse.toml; both places of a mapping given in both (``cli +
+    config:…``); none for a default. An error about the value names only where the user
+    set it: a column mapping's named ``--map`` and ``[map] in recuse.toml`` whichever was
+    used.
+
+    >>> option_named("mapping", "config:conf/recuse.toml")
+    (('[map] in conf/recuse.toml', 'conf/recuse.toml'),)
+    >>> option_named("mapping", "cli + config:recuse.toml")
+    (('--map', None), ('[map] in recuse.toml', 'recuse.toml'))
+    >>> option_named("mapping", "api"), option_named("mapping", "default")
+    ((('mapping=', None),), ())
+    """
+    spec = settings_fields()[name]
+    out: list[tuple[str, str | None]] = []
+    for part in source.split(MERGED):
+        if part.startswith("config"):
+            path = part.removeprefix("config:").removeprefix("config") or "the config"
+            table = f"[{spec.section}]" if spec.section else f"[audit] {spec.key}"
+            out.append((f"{table} in {path}", path))
+        elif part == "api":
+            out.append((f"{name}=", None))
+        elif part == "cli":
+            out.append((spec.flag.split("/")[0], None))
+    return tuple(out)
 
 
 def default(name: str) -> Any:

@@ -21,12 +21,14 @@ from recuse.options import (
     Option,
     Settings,
     default,
+    option_named,
     parse_mapping,
     parse_values,
     read_options,
     resolve,
     settings_fields,
 )
+from recuse.renaming import mapping_set_in
 
 if TYPE_CHECKING:
     from recuse.config import Config
@@ -238,6 +240,8 @@ def cli_context(ctx: typer.Context, names: Iterable[str] | None = None) -> tuple
     settings = resolve(read_options(typed, "cli"), config=cfg)
     # the sources of the options this command takes (those its JSON records)
     settings = replace(settings, sources={n: settings.sources[n] for n in has})
+    # a column mapping's errors name where it was set (--map, [map] in recuse.toml)
+    mapping_set_in(option_named("mapping", settings.sources.get("mapping", "default")) or None)
     roster_file = ctx.find_root().params.get("roster") or None
     roster = context_roster(roster_file, cfg)
     ctx.find_root().meta["recuse.roster"] = roster

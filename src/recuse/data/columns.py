@@ -15,6 +15,7 @@ import pandas as pd
 
 from recuse.cells import column_list, one_text
 from recuse.errors import InputError, ReaderNote
+from recuse.renaming import mapping_named
 from recuse.tables import (
     PAIRS,
     PROBE_COLUMNS,
@@ -45,11 +46,10 @@ IGNORED = "recuse.ignored_columns"
 
 
 def column_mapping() -> str:
-    """The mapping as its errors name it, as the caller gave it: on the command line a
-    flag or a recuse.toml, whose [map] the user may not have in mind; in Python the
-    ``mapping=`` keyword (:func:`recuse.tables.caller_option`)."""
-    return caller_option("the column mapping (--map, or [map] in recuse.toml)",
-                         "the column mapping (mapping=)")  # fmt: skip
+    """The mapping as its errors name it, where the user set it: ``--map``, a
+    recuse.toml's ``[map]`` (which the user may not have in mind) or both; in Python the
+    ``mapping=`` keyword (:func:`recuse.renaming.mapping_named`)."""
+    return mapping_named()
 
 
 class ColumnsIgnored(ReaderNote):

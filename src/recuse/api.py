@@ -460,7 +460,8 @@ def audit(
     settings = replace(settings, sources={n: settings.sources[n] for n in keywords})
     rost = context_roster(roster, cfg)
     with renaming_by("keyword"):  # a column mapping's errors name where it was set
-        mapping_set_in(option_named("mapping", settings.sources["mapping"]) or None)
+        named = option_named("mapping", settings.sources["mapping"], written=settings.written)
+        mapping_set_in(named or None)
         return Report(
             run(items, settings, roster=rost, progress=progress, unknown_models=unknown_models)
         )

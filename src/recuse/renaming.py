@@ -19,6 +19,7 @@ __all__ = [
     "map_option",
     "map_source",
     "mapping_named",
+    "mapping_renames",
     "mapping_set_in",
     "mapping_sources",
     "renaming_by",
@@ -83,6 +84,24 @@ def mapping_set_in(places: MappingSources | None) -> None:
 def mapping_sources() -> MappingSources | None:
     """Where the column mapping in use was set (:func:`mapping_set_in`); None: not said."""
     return _MAPPING_SET.get()
+
+
+def mapping_renames() -> str:
+    """``--map renames``, the mapping's places short (``[map]``, ``mapping=``) with their
+    verb, where the user set it (:func:`mapping_set_in`), else as the caller gives it:
+    a fix's "use the file's own column names (before [map] renames them)" read "before
+    --map" of a [map] in recuse.toml.
+
+    >>> with renaming_by("flag"):
+    ...     mapping_set_in((("--map", None), ("[map] in r.toml line 2", "r.toml")))
+    ...     print(mapping_renames())
+    --map and [map] rename
+    """
+    places = _MAPPING_SET.get()
+    if not places:
+        return caller_option("--map", "mapping=") + " renames"
+    short = [words.split(" in ", 1)[0] if path else words for words, path in places]
+    return " and ".join(short) + (" renames" if len(short) == 1 else " rename")
 
 
 def mapping_named() -> str:

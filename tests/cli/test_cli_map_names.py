@@ -122,8 +122,8 @@ def test_values_quotes_a_column_or_value_holding_colon_semicolon_or_comma(
     ("flag", "toml", "named", "not_named"),
     [
         (True, False, "the column mapping (--map)", "recuse.toml"),
-        (False, True, "the column mapping ([map] in recuse.toml)", "--map"),
-        (True, True, "the column mapping (--map and [map] in recuse.toml)", "--map,"),
+        (False, True, "the column mapping ([map] in recuse.toml line 1)", "--map"),
+        (True, True, "the column mapping (--map and [map] in recuse.toml line 1)", "--map,"),
     ],
 )  # fmt: skip
 def test_a_mapping_error_names_where_the_mapping_was_set(
@@ -151,11 +151,15 @@ def test_a_mapping_error_names_where_the_mapping_was_set(
     error = str(said["error"])
     assert code == 2 and f"{named} names 'nope', which is not in the file" in error, error
     assert not_named not in error.split("names 'nope'")[0], error
+    # the fix names the place too: "before --map renames them" of a [map] read otherwise
+    short = {(True, False): "--map renames", (False, True): "[map] renames"}
+    assert f"(before {short.get((flag, toml), '--map and [map] rename')} them)" in error
     code = main(["validate", "llmbar-mtbench", *args])
     error = capsys.readouterr().err
     assert code == 2 and f"a column mapping ({named.split('(', 1)[1]} applies to files" in error
     assert ("leave --map out" in error) == flag, error
     assert ("remove [map] from recuse.toml, or give --config a file without it" in error) == toml
+    assert code == 2 and f"{named.split('(', 1)[1].split(')')[0]}) applies" in error
 
 
 def test_a_mapping_error_from_python_names_the_keyword_or_the_config(tmp_path: Path) -> None:
@@ -171,7 +175,7 @@ def test_a_mapping_error_from_python_names_the_keyword_or_the_config(tmp_path: P
     cfg.write_text('[map]\nnope = "human"\n', "utf-8")
     with pytest.raises(InputError) as err:
         recuse.audit(frame, config=cfg)
-    assert f"the column mapping ([map] in {cfg}) names 'nope'" in str(err.value)
+    assert f"the column mapping ([map] in {cfg} line 1) names 'nope'" in str(err.value)
     with pytest.raises(InputError) as err:
         recuse.audit(frame, mapping={"nope": "human"})
     assert "the column mapping (mapping=) names 'nope'" in str(err.value)

@@ -15,13 +15,12 @@ import pandas as pd
 
 from recuse.cells import column_list, one_text
 from recuse.errors import InputError, ReaderNote
-from recuse.renaming import mapping_named
+from recuse.renaming import mapping_named, mapping_renames
 from recuse.tables import (
     PAIRS,
     PROBE_COLUMNS,
     RATINGS,
     TableKind,
-    caller_option,
     map_option,
     side_word,
 )
@@ -178,8 +177,7 @@ def no_such_column(what: str, name: str, df: pd.DataFrame, path: Path) -> InputE
         f"{what} names {name!r}, which is not in the file",
         file=path,
         column=name,
-        fix=f"{hint}use the file's own column names (before "
-        f"{caller_option('--map', 'mapping=')} renames them): "
+        fix=f"{hint}use the file's own column names (before {mapping_renames()} them): "
         f"{column_list(have)}",
     )
 

@@ -272,3 +272,31 @@ def test_a_comma_list_naming_nothing_is_refused_on_the_command_line(
         "give a value, or leave it out\n"
     )
     assert not out.exists()
+
+
+def test_an_option_from_the_file_is_named_as_the_file_writes_it(tmp_path: Path) -> None:
+    """A setting read from recuse.toml was worded 'self-scope = "line" in recuse.toml'
+    where the file says ``self_scope``, and without its ``[audit]`` table, so a search
+    of the file for the words found nothing. It is named with its table and key as the
+    file spells them, and the line it is on (counted here by hand); a table option
+    ([map], [values]) by its header's line."""
+    from recuse.options import option_named, resolve
+
+    cfg = tmp_path / "recuse.toml"
+    cfg.write_text(
+        '# the team\'s set-up\n[audit]\nlevel = 0.8\nself_scope = "line"\n"human-ties" = '
+        '"split"\n\n[values.w]\nA = 1\n\n[map]\nlabel = "human"\n',
+        "utf-8",
+    )
+    settings = resolve({}, config=load_config(cfg))
+    assert settings.said("self_scope") == f'[audit] self_scope = "line" in {cfg} line 4'
+    assert settings.said("human_ties") == f'[audit] human-ties = "split" in {cfg} line 5'
+    assert settings.said("level") == f"[audit] level = 0.8 in {cfg} line 3"
+    assert settings.said("values") == f"[values] in {cfg} line 7"
+    assert settings.said("mapping") == f"[map] in {cfg} line 10"
+    # the audit's own wording (its skips, titles, notes) and the mapping's errors too
+    said = settings.audit_options().said("self_scope")
+    assert said == f'[audit] self_scope = "line" in {cfg} line 4'
+    assert option_named("mapping", settings.sources["mapping"], written=settings.written) == (
+        (f"[map] in {cfg} line 10", str(cfg)),
+    )

@@ -45,11 +45,13 @@ from recuse.files import content_sha256, content_size, is_file
 from recuse.options import (
     Settings,
     default,
+    option_named,
     read_options,
     resolve,
     robustness_checks,
     settings_fields,
 )
+from recuse.renaming import mapping_set_in, renaming_by
 from recuse.report import model
 from recuse.roster import Roster, SelfScope, no_name_taken
 from recuse.tables import ConfidenceOf, SwappedFrame, check_header, index_as_columns
@@ -95,7 +97,9 @@ class Report:
         """One row per finding (every judge × bias × dataset estimate, headline or
         section-only): its estimate and interval, the no-bias value (``null``) and
         ``unit`` (in a few words; ``definition`` says it in full) from the
-        :class:`~recuse.report.bias.Bias` that computed it, ``n``, the p- and
+        :class:`~recuse.report.bias.Bias` that computed it, ``n`` (and ``clusters``;
+        None for a value fixed by construction, which rests on no sample, as in
+        report.json), the p- and
         false-discovery-adjusted q-value, ``significant`` (the interval excludes
         ``null``), ``flagged`` (one of the summary's tests, significant and not
         negligible: what the report colours and counts; a number beside a headline is
@@ -455,9 +459,12 @@ def audit(
     keywords = [n for n, spec in settings_fields().items() if spec.api]  # those it takes
     settings = replace(settings, sources={n: settings.sources[n] for n in keywords})
     rost = context_roster(roster, cfg)
-    return Report(
-        run(items, settings, roster=rost, progress=progress, unknown_models=unknown_models)
-    )
+    with renaming_by("keyword"):  # a column mapping's errors name where it was set
+        named = option_named("mapping", settings.sources["mapping"], written=settings.written)
+        mapping_set_in(named or None)
+        return Report(
+            run(items, settings, roster=rost, progress=progress, unknown_models=unknown_models)
+        )
 
 
 def _signature() -> inspect.Signature:

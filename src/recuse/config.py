@@ -32,14 +32,15 @@ A key the file does not know is an error naming the file and the key.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from recuse.errors import ConfigError
-from recuse.files import is_file, read_toml
-from recuse.options import read_options, settings_fields
+from recuse.files import is_file, read_text, read_toml
+from recuse.options import Written, read_options, settings_fields
 from recuse.roster import Entry, entries_from
 
 __all__ = ["DEFAULT_NAME", "Config", "audit_keys", "find_config", "load_config"]
@@ -64,6 +65,11 @@ class Config:
     path: Path | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     models: tuple[Entry, ...] = ()
+    #: each option the file sets as the file writes it, by option name: its table and
+    #: key as spelled there (``[audit] self_scope``, ``[map]``) and the line it is on
+    #: (None where it was not found), for the words naming where an option was set
+    #: (:func:`recuse.options.option_as_set`)
+    written: Mapping[str, Written] = field(default_factory=dict, compare=False)
 
 
 def find_config(explicit: str | Path | None = None) -> Path | None:
@@ -143,7 +149,48 @@ def load_config(path: str | Path) -> Config:
     }
     options |= read_options(sections, "file", where)
     models = tuple(entries_from({"model": data.get("model", [])}, where))
-    return Config(p, options, models)
+    return Config(p, options, models, _written(data, read_text(p)))
+
+
+#: a TOML table's header line (``[audit]``) and a ``key =`` line (bare or quoted key)
+_HEADER = re.compile(r"\s*\[\[?([^\[\]]*)\]\]?\s*(?:#.*)?$")
+_KEY = re.compile(r"""\s*(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*=""")
+
+
+def _lines(text: str) -> dict[tuple[str, str | None], int]:
+    """The first line (1-based) of each table header, ``(table, None)``, and of each
+    ``key =`` line under one, ``(table, key)``, in a TOML text. A line scan, not a
+    parser: a key it does not find (a dotted key, an inline table) has no line."""
+    out: dict[tuple[str, str | None], int] = {}
+    table = ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _HEADER.match(line)
+        if header:  # [audit], [values.winner] (a table of [values]), [[model]]
+            table = header.group(1).strip()
+            out.setdefault((table.split(".")[0].strip(), None), number)
+            continue
+        key = _KEY.match(line)
+        if key and table:
+            name = next(g for g in key.groups() if g is not None)
+            out.setdefault((table, name), number)
+    return out
+
+
+def _written(data: Mapping[str, Any], text: str) -> dict[str, Written]:
+    """Each option the file sets as it writes it (:attr:`Config.written`): its table
+    and key as spelled there, and its line."""
+    lines = _lines(text)
+    keys = audit_keys()
+    out: dict[str, Written] = {}
+    audit = data.get("audit")
+    for key in audit if isinstance(audit, Mapping) else ():
+        name = keys.get(str(key).replace("_", "-"))
+        if name is not None:
+            out[name] = Written(f"[audit] {key}", lines.get(("audit", str(key))))
+    for name, spec in settings_fields().items():
+        if spec.section and spec.section in data:
+            out[name] = Written(f"[{spec.section}]", lines.get((spec.section, None)))
+    return out
 
 
 def _audit_options(table: Mapping[str, Any], where: str) -> dict[str, Any]:

@@ -24,8 +24,9 @@ import numbers
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from recuse.bootstrap_rules import (
     LEAST_LEVEL,
@@ -66,7 +67,9 @@ __all__ = [
     "MAX_N_BOOT",
     "Option",
     "Settings",
+    "Written",
     "option_as_set",
+    "option_named",
     "parse_mapping",
     "parse_material",
     "parse_values",
@@ -78,6 +81,19 @@ __all__ = [
 
 ValueReader = Callable[[Any, str], Any]
 Where = Literal["cli", "api", "file"]
+
+
+class Written(NamedTuple):
+    """An option as a recuse.toml writes it (:attr:`recuse.config.Config.written`): its
+    table and key as spelled there (``[audit] self_scope``, ``[map]``) and the line it
+    is on (None: not found)."""
+
+    key: str
+    line: int | None
+
+    def at(self, path: str) -> str:
+        """``in recuse.toml line 3``: the file, and the line where it was found."""
+        return f"in {path}" + (f" line {self.line}" if self.line else "")
 
 
 @dataclass(frozen=True)
@@ -756,6 +772,10 @@ class Settings:
     #: given on the command line and in the file, ``"cli + config:<path>"``. Not an
     #: option (no ``Option`` metadata): set by :func:`resolve`.
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    #: the config file's options as it writes them, by field name (its table and key as
+    #: spelled there, its line: :attr:`recuse.config.Config.written`), for the words
+    #: naming where an option was set (:func:`option_as_set`); set by :func:`resolve`
+    written: Mapping[str, Written] = field(default_factory=dict, compare=False, repr=False)
 
     def option_sources(self, names: Iterable[str] | None = None) -> dict[str, str]:
         """Where each option of ``names`` (field names; default every option) came from,
@@ -769,7 +789,9 @@ class Settings:
 
     def said(self, name: str) -> str:
         """Option ``name`` as the user set it (:func:`option_as_set`)."""
-        return option_as_set(name, getattr(self, name), self.sources.get(name, "default"))
+        return option_as_set(
+            name, getattr(self, name), self.sources.get(name, "default"), written=self.written
+        )
 
     def audit_options(self) -> AuditOptions:
         """The estimation options of the driver (checked as they are made, the
@@ -783,7 +805,8 @@ class Settings:
             figure_format=self.figures, se=self.se, robustness=self.robustness,
             only=self.only, skip=self.skip, orders=self.orders, fdr=self.fdr,
             self_scope=self.self_scope, material=dict(self.material),
-            human_ties=self.human_ties, sources=dict(self.sources), wording=option_as_set,
+            human_ties=self.human_ties, sources=dict(self.sources),
+            wording=partial(option_as_set, written=dict(self.written)),
         )  # fmt: skip
         selected(options)
         return options
@@ -889,34 +912,83 @@ def _typed(value: Any) -> str:
     return str(value)
 
 
-def option_as_set(name: str, value: Any, source: str) -> str:
+def _in_file(name: str, spec: Option, written: Mapping[str, Written] | None) -> Written:
+    """Option ``name`` as the file wrote it (``written``), else as docs/configuration.md
+    writes it, with its table (``[audit] n-boot``, ``[map]``) and no line."""
+    found = (written or {}).get(name)
+    if found is not None:
+        return found
+    return Written(f"[{spec.section}]" if spec.section else f"[audit] {spec.key}", None)
+
+
+def option_as_set(
+    name: str, value: Any, source: str, *, written: Mapping[str, Written] | None = None
+) -> str:
     """Option ``name`` (a :class:`Settings` field) at ``value`` in the words of where
     it was set (``source``, as :func:`setting_sources` says it): the flag for the
     command line and a default (``--orders first``), the file's line and the file for
-    recuse.toml (``orders = "first" in recuse.toml``), the keyword for the Python API
-    (``orders="first"``). The one wording of every message that names an option the
-    user set (a skipped estimate's reason, a curve's title, a note).
+    recuse.toml (``[audit] orders = "first" in recuse.toml line 2``: its table and key as
+    the file spells them and the line, from ``written``, :attr:`Settings.written`; it
+    wrote ``self-scope = …`` of a file's ``self_scope``, without ``[audit]``), the
+    keyword for the Python API (``orders="first"``). The one wording of every message
+    that names an option the user set (a skipped estimate's reason, a curve's title, a
+    note).
 
     >>> option_as_set("orders", "first", "cli")
     '--orders first'
-    >>> option_as_set("orders", "first", "config:conf/recuse.toml")
-    'orders = "first" in conf/recuse.toml'
+    >>> option_as_set("self_scope", "line", "config:conf/recuse.toml",
+    ...               written={"self_scope": Written("[audit] self_scope", 3)})
+    '[audit] self_scope = "line" in conf/recuse.toml line 3'
     >>> option_as_set("orders", "second", "api")
     'orders="second"'
     >>> option_as_set("fdr", False, "cli"), option_as_set("n_boot", 500, "config:r.toml")
-    ('--no-fdr', 'n-boot = 500 in r.toml')
+    ('--no-fdr', '[audit] n-boot = 500 in r.toml')
     """
     spec = settings_fields()[name]
     if source.startswith("config"):
         path = source.removeprefix("config:").removeprefix("config") or "the config"
-        line = f"[{spec.section}]" if spec.section else f"{spec.key} = {_toml(value)}"
-        return f"{line} in {path}"
+        found = _in_file(name, spec, written)
+        line = found.key if spec.section else f"{found.key} = {_toml(value)}"
+        return f"{line} {found.at(path)}"
     if source == "api":
         return f"{name}={_toml(value)}"
     on, _, off = spec.flag.partition("/")
     if isinstance(value, bool):
         return on if value else off or f"{on} false"
     return f"{on} {_typed(value)}"
+
+
+def option_named(
+    name: str, source: str, *, written: Mapping[str, Written] | None = None
+) -> tuple[tuple[str, str | None], ...]:
+    """Option ``name`` (a :class:`Settings` field) named where it was set (``source``, as
+    :func:`setting_sources` says it), without its value, one ``(words, config file)`` per
+    place: the flag for the command line, the keyword for the Python API, the table and
+    the file for recuse.toml (and its line, from ``written``: :func:`option_as_set`); both
+    places of a mapping given in both (``cli +
+    config:…``); none for a default. An error about the value names only where the user
+    set it: a column mapping's named ``--map`` and ``[map] in recuse.toml`` whichever was
+    used.
+
+    >>> option_named("mapping", "config:conf/recuse.toml")
+    (('[map] in conf/recuse.toml', 'conf/recuse.toml'),)
+    >>> option_named("mapping", "cli + config:recuse.toml")
+    (('--map', None), ('[map] in recuse.toml', 'recuse.toml'))
+    >>> option_named("mapping", "api"), option_named("mapping", "default")
+    ((('mapping=', None),), ())
+    """
+    spec = settings_fields()[name]
+    out: list[tuple[str, str | None]] = []
+    for part in source.split(MERGED):
+        if part.startswith("config"):
+            path = part.removeprefix("config:").removeprefix("config") or "the config"
+            found = _in_file(name, spec, written)
+            out.append((f"{found.key} {found.at(path)}", path))
+        elif part == "api":
+            out.append((f"{name}=", None))
+        elif part == "cli":
+            out.append((spec.flag.split("/")[0], None))
+    return tuple(out)
 
 
 def default(name: str) -> Any:
@@ -986,4 +1058,8 @@ def resolve(
     for name, value in given.items():
         had = chosen.get(name)
         chosen[name] = {**had, **value} if specs[name].merge and had else value
-    return Settings(**chosen, sources=setting_sources(given, config=config, source=source))
+    return Settings(
+        **chosen,
+        sources=setting_sources(given, config=config, source=source),
+        written=dict(config.written) if config is not None else {},
+    )

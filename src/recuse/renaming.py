@@ -18,6 +18,10 @@ __all__ = [
     "map_hint",
     "map_option",
     "map_source",
+    "mapping_named",
+    "mapping_renames",
+    "mapping_set_in",
+    "mapping_sources",
     "renaming_by",
     "takes_mapping",
 ]
@@ -47,16 +51,79 @@ Renaming = Literal["flag", "keyword", "rename"]
 _RENAMING: ContextVar[Renaming | None] = ContextVar("recuse_renaming", default=None)
 
 
+#: where the column mapping in use was set, one ``(words, config file)`` per place
+#: (:func:`mapping_set_in`); None: not said (a mapping handed to the reader directly)
+MappingSources = tuple[tuple[str, str | None], ...]
+_MAPPING_SET: ContextVar[MappingSources | None] = ContextVar("recuse_mapping_set", default=None)
+
+
 @contextmanager
 def renaming_by(way: Renaming) -> Iterator[None]:
     """Within the block, :func:`map_option` writes a renaming ``way``, unless an outer
     block said already (the command line reads files through ``load_input``, whose
-    ``mapping=`` its user never sees)."""
+    ``mapping=`` its user never sees); where the mapping was set
+    (:func:`mapping_set_in`) is said until the block ends."""
     token = _RENAMING.set(_RENAMING.get() or way)
+    said = _MAPPING_SET.set(_MAPPING_SET.get())
     try:
         yield
     finally:
+        _MAPPING_SET.reset(said)
         _RENAMING.reset(token)
+
+
+def mapping_set_in(places: MappingSources | None) -> None:
+    """Say, until the enclosing :func:`renaming_by` block ends, where the column mapping
+    was set: each place in words (``--map``, ``mapping=``, ``[map] in recuse.toml``)
+    with the config file's path where it is one
+    (:func:`recuse.options.option_named`). The command line and ``recuse.audit`` say
+    it once they know their settings' sources."""
+    _MAPPING_SET.set(places)
+
+
+def mapping_sources() -> MappingSources | None:
+    """Where the column mapping in use was set (:func:`mapping_set_in`); None: not said."""
+    return _MAPPING_SET.get()
+
+
+def mapping_renames() -> str:
+    """``--map renames``, the mapping's places short (``[map]``, ``mapping=``) with their
+    verb, where the user set it (:func:`mapping_set_in`), else as the caller gives it:
+    a fix's "use the file's own column names (before [map] renames them)" read "before
+    --map" of a [map] in recuse.toml.
+
+    >>> with renaming_by("flag"):
+    ...     mapping_set_in((("--map", None), ("[map] in r.toml line 2", "r.toml")))
+    ...     print(mapping_renames())
+    --map and [map] rename
+    """
+    places = _MAPPING_SET.get()
+    if not places:
+        return caller_option("--map", "mapping=") + " renames"
+    short = [words.split(" in ", 1)[0] if path else words for words, path in places]
+    return " and ".join(short) + (" renames" if len(short) == 1 else " rename")
+
+
+def mapping_named() -> str:
+    """The column mapping as its errors name it: where the user set it, only there
+    (``--map``; ``[map] in recuse.toml``; both where both were given, as the mapping is
+    their merge); where that is not said, as the caller gives it (:func:`caller_option`:
+    the command line's flag or recuse.toml, the Python keyword). It named both
+    ``--map`` and ``[map] in recuse.toml`` whichever was used.
+
+    >>> with renaming_by("flag"):
+    ...     mapping_set_in((("[map] in conf/recuse.toml", "conf/recuse.toml"),))
+    ...     print(mapping_named())
+    the column mapping ([map] in conf/recuse.toml)
+    >>> with renaming_by("keyword"):
+    ...     print(mapping_named())
+    the column mapping (mapping=)
+    """
+    places = _MAPPING_SET.get()
+    if places:
+        return f"the column mapping ({' and '.join(words for words, _ in places)})"
+    return caller_option("the column mapping (--map, or [map] in recuse.toml)",
+                         "the column mapping (mapping=)")  # fmt: skip
 
 
 _P = ParamSpec("_P")

@@ -47,7 +47,7 @@ def report(sim: SimulatedSelective) -> AuditReport:
 
 def _finding(report: AuditReport, key: str, target: float):  # type: ignore[no-untyped-def]
     (f,) = [f for f in report.findings if f.bias.key == key and f.judge == JUDGE
-            and f.detail.startswith(f"target agreement ≥ {target:.2f};")]  # fmt: skip
+            and f.detail.startswith(f"target agreement ≥ {100 * target:.0f}%;")]  # fmt: skip
     return f
 
 
@@ -144,7 +144,7 @@ def test_gate_certified_passes_fails_and_names_the_unmeasured(
     assert code == 1 and f"FAIL: certified 0.9@0.4 of {JUDGE}" in out
     # a target between grid points is read at the next one above (it certifies ≥ T too)
     code, out = _gate([str(path), "--certified", "0.895@0.4", "--skip-unmeasured"], capsys)
-    assert code == 1 and "read at 0.9" in out
+    assert code == 1 and "at agreement ≥ 89.5% (read at 90%" in out
     code, out = _gate([str(path), "--certified", "0.8@0.4", "--json", "--skip-unmeasured"],
                       capsys)  # fmt: skip
     assert code == 0 and json.loads(out)["certified"] == [{"agreement": 0.8, "coverage": 0.4}]
@@ -239,7 +239,7 @@ def test_a_findings_thresholds_are_written_unrounded() -> None:
     options = AuditOptions(level=LEVEL, n_boot=200, only=("certification",))
     report = run_audit([_input(frame)], options=options, roster=Roster.builtin())
     (f,) = [f for f in report.findings if f.bias.key == "certified_coverage"
-            and f.detail.startswith("target agreement ≥ 0.80;")]  # fmt: skip
+            and f.detail.startswith("target agreement ≥ 80%;")]  # fmt: skip
     assert f.estimate == 1.0 and "other c ≥ 0.99974" in f.detail and "c ≥ 1" not in f.detail
 
 
@@ -306,7 +306,7 @@ def test_the_curves_columns_are_defined_where_it_is_written(
 
 def test_a_held_out_agreement_in_the_finding_reads_on_its_side_of_the_target() -> None:
     """A fold check agreeing on 79.996% of the pairs it kept read "80.0% agree" beside
-    "target agreement ≥ 0.80", which it misses; it now reads "79.996% agree", and one
+    "target agreement ≥ 80%", which it misses; it now reads "79.996% agree", and one
     clear of the target keeps one decimal."""
     from recuse.analyses.certification import _detail
     from recuse.mitigation.selective import POOLED
@@ -419,3 +419,41 @@ def test_the_page_writes_an_agreements_lower_bound_in_the_agreements_unit(
     assert "percentage on the page" in shown.to_dict()["columns"]["lower_bound"]
     kept = [r["lower_bound"] for r in shown.to_dict()["rows"] if r["lower_bound"] is not None]
     assert kept and all(0 <= b <= 1 for b in kept)  # report.json: the shares
+
+
+def _pct(share: float) -> str:
+    """One decimal of a percentage, by hand: the share rounded once at three decimals."""
+    return f"{float(f'{share:.3f}') * 100:.1f}%"
+
+
+def test_a_findings_sentence_writes_its_target_and_agreements_in_one_unit(
+    report: AuditReport,
+) -> None:
+    """The finding read "target agreement ≥ 0.80; … held out: 21.0% kept, 90.5% agree":
+    the target a share and the agreements percentages in one sentence. Every number of
+    the sentence but the confidence thresholds (``c ≥ 0.97``, a confidence, no share)
+    is now a percentage, the target's and the held-out ones those of the curve's row,
+    written by hand here; the method names the target so too."""
+    import re
+
+    curve = next(t.frame for t in report.sections[0].tables if not t.show)
+    checked = 0
+    for target in (0.80, 0.85, 0.90):
+        for key, stratum in (("certified_coverage", "pooled"), ("certified_coverage_own", "own")):
+            found = [f for f in report.findings if f.bias.key == key and f.judge == JUDGE
+                     and f"agreement ≥ {round(100 * target)}% at δ" in f.method]  # fmt: skip
+            if not found:
+                continue
+            (f,) = found
+            (row,) = curve[(curve["judge"] == JUDGE) & (curve["stratum"] == stratum)
+                           & np.isclose(curve["target"], target)].to_dict("records")  # fmt: skip
+            assert f.detail.startswith(f"target agreement ≥ {round(100 * row['target'])}%; ")
+            held = f"held out: {_pct(row['heldout_coverage'])} kept"
+            if row["heldout_agreement"] == row["heldout_agreement"]:  # not NaN
+                held += f", {_pct(row['heldout_agreement'])} agree"
+            assert f.detail.endswith(held), (f.detail, held)
+            words = re.sub(r"c ≥ [0-9.]+", "", f.detail)
+            numbers = re.findall(r"[0-9][0-9.]*%?", words)
+            assert numbers and all(n.endswith("%") for n in numbers), f.detail
+            checked += 1
+    assert checked >= 4

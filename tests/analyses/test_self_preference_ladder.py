@@ -302,3 +302,49 @@ def test_a_part_is_skipped_once_and_only_where_it_has_no_estimate(planted: Plant
         *(("b", k, f"{k}: {words}") for k in keys),
     ]
     assert not any(k.headline for k in ctx.skipped)
+
+
+def test_a_part_fixed_by_construction_has_no_n_in_report_json(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The tie part on LLMBar's MT-Bench pairs (no human tie) is fixed by construction:
+    its verdict, the page and print(result) give it no n, but report.json wrote n 51
+    (gpt-4's own pairs, none on the tie part) and clusters 73, a measurement's sample
+    sizes. Both are null now, as the schema says they are for a fixed value (a fixed
+    finding with its own pairs as n fails it); a measured part keeps the finding's
+    counts; `recuse gate` reads the report and gates the fixed part on its value."""
+    import json
+
+    import jsonschema
+
+    from recuse.cli import main
+    from recuse.data.inputs import load_input
+    from recuse.driver import AuditOptions
+    from recuse.report.export import schema, write_report
+    from recuse.roster import Roster
+
+    inp = load_input("llmbar-mtbench", data_dir=shared_data)
+    o = AuditOptions(n_boot=200, seed=1, only=("self-preference", "self-preference-ladder"))
+    report = run_audit([inp], options=o, roster=Roster.builtin())
+    tie = PARTS["calibrated_rung_human_neither"].key
+    own = PARTS["calibrated_rung_human_prefers_own"].key
+    (m,) = [f for f in report.findings if f.bias.key == own and f.judge == "gpt-4"]
+    out = write_report(report, tmp_path / "out")
+    found = json.loads(out["json"].read_text(encoding="utf-8"))
+    mine = {d["bias"]: d for s in found["sections"] for d in s["findings"]
+            if d["judge"] == "gpt-4"}  # fmt: skip
+    fixed, measured = mine[tie], mine[own]
+    assert fixed["fixed_by_construction"] and (fixed["n"], fixed["clusters"]) == (None, None)
+    assert (measured["n"], measured["clusters"]) == (m.n, m.clusters) and m.n > 0
+    jsonschema.validate(found, schema(), cls=jsonschema.Draft202012Validator)
+    finding = {"$defs": schema()["$defs"], "$ref": "#/$defs/finding"}
+    check = jsonschema.Draft202012Validator(finding)
+    check.validate(fixed)
+    check.validate(measured)
+    with pytest.raises(jsonschema.ValidationError, match="is not of type 'null'"):
+        check.validate({**fixed, "n": m.n})  # the own pairs as n: what the audit wrote
+    code = main(["gate", str(out["json"]), "--max", f"{tie}=0.1", "--max", f"{own}=0.5"])
+    said = capsys.readouterr().out
+    line = next(t for t in said.splitlines() if t.startswith("PASS: ") and f"{tie} " in t
+                and " of gpt-4 " in t)  # fmt: skip
+    assert code in (0, 1, 3) and "fixed by construction, not a measurement" in line, said

@@ -133,7 +133,8 @@ def test_the_note_says_what_the_file_gave_beside_the_command_line(
     code, _, err = run(capsys, "validate", "pairs.csv", "--swapped-frame", "original", *FLAGS)
     assert code == 0, err
     assert err.splitlines()[0] == (
-        "recuse: note: recuse.toml: nothing in it used: swapped-frame given on the command line"
+        "recuse: note: recuse.toml: nothing in it used: [audit] swapped-frame given on the "
+        "command line"
     )
 
 

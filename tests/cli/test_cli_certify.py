@@ -921,7 +921,7 @@ def test_a_stratum_not_tested_takes_no_share_of_delta_in_the_table(
 
 def test_a_held_out_agreement_beside_the_target_reads_on_its_side() -> None:
     """3,998 of 5,000 held-out items agreeing is 79.96%, under the target 0.80 of the
-    table's title ("Certified at agreement ≥ 0.80"): one decimal wrote it 80.0%, in the
+    table's title ("Certified at agreement ≥ 80%"): one decimal wrote it 80.0%, in the
     table's held-out agreement and in the cascade's sentence. Each is written with the
     decimals that put it below; one clear of the target keeps its one decimal."""
     from types import SimpleNamespace
@@ -938,8 +938,14 @@ def test_a_held_out_agreement_beside_the_target_reads_on_its_side() -> None:
                              judges=[SimpleNamespace(judge="j", strata=[stratum])])  # fmt: skip
     console = Console(width=200, record=True, force_terminal=False)
     console.print(_judges_table(result))
-    (row,) = [line for line in console.export_text().splitlines() if line.startswith("│ j ")]
+    shown = console.export_text()
+    (row,) = [line for line in shown.splitlines() if line.startswith("│ j ")]
     assert "79.96%" in row and "80.0%" not in row
+    # the title's target in the cells' unit (it read "≥ 0.80" above 79.96%), the option
+    # named with the share it takes
+    title = " ".join(shown.split())
+    pct = f"{100 * result.target:g}%"
+    assert f"Certified at agreement ≥ {pct} (--agreement {result.target:.2f}), δ = 0.1" in title
     cascade = SimpleNamespace(target=0.8, agreement=0.85, reference="human", heldout=held)
     words = _cascade_agreement(cascade)
     assert "85.0% on the calibration items, 79.96% held out" in words
@@ -953,7 +959,7 @@ def test_apply_writes_an_observed_agreement_on_its_side_of_the_target(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Applied to 5,000 labelled items of which 3,998 agree, all kept: 79.96%, under the
-    guarantee's 0.80 it is printed beside, which one decimal wrote "80.0%"."""
+    guarantee's 80% it is printed beside, which one decimal wrote "80.0%"."""
     from mitigation.conftest import table
 
     src, batch, thr = tmp_path / "cal.csv", tmp_path / "batch.csv", tmp_path / "thr.json"
@@ -967,7 +973,7 @@ def test_apply_writes_an_observed_agreement_on_its_side_of_the_target(
     assert code == 0, text
     said = " ".join(text.split())
     assert "5,000 were decided by a certified judge, agreeing 3,998 times (79.96%; " in said
-    assert "beside the guarantee's 0.80)" in said
+    assert "beside the guarantee's 80%)" in said
 
 
 def _hand_cascade(tmp_path: Path, *, said: bool = True) -> tuple[Path, Path]:

@@ -116,3 +116,66 @@ def test_values_quotes_a_column_or_value_holding_colon_semicolon_or_comma(
         code, got = _validate(capsys, str(given), "--values", bad)
         assert code == 2 and said in str(got["error"]), got
         assert "in double quotes, as in CSV" in str(got["error"])
+
+
+@pytest.mark.parametrize(
+    ("flag", "toml", "named", "not_named"),
+    [
+        (True, False, "the column mapping (--map)", "recuse.toml"),
+        (False, True, "the column mapping ([map] in recuse.toml line 1)", "--map"),
+        (True, True, "the column mapping (--map and [map] in recuse.toml line 1)", "--map,"),
+    ],
+)  # fmt: skip
+def test_a_mapping_error_names_where_the_mapping_was_set(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    flag: bool,
+    toml: bool,
+    named: str,
+    not_named: str,
+) -> None:
+    """A mapping naming a column the file lacks said "the column mapping (--map, or [map]
+    in recuse.toml) names 'nope'" whichever of the two the user had given. It names the
+    one that was used, both where both were (the mapping is their merge), as
+    setting_sources records them; and a named dataset's refusal says how to leave out
+    that one."""
+    monkeypatch.chdir(tmp_path)
+    pd.DataFrame({k.replace(", ", "_").replace('"', ""): v for k, v in ROWS.items()}).to_csv(
+        "pairs.csv", index=False
+    )
+    if toml:
+        Path("recuse.toml").write_text('[map]\nnope = "human"\n', "utf-8")
+    args = ["--map", "nope=human"] if flag else []
+    code, said = _validate(capsys, "pairs.csv", *args)
+    error = str(said["error"])
+    assert code == 2 and f"{named} names 'nope', which is not in the file" in error, error
+    assert not_named not in error.split("names 'nope'")[0], error
+    # the fix names the place too: "before --map renames them" of a [map] read otherwise
+    short = {(True, False): "--map renames", (False, True): "[map] renames"}
+    assert f"(before {short.get((flag, toml), '--map and [map] rename')} them)" in error
+    code = main(["validate", "llmbar-mtbench", *args])
+    error = capsys.readouterr().err
+    assert code == 2 and f"a column mapping ({named.split('(', 1)[1]} applies to files" in error
+    assert ("leave --map out" in error) == flag, error
+    assert ("remove [map] from recuse.toml, or give --config a file without it" in error) == toml
+    assert code == 2 and f"{named.split('(', 1)[1].split(')')[0]}) applies" in error
+
+
+def test_a_mapping_error_from_python_names_the_keyword_or_the_config(tmp_path: Path) -> None:
+    """From recuse.audit the mapping is the keyword, or a recuse.toml's [map] given as
+    config=: its error names that one (it read "(mapping=)" of a [map] the caller never
+    typed as a keyword)."""
+    import recuse
+    from recuse.errors import InputError
+
+    frame = tmp_path / "pairs.csv"
+    pd.DataFrame({"item_id": ["i1"], "p_a": [1.0]}).to_csv(frame, index=False)
+    cfg = tmp_path / "team.toml"
+    cfg.write_text('[map]\nnope = "human"\n', "utf-8")
+    with pytest.raises(InputError) as err:
+        recuse.audit(frame, config=cfg)
+    assert f"the column mapping ([map] in {cfg} line 1) names 'nope'" in str(err.value)
+    with pytest.raises(InputError) as err:
+        recuse.audit(frame, mapping={"nope": "human"})
+    assert "the column mapping (mapping=) names 'nope'" in str(err.value)

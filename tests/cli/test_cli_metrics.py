@@ -743,7 +743,9 @@ def test_metrics_pairs_takes_orders_human_ties_and_self_scope_from_recuse_toml(
         sources[name] = payload.pop("setting_sources")  # type: ignore[assignment]
         for skip in payload["skipped"]:  # type: ignore[attr-defined]
             # the same skips, their reason naming the option as it was set
-            skip["reason"] = skip["reason"].replace('orders = "first" in recuse.toml', "X")
+            skip["reason"] = skip["reason"].replace(
+                '[audit] orders = "first" in recuse.toml line 2', "X"
+            )
             skip["reason"] = skip["reason"].replace("--orders first", "X")
         return payload
 

@@ -83,10 +83,11 @@ def test_metrics_pairs_json_records_sources_and_words_the_orders_as_set(
     assert sources["human_ties"] == sources["self_scope"] == "default"
     assert sources["seed"] == sources["n_boot"] == "cli" and sources["level"] == "default"
     skipped = {s["reason"] for s in payload["skipped"] if s["metric"] == "flip_rate"}
-    assert skipped == {'compares the two presentation orders; orders = "first" in '
-                       "recuse.toml uses one"}  # fmt: skip
+    assert skipped == {'compares the two presentation orders; [audit] orders = "first" in '
+                       "recuse.toml line 2 uses one"}  # fmt: skip
     title = payload["curve_words"]["human_alignment_curve"]["title"]
-    assert '(orders = "first" in recuse.toml)' in title and "--orders" not in title
+    assert '([audit] orders = "first" in recuse.toml line 2)' in title, title
+    assert "--orders" not in title
     # on the line: the flag; a [map] given both ways: both
     argv = [*head, "--out", "line.json", "--orders", "first", "--map", "len_b=len_b",
             "--config", "other.toml"]  # fmt: skip
@@ -144,7 +145,7 @@ def test_the_audits_report_json_records_option_sources_and_the_schema_holds_them
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, schema(), cls=jsonschema.Draft202012Validator)
     words = json.dumps(report, ensure_ascii=False)
-    assert 'orders = \\"first\\" in recuse.toml' in words
+    assert '[audit] orders = \\"first\\" in recuse.toml line 2' in words
     assert "--orders first" not in words
 
 
@@ -172,14 +173,19 @@ def test_the_python_api_records_its_keywords_as_api(tmp_path: Path) -> None:
     [
         ("orders", "first", "cli", "--orders first"),
         ("orders", "first", "default", "--orders first"),
-        ("orders", "first", "config:team/recuse.toml", 'orders = "first" in team/recuse.toml'),
+        (
+            "orders",
+            "first",
+            "config:team/recuse.toml",
+            '[audit] orders = "first" in team/recuse.toml',
+        ),
         ("orders", "first", "api", 'orders="first"'),
-        ("self_scope", "line", "config:recuse.toml", 'self-scope = "line" in recuse.toml'),
+        ("self_scope", "line", "config:recuse.toml", '[audit] self-scope = "line" in recuse.toml'),
         ("n_boot", 500, "cli", "--n-boot 500"),
         ("fdr", False, "cli", "--no-fdr"),
-        ("fdr", True, "config:r.toml", "fdr = true in r.toml"),
+        ("fdr", True, "config:r.toml", "[audit] fdr = true in r.toml"),
         ("only", ("position", "verbosity"), "cli", "--only position,verbosity"),
-        ("only", ("position",), "config:r.toml", 'only = ["position"] in r.toml'),
+        ("only", ("position",), "config:r.toml", '[audit] only = ["position"] in r.toml'),
         ("mapping", {"a": "human"}, "cli + config:r.toml", "--map a=human"),
         ("mapping", {"a": "human"}, "config:r.toml", "[map] in r.toml"),
     ],
@@ -203,9 +209,9 @@ def test_setting_sources_is_the_one_rule() -> None:
     assert got["orders"] == "config:x/recuse.toml" and got["n_boot"] == "default"
     settings = resolve({"seed": 3}, config=cfg)
     assert settings.sources == setting_sources(["seed"], config=cfg)
-    assert settings.said("orders") == 'orders = "first" in x/recuse.toml'
+    assert settings.said("orders") == '[audit] orders = "first" in x/recuse.toml'
     assert settings.said("seed") == "--seed 3"
-    assert settings.audit_options().said("orders") == 'orders = "first" in x/recuse.toml'
+    assert settings.audit_options().said("orders") == '[audit] orders = "first" in x/recuse.toml'
 
 
 # ------------------------------------------------------------ a stop over whole files
@@ -472,7 +478,7 @@ def test_human_ties_set_in_the_file_are_named_by_the_files_line(
     said = _ran(["audit", "labels.csv", "judged.csv", "--out", "r", "--n-boot", "100",
                  "--only", "verbosity"], capsys)  # fmt: skip
     report = json.loads((tmp_path / "r" / "report.json").read_text("utf-8"))
-    line = f'human-ties = "{ties}" in recuse.toml'
+    line = f'[audit] human-ties = "{ties}" in recuse.toml line 2'
     terminal = " ".join(said.split())  # the baseline's sentence, its ties said
     how = ", each counted ½ to each side" if ties == "split" else " left out"
     assert f"human ties (labels of 0.5){how}: {line})" in terminal
@@ -530,3 +536,26 @@ def test_a_stop_as_certify_apply_says_its_guarantee_says_the_file_is_complete(
                     str(out)], capsys)  # fmt: skip
     assert hit and f"{out}: complete and in place" in err
     assert json.loads(out.read_text("utf-8"))["decisions"]
+
+
+def test_the_files_options_are_named_as_it_spells_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A recuse.toml spelling ``human_ties`` (as the JSON's setting_sources name it) was
+    noted "read human-ties" and worded 'human-ties = "split" in recuse.toml', a key the
+    file does not hold, outside any table. The note and the command's words name the
+    key as spelled, with its table, and its line."""
+    simulate_pairs(n_prompts=60, pairs_per_prompt=3, seed=1).pairs.to_csv(
+        tmp_path / "pairs.csv", index=False
+    )
+    (tmp_path / "recuse.toml").write_text(
+        '[audit]\nhuman_ties = "split"\norders = "first"\n', "utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    said = _ran(["metrics", "pairs", "pairs.csv", "--n-boot", "100", "--out", "m.json"], capsys)
+    assert "recuse.toml: read [audit] human_ties, [audit] orders" in said, said
+    payload = json.loads((tmp_path / "m.json").read_text("utf-8"))
+    skipped = {s["reason"] for s in payload["skipped"] if s["metric"] == "flip_rate"}
+    assert skipped == {'compares the two presentation orders; [audit] orders = "first" in '
+                       "recuse.toml line 3 uses one"}  # fmt: skip
+    assert "human-ties" not in said and "human-ties" not in json.dumps(payload), said

@@ -40,7 +40,7 @@ def test_the_held_out_share_is_named_a_check_and_carries_its_agreement() -> None
     reads, and the 70% agreement left out."""
     text = _text(_row())
     assert text == (
-        "FAIL: certified 0.85@0.6 of gpt-4 (d): at agreement ≥ 0.85, δ = 0.1: certified on "
+        "FAIL: certified 0.85@0.6 of gpt-4 (d): at agreement ≥ 85%, δ = 0.1: certified on "
         "0.0% of 200 labelled pairs; held-out check (not gated: each prompt fold decided by "
         "thresholds certified on the other folds): 5.0% kept, 70.0% of them agree; below "
         "the required 60%"
@@ -124,7 +124,7 @@ def test_the_required_share_is_written_as_given_never_rounded() -> None:
     hair = _text(_row(coverage=0.1299952, n_labelled=10**7, target=0.86),
                  rule=Certified(0.8500001, 0.12999544))  # fmt: skip
     assert hair.startswith("FAIL: certified 0.8500001@0.12999544 of gpt-4"), hair
-    assert "at agreement ≥ 0.8500001 (read at 0.86" in hair, hair
+    assert "at agreement ≥ 85.00001% (read at 86%" in hair, hair
     assert "on 12.9995% of 10,000,000" in hair and hair.endswith("the required 12.999544%")
     sum_ = _text(_row(coverage=3 / 10, n_labelled=10), rule=Certified(0.85, 0.1 + 0.2))
     assert sum_.startswith("FAIL: ") and sum_.endswith("below the required 30.000000000000004%")
@@ -189,10 +189,30 @@ def test_a_line_gives_the_coverage_it_compares_and_the_required_one() -> None:
 
 def test_a_held_out_agreement_beside_its_target_is_written_on_its_side() -> None:
     """3,998 of 5,000 held-out pairs agreeing is 79.96%, under the target 0.8 the line
-    names: one decimal wrote it "80.0% of them agree" beside "at agreement ≥ 0.8". It
+    names: one decimal wrote it "80.0% of them agree" beside "at agreement ≥ 80%". It
     takes the decimals that put it below; one clear of the target keeps its one."""
     rule = Certified(0.8, 0.6)
     near = _text(_row(target=0.8, heldout_agreement=3998 / 5000), rule=rule)
-    assert "at agreement ≥ 0.8," in near and "5.0% kept, 79.96% of them agree" in near
+    assert "at agreement ≥ 80%," in near and "5.0% kept, 79.96% of them agree" in near
     clear = _text(_row(target=0.8, heldout_agreement=0.7), rule=rule)
     assert "5.0% kept, 70.0% of them agree" in clear
+
+
+@pytest.mark.parametrize(("target", "grid"), [(0.8, 0.8), (0.85, 0.85), (0.855, 0.86)])
+def test_the_lines_target_is_a_percentage_as_its_shares_are(target: float, grid: float) -> None:
+    """The line read "at agreement ≥ 0.85, δ = 0.1: certified on 28.5% … 90.5% of them
+    agree; … the required 60%": the target a share beside percentages of the same kind.
+    After the rule as typed (``certified 0.85@0.6``, the option's shares), every number
+    of its sentence but δ and the counts is now a percentage, the target's (and the grid
+    target it is read at) 100 × the rule's, by hand."""
+    import re
+
+    rule = Certified(target, 0.6)
+    text = _text(_row(target=grid, coverage=0.285, heldout_agreement=0.905), rule=rule)
+    sentence = text.split(f"certified {target}@0.6 of gpt-4 (d): ", 1)[1]
+    assert sentence.startswith(f"at agreement ≥ {100 * target:g}%")
+    if grid != target:
+        assert f"(read at {100 * grid:g}%, the grid's next target)" in sentence
+    rest = re.sub(r"δ = [0-9.]+|of [0-9,]+ labelled", "", sentence)
+    numbers = re.findall(r"[0-9][0-9.,]*%?", rest)
+    assert len(numbers) >= 5 and all(n.endswith("%") for n in numbers), sentence

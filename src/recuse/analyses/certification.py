@@ -128,7 +128,8 @@ def shown_columns(curve: str) -> dict[str, str]:
         **CURVE_COLUMNS,
         **{c: CURVE_COLUMNS[c] + _AS_PERCENT for c in SHOWN_PERCENT},
         "target": CURVE_COLUMNS["target"] + "; a share on the page too (0.85 = 85%), as "
-        "the findings' 'target agreement ≥ 0.85' and --certified 0.85@0.6 write it",
+        "--certified 0.85@0.6 takes it (the findings write it as a percentage: 'target "
+        "agreement ≥ 85%')",
         "stratum": "own or pooled: the pairs holding the judge's own answer, certified "
         "apart, or all its labelled pairs (the sum of its own, family and other strata, "
         f"each certified apart); the family and other rows are in the table {curve} "
@@ -227,14 +228,18 @@ def _findings(ctx: Context, inp: Input, curve: pd.DataFrame) -> None:
                 ANALYSIS, bias, judge=judge, dataset=inp.name, estimate=float(r["coverage"]),
                 ci_low=float(r["coverage_low"]), ci_high=float(r["coverage_high"]),
                 n=int(r["n_labelled"]), level=o.level, detail=_detail(at, t, stratum),
-                method=f"fixed-sequence test of agreement ≥ {t:.2f} at δ = {delta:g} (split "
+                method=f"fixed-sequence test of agreement ≥ {exact(t, percent=True)} at "
+                f"δ = {delta:g} (split "
                 "over the own/family/other pairs), Clopper–Pearson bounds; interval: "
                 "Clopper–Pearson of the certified share, the threshold taken as fixed",
             ))  # fmt: skip
 
 
 def _detail(at: pd.DataFrame, t: float, stratum: str) -> str:
-    """``target agreement ≥ 0.85``, the thresholds and the held-out check in words."""
+    """``target agreement ≥ 85%``, the thresholds and the held-out check in words: the
+    target a percentage, as the held-out shares and agreement beside it are (it read
+    "target agreement ≥ 0.80; … held out: 21.0% kept, 90.5% agree", a share and a
+    percentage of one quantity in one sentence)."""
     rows = at if stratum == POOLED else at[at["stratum"] == stratum]
     cuts = [
         f"{s} c ≥ {exact(float(lam))}"
@@ -250,7 +255,7 @@ def _detail(at: pd.DataFrame, t: float, stratum: str) -> str:
         )
     where = "own-answer pairs, " if stratum == OWN else ""
     kept = ", ".join(cuts) if cuts else "nothing certified"
-    return f"target agreement ≥ {t:.2f}; {where}{kept}{held}"
+    return f"target agreement ≥ {exact(t, percent=True)}; {where}{kept}{held}"
 
 
 def _figure(ctx: Context, inp: Input, curve: pd.DataFrame) -> None:

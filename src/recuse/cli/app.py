@@ -21,12 +21,14 @@ from recuse.options import (
     Option,
     Settings,
     default,
+    option_named,
     parse_mapping,
     parse_values,
     read_options,
     resolve,
     settings_fields,
 )
+from recuse.renaming import mapping_set_in
 
 if TYPE_CHECKING:
     from recuse.config import Config
@@ -238,6 +240,11 @@ def cli_context(ctx: typer.Context, names: Iterable[str] | None = None) -> tuple
     settings = resolve(read_options(typed, "cli"), config=cfg)
     # the sources of the options this command takes (those its JSON records)
     settings = replace(settings, sources={n: settings.sources[n] for n in has})
+    # a column mapping's errors name where it was set (--map, [map] in recuse.toml)
+    mapping_set_in(
+        option_named("mapping", settings.sources.get("mapping", "default"),
+                     written=settings.written) or None
+    )  # fmt: skip
     roster_file = ctx.find_root().params.get("roster") or None
     roster = context_roster(roster_file, cfg)
     ctx.find_root().meta["recuse.roster"] = roster
@@ -321,15 +328,18 @@ def config_note(cfg: Config, taken: list[str], given: Iterable[str] = ()) -> str
     'recuse.toml: nothing in it applies to this command'
     >>> frame = Config(Path("recuse.toml"), {"swapped_frame": "presented"})
     >>> config_note(frame, [], ["swapped_frame"])
-    'recuse.toml: nothing in it used: swapped-frame given on the command line'
+    'recuse.toml: nothing in it used: [audit] swapped-frame given on the command line'
     >>> from recuse.roster import Entry
     >>> config_note(Config(Path("recuse.toml"), {}, (Entry("ours", "ours"),)), [])
     'recuse.toml: read [[model]] (1 roster addition)'
     """
     specs = settings_fields()
 
-    def named(n: str) -> str:
-        return f"[{specs[n].section}]" if specs[n].section else str(specs[n].key)
+    def named(n: str) -> str:  # as the file writes it: [map], [audit] self_scope
+        found = cfg.written.get(n)
+        if found is not None:
+            return found.key
+        return f"[{specs[n].section}]" if specs[n].section else f"[audit] {specs[n].key}"
 
     read = [named(n) for n in taken]
     if cfg.models:

@@ -180,7 +180,7 @@ def _pct(x: float | None, empty: str = "", *, beside: float | None = None) -> st
     below 1 never reads 0.0% or 100.0%); ``empty`` when there is none (nothing kept to
     measure). ``beside``: the target a held-out agreement is read against, on whose
     side it is written (:func:`recuse.numbers.share_percent_beside`: 79.96% read 80.0%
-    under "Certified at agreement ≥ 0.80")."""
+    under "Certified at agreement ≥ 80%")."""
     if x is None or x != x:
         return empty
     return numbers.share_percent(x) if beside is None else numbers.share_percent_beside(x, beside)
@@ -217,7 +217,8 @@ def _cascade_agreement(c: Any) -> str:
 def _judges_table(result: Any) -> TerminalTable:
     t = TerminalTable(
         title=Text(
-            f"Certified at agreement ≥ {numbers.exact(result.target, least=2)}, "
+            f"Certified at agreement ≥ {numbers.exact(result.target, percent=True)} "
+            f"(--agreement {numbers.exact(result.target, least=2)}), "
             f"δ = {numbers.general(result.delta)}"
         )
     )
@@ -630,7 +631,7 @@ def _print_observed(decided: pd.DataFrame, inp: Input, spec: dict[str, Any]) -> 
             + f", {seen.kept:,} were decided by a certified judge"
             + (f", agreeing {seen.agree:,} times "
                f"({_pct(seen.agreement, beside=float(spec['target']))}; observed on this "
-               f"batch, beside the guarantee's {numbers.exact(spec['target'], least=2)})"
+               f"batch, beside the guarantee's {numbers.exact(spec['target'], percent=True)})"
                if seen.kept else "")
         )  # fmt: skip
 

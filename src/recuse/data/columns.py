@@ -15,12 +15,12 @@ import pandas as pd
 
 from recuse.cells import column_list, one_text
 from recuse.errors import InputError, ReaderNote
+from recuse.renaming import mapping_named, mapping_renames
 from recuse.tables import (
     PAIRS,
     PROBE_COLUMNS,
     RATINGS,
     TableKind,
-    caller_option,
     map_option,
     side_word,
 )
@@ -45,11 +45,10 @@ IGNORED = "recuse.ignored_columns"
 
 
 def column_mapping() -> str:
-    """The mapping as its errors name it, as the caller gave it: on the command line a
-    flag or a recuse.toml, whose [map] the user may not have in mind; in Python the
-    ``mapping=`` keyword (:func:`recuse.tables.caller_option`)."""
-    return caller_option("the column mapping (--map, or [map] in recuse.toml)",
-                         "the column mapping (mapping=)")  # fmt: skip
+    """The mapping as its errors name it, where the user set it: ``--map``, a
+    recuse.toml's ``[map]`` (which the user may not have in mind) or both; in Python the
+    ``mapping=`` keyword (:func:`recuse.renaming.mapping_named`)."""
+    return mapping_named()
 
 
 class ColumnsIgnored(ReaderNote):
@@ -178,8 +177,7 @@ def no_such_column(what: str, name: str, df: pd.DataFrame, path: Path) -> InputE
         f"{what} names {name!r}, which is not in the file",
         file=path,
         column=name,
-        fix=f"{hint}use the file's own column names (before "
-        f"{caller_option('--map', 'mapping=')} renames them): "
+        fix=f"{hint}use the file's own column names (before {mapping_renames()} them): "
         f"{column_list(have)}",
     )
 

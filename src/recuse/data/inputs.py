@@ -30,6 +30,7 @@ from recuse.data.value_maps import ValueReading
 from recuse.errors import ConfigError, InputError, RecuseError
 from recuse.files import ABSENT_ERRNOS, path_text, unreadable_path
 from recuse.reference import LABEL_NAMES, REFERENCE_NAMES, ReferenceKind
+from recuse.renaming import mapping_named, mapping_sources
 from recuse.roster import Roster
 from recuse.tables import (
     TableKind,
@@ -201,8 +202,8 @@ def _import(
 
     if mapping:
         raise ConfigError(
-            f"a column mapping ({caller_option('--map', 'mapping=')}) does not apply to a "
-            f"{fmt} file: its columns are fixed"
+            f"{_a_mapping()} does not apply to a {fmt} file: its columns are fixed; "
+            f"{_leave_mapping_out()}"
         )
     if fmt in FORMATS and table is not None and table != FORMATS[fmt].table:
         raise InputError(
@@ -377,6 +378,31 @@ def read_paths(spec: str | Path, data_dir: str | Path | None = None) -> list[Pat
         return []
 
 
+def _a_mapping() -> str:
+    """``a column mapping (--map)``, named where the user set it
+    (:func:`recuse.renaming.mapping_named`)."""
+    return "a" + mapping_named().removeprefix("the")
+
+
+def _leave_mapping_out() -> str:
+    """How to leave the column mapping out, where the user set it: ``leave --map out``,
+    ``leave mapping= out``, and for a recuse.toml's ``[map]`` (which the user may not
+    have in mind) a config file without it. Where that is not said, both ways the
+    caller could have given one."""
+    places = mapping_sources()
+    if not places:
+        return caller_option(
+            "leave --map out; for recuse.toml's [map], give --config a file without it",
+            "leave mapping= out",
+        )
+    config = caller_option("--config", "config=")
+    return "; ".join(
+        f"leave {words} out" if path is None
+        else f"remove [map] from {path}, or give {config} a file without it"
+        for words, path in places
+    )  # fmt: skip
+
+
 def _dataset_takes_no_file_options(
     mapping: ColumnMapping | None,
     format: ImportFormat | None,
@@ -385,14 +411,9 @@ def _dataset_takes_no_file_options(
 ) -> None:
     """Options that say how a file is written mean nothing for a named dataset."""
     if mapping:  # also a recuse.toml's [map], which the user may not have in mind
+        applies = caller_option("files", "files and tables")
         raise ConfigError(
-            caller_option(
-                "a column mapping (--map, or [map] in recuse.toml) applies to files, not to "
-                "named datasets: leave --map out; for recuse.toml's [map], give --config a "
-                "file without it",
-                "a column mapping (mapping=) applies to files and tables, not to named "
-                "datasets: leave mapping= out",
-            )
+            f"{_a_mapping()} applies to {applies}, not to named datasets: {_leave_mapping_out()}"
         )
     if format is not None:
         raise ConfigError("--format applies to files, not to named datasets")

@@ -79,7 +79,7 @@ def parse_certified(texts: Sequence[str]) -> list[Certified]:
                 raise ConfigError(
                     f"--certified: cannot read {part.strip()!r} — write AGREEMENT@COVERAGE, "
                     "agreement in [0.5, 1) and coverage in [0, 1], e.g. --certified 0.85@0.6 "
-                    "(certified at agreement ≥ 0.85 on at least 60% of the pairs)"
+                    "(certified at agreement ≥ 85% on at least 60% of the pairs)"
                 )
             out.append(Certified(target + 0.0, coverage + 0.0))  # + 0.0: no "-0%" from -0
     if not out:
@@ -141,7 +141,7 @@ def _held_out(row: Mapping[str, Any], target: float) -> str:
     as a second, contradicting coverage, and hid that those 5% agreed below the target.
     The agreement is written on its side of ``target``, beside which the line names it
     (:func:`~recuse.numbers.share_percent_beside`): 0.7996 read "80.0% of them agree"
-    beside "at agreement ≥ 0.8", a target the held-out pairs missed."""
+    beside "at agreement ≥ 80%", a target the held-out pairs missed."""
     held: Any = row.get("heldout_coverage")
     agree: Any = row.get("heldout_agreement")
     if not _number(held):
@@ -157,16 +157,28 @@ def _held_out(row: Mapping[str, Any], target: float) -> str:
 
 def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str, float | None]:
     """The outcome, its sentence and the coverage it compares (None: not measured) for
-    one judge's curve."""
+    one judge's curve. The sentence's target agreement is a percentage, as its coverage,
+    held-out shares and required share are ("at agreement ≥ 0.85 … 90.5% of them agree"
+    wrote one quantity in two units); the rule before it (``certified 0.85@0.6``)
+    names the option's shares as typed."""
     t = rule.grid_target
     at = _at(rows, "pooled", t)
     if not at:
         top = max(float(r["target"]) for r in rows)
-        return "not measured", f"the report's curve stops at agreement {top:g} (< {t:g})", None
+        return (
+            "not measured",
+            f"the report's curve stops at agreement {exact(top, percent=True)} "
+            f"(< {exact(t, percent=True)})",
+            None,
+        )
     r = at[0]
     cov = float(r["coverage"]) if r["coverage"] is not None else 0.0
     outcome = "pass" if cov >= rule.coverage else "fail"
-    grid = "" if abs(t - rule.target) < 1e-9 else f" (read at {t:g}, the grid's next target)"
+    grid = (
+        ""
+        if abs(t - rule.target) < 1e-9
+        else f" (read at {exact(t, percent=True)}, the grid's next target)"
+    )
     held_text = _held_out(r, rule.target)
     own = ""
     for o in _at(rows, "own", t):
@@ -178,7 +190,8 @@ def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str,
     return (
         outcome,
         (
-            f"at agreement ≥ {exact(rule.target)}{grid}, δ = {float(r['delta']):g}: certified on "
+            f"at agreement ≥ {exact(rule.target, percent=True)}{grid}, "
+            f"δ = {float(r['delta']):g}: certified on "
             f"{share_percent_beside(cov, rule.coverage)} of {count(r['n_labelled'])} labelled "
             f"pairs{own}"
             f"{held_text}; "

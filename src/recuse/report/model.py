@@ -378,8 +378,11 @@ class Finding:
             "ci_low": self.ci_low,
             "ci_high": self.ci_high,
             "level": self.level,
-            "n": self.n,
-            "clusters": self.clusters,
+            # a value fixed by construction rests on no sample: n and clusters null (the
+            # judge's own pairs as n read as the size of a measurement, where the page,
+            # the verdict and print(result) give none)
+            "n": None if self.fixed else self.n,
+            "clusters": None if self.fixed else self.clusters,
             "method": self.method,
             "null": self.null,
             "significant": self.significant,

@@ -344,3 +344,34 @@ def test_an_options_line_is_its_line_as_toml_reads_the_file(
     settings = resolve({}, config=load_config(cfg))
     assert settings.said("level") == f"[audit] level = 0.9 in {cfg} line {level}"
     assert settings.said("mapping") == f"[map] in {cfg} line {mapping}"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '# set-up\n[audit]\ntitle = """\nlevel = 0.8\n"""\nlevel = 1.5\n',
+            "recuse.toml line 6: [audit] level = 1.5: must be in [0.5, 1)",
+        ),
+        ("[audit]\n\nlevle = 0.9\n", "recuse.toml line 3: [audit] levle: unknown option"),
+        (
+            "[audit]\nn_boot = 500\n'n-boot' = 600\n",
+            "recuse.toml line 3: [audit] n_boot and n-boot are the same option",
+        ),
+        (
+            '[audit]\nlevel = 0.9\n\n[values.w]\nA = "one"\n',
+            "recuse.toml line 4: [values.w] A = 'one': give a number",
+        ),
+        ('audit.seed = "x"\n', "recuse.toml line 1: [audit] seed = 'x': must be"),
+    ],
+)
+def test_a_bad_value_in_the_file_names_its_line(tmp_path: Path, text: str, message: str) -> None:
+    """An error about a value of recuse.toml named the file and the key but not the line,
+    which the words naming a setting that was read give ("[audit] level = 0.9 in
+    recuse.toml line 3"): the line, counted by hand, of the key (a table's: of its
+    header), as TOML reads the file."""
+    cfg = tmp_path / "recuse.toml"
+    cfg.write_text(text, "utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(cfg)
+    assert f"{tmp_path / message}" in str(err.value), str(err.value)

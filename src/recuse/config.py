@@ -126,6 +126,7 @@ def load_config(path: str | Path) -> Config:
         if p.suffix == ".toml"
         else "--config takes a recuse.toml; give a data file as the command's argument",
     )
+    lines = _lines(read_text(p))  # where each table and key is, for the errors' words
     unknown = [k for k in data if k not in SECTIONS]
     if unknown:
         key, value = unknown[0], data[unknown[0]]
@@ -137,19 +138,35 @@ def load_config(path: str | Path) -> Config:
                 else f"options go under [audit]; the other sections: "
                 f"{', '.join(SECTIONS[1:-1])} or [[model]]"
             )
-            raise ConfigError(f"{where}: {key} is outside any section — {put}")
+            raise ConfigError(f"{_at(where, lines, key)}: {key} is outside any section — {put}")
         raise ConfigError(
-            f"{where}: unknown section [{key}] — use {', '.join(SECTIONS[:-1])} or [[model]]"
+            f"{_at(where, lines, key)}: unknown section [{key}] — use "
+            f"{', '.join(SECTIONS[:-1])} or [[model]]"
         )
-    options = _audit_options(_table(data, "audit", where), where)
+    options = _audit_options(_table(data, "audit", where), where, lines)
     sections = {
         name: _table(data, spec.section, where)
         for name, spec in settings_fields().items()
         if spec.section and spec.section in data
     }
-    options |= read_options(sections, "file", where)
+    # a table's line, that of its header: of [values] only where it has one table (the
+    # error names [values.w], whose header another [values.x] may precede)
+    at = {
+        name: lines.get((str(settings_fields()[name].section), None))
+        for name, table in sections.items()
+        if len(table) <= 1 or not any(isinstance(v, Mapping) for v in table.values())
+    }
+    options |= read_options(sections, "file", where, lines=at)
     models = tuple(entries_from({"model": data.get("model", [])}, where))
-    return Config(p, options, models, _written(data, read_text(p)))
+    return Config(p, options, models, _written(data, lines))
+
+
+def _at(where: str, lines: Mapping[tuple[str, str | None], int], table: str,
+        key: str | None = None) -> str:  # fmt: skip
+    """``recuse.toml line 3``: the file and the line of ``table`` (and ``key``), where
+    found."""
+    line = lines.get((table, key))
+    return f"{where} line {line}" if line else where
 
 
 def _lines(text: str) -> dict[tuple[str, str | None], int]:
@@ -289,10 +306,11 @@ class _Scan:
                 self.i += 1
 
 
-def _written(data: Mapping[str, Any], text: str) -> dict[str, Written]:
+def _written(
+    data: Mapping[str, Any], lines: Mapping[tuple[str, str | None], int]
+) -> dict[str, Written]:
     """Each option the file sets as it writes it (:attr:`Config.written`): its table
-    and key as spelled there, and its line."""
-    lines = _lines(text)
+    and key as spelled there, and its line (``lines``: :func:`_lines`)."""
     keys = audit_keys()
     out: dict[str, Written] = {}
     audit = data.get("audit")
@@ -306,19 +324,23 @@ def _written(data: Mapping[str, Any], text: str) -> dict[str, Written]:
     return out
 
 
-def _audit_options(table: Mapping[str, Any], where: str) -> dict[str, Any]:
+def _audit_options(
+    table: Mapping[str, Any], where: str, lines: Mapping[tuple[str, str | None], int]
+) -> dict[str, Any]:
     """The ``[audit]`` table as option values: a key written twice (``n_boot`` and
-    ``n-boot``) or unknown is an error naming it."""
+    ``n-boot``) or unknown is an error naming it, with its line (``lines``)."""
     keys = audit_keys()
     by_name: dict[str, str] = {}
     for key in table:
         name = keys.get(str(key).replace("_", "-"))
+        at = _at(where, lines, "audit", str(key))
         if name is None:
-            raise ConfigError(f"{where}: [audit] {key}: unknown option — use {', '.join(keys)}")
+            raise ConfigError(f"{at}: [audit] {key}: unknown option — use {', '.join(keys)}")
         if name in by_name:
             raise ConfigError(
-                f"{where}: [audit] {by_name[name]} and {key} are the same option — keep one"
+                f"{at}: [audit] {by_name[name]} and {key} are the same option — keep one"
             )
         by_name[name] = str(key)
     given = {name: table[key] for name, key in by_name.items()}
-    return read_options(given, "file", where, keys=by_name)
+    at_line = {name: lines.get(("audit", key)) for name, key in by_name.items()}
+    return read_options(given, "file", where, keys=by_name, lines=at_line)

@@ -190,9 +190,14 @@ class _Scan:
 
     def __init__(self, text: str, out: dict[tuple[str, str | None], int]) -> None:
         self.text, self.out, self.i = text, out, 0
+        self._counted, self._lines = 0, 1  # the line at position _counted
 
     def line(self) -> int:
-        return self.text.count("\n", 0, self.i) + 1
+        """The line at the position: counted on from the last call's (the position only
+        moves on), not from the top, which took 9 to 29 s for 20,000 roster entries."""
+        self._lines += self.text.count("\n", self._counted, self.i)
+        self._counted = self.i
+        return self._lines
 
     def found(self, path: tuple[str, ...], line: int) -> None:
         if path:

@@ -11,7 +11,15 @@ have no ``S`` and are left out).
   = (how often the judge picks the longer response when the human prefers the
   shorter) - (how often it picks the shorter when the human prefers the longer)
   = recall(human prefers longer) - recall(human prefers shorter). Positive = the
-  judge favours verbose answers beyond the human labels.
+  judge is right more often where the human chose the longer answer than where the
+  human chose the shorter. That is not a preference for length beyond the humans'
+  by itself: where the longer answers are the better ones, a judge with no length
+  preference at all is above 0 too (:data:`EQ6_NOT_ZERO`), as the pairs whose human
+  chose the shorter answer are the close calls, where any judge errs more. A second
+  rater drawn like the humans (the same quality model, no length term, so the
+  prefer-longer gap is 0) reads +0.21 where the humans choose the longer answer of
+  68% of pairs (``tests/metrics/test_verbosity.py``), +0.12 at 60% and +0.06 at 55%;
+  the prefer-longer gap (:func:`prefer_longer_gap`) has no such term.
 
 * Deviation from accuracy parity, Eq. 5: ``|P(Y'=Y | S=Y) - P(Y'=Y | S=1-Y)|``,
   the absolute value of the same difference; its interval is the absolute values over
@@ -90,6 +98,7 @@ from recuse.metrics.verdicts import (
 __all__ = [
     "BIN_INTERVAL",
     "CURVE_COLUMNS",
+    "EQ6_NOT_ZERO",
     "HUMAN_LONGER",
     "HUMAN_LONGER_TIES",
     "HUMAN_LONGER_UNIT",
@@ -246,6 +255,15 @@ def response_lengths(
     return both[: len(pairs)], both[len(pairs) :], unit
 
 
+#: what Eq. 6 (and Eq. 5) reads for a judge without a length preference, in the words
+#: of its ``method``: not 0 where the longer answers are the better ones
+EQ6_NOT_ZERO = (
+    "not 0 for a judge with no length preference where the longer answers are the "
+    "better ones (the pairs whose human chose the shorter are the close calls, where any "
+    "judge errs more: a second rater like the humans reads +0.21 where they choose the "
+    "longer answer of 68% of pairs); the prefer-longer gap has no such term"
+)
+
 #: the metric id of :func:`human_prefers_longer`
 HUMAN_LONGER = "human_prefers_longer"
 #: its ``counts`` key of the labels of 0.5 on pairs of unequal length: left out of ``n``
@@ -330,7 +348,7 @@ def verbosity_spec(
             else ""
         )
         + f"; length in {length_note}; {ties}, {_tie_words(pairs, h, side, human_ties)}; "
-        "equal lengths left out"
+        f"equal lengths left out; {EQ6_NOT_ZERO}"
     )
 
     def components(t: FloatArray) -> dict[str, float]:
@@ -371,6 +389,11 @@ def verbosity_bias(
     Eq. 5 is resampled as Eq. 6 and folded (:func:`recuse.metrics.estimate.fold`): its
     interval is the absolute values over Eq. 6's and its p-value Eq. 6's, since every
     resample of ``|Eq. 6|`` lies above 0 even for a judge without verbosity bias.
+
+    Eq. 6 is 0 for a judge whose errors are as frequent whichever answer the human
+    chose; a judge with no length preference is not one where the longer answers are
+    the better ones (:data:`EQ6_NOT_ZERO`, in the ``method``): read it beside the
+    prefer-longer gap.
 
     >>> from recuse.tables import validate_pairs
     >>> t = validate_pairs(pd.DataFrame({

@@ -701,3 +701,25 @@ def test_eq6_of_a_judge_with_no_length_preference_is_not_0_and_its_words_say_so(
     assert EQ6_NOT_ZERO in eq6.method
     assert "no length preference" in EQ6_NOT_ZERO
     assert EQ6_NOT_ZERO in verbosity_bias(t, kind="absolute", **FAST).method
+
+
+def test_the_gap_of_a_judge_whose_errors_ignore_length_is_not_0_and_its_words_say_so() -> None:
+    """Planted (:func:`simulate_pairs`): a judge with no verbosity term, right on 60% of
+    pairs whatever their lengths, where the humans choose the longer answer of 65%.
+    Eq. 6 is 0 (its errors are as frequent on either side); the prefer-longer gap is
+    -(2·0.65 - 1)·(1 - 0.6) = -0.12, the judge's share of longer picks pulled toward
+    half. The gap's interval finds it and excludes 0, and its method says that its 0 is
+    not this judge's (the analysis said "0 = no bias", the method nothing)."""
+    from recuse.metrics.verbosity import GAP_NOT_ZERO, prefer_longer_gap
+    from recuse.simulate.pairs import PlantedBias
+
+    sim = simulate_pairs(judges={"gpt-4": PlantedBias(accuracy=0.6)}, n_prompts=300, seed=0)
+    truth = sim.true_value("verbosity_longer_gap", "gpt-4")
+    assert truth == pytest.approx(-(2 * 0.65 - 1) * (1 - 0.6))
+    assert sim.true_value("verbosity_bias", "gpt-4") == 0.0
+    gap = prefer_longer_gap(sim.pairs, **FAST)
+    assert gap.ci_low <= truth <= gap.ci_high < 0
+    eq6 = verbosity_bias(sim.pairs, **FAST)
+    assert eq6.ci_low <= 0 <= eq6.ci_high
+    assert GAP_NOT_ZERO in gap.method
+    assert "-(2·P(human picks longer) - 1)·(1 - its accuracy)" in GAP_NOT_ZERO

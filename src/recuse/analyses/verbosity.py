@@ -540,8 +540,9 @@ ANALYSIS = Analysis(
     intro=(
         "Does the judge prefer longer answers more than the humans do? The headline is "
         "the prefer-longer gap: P(judge picks the longer answer) − P(human picks it), "
-        "over the same pairs of unequal length; 0 = no bias. Beside it, in its own "
-        "words, Saito et al.'s Eq. 6: the judge's recall when the human prefers the "
+        "over the same pairs of unequal length; 0 = as often as the humans (a judge whose "
+        "errors are unrelated to length reads below 0, nearer half the time). Beside "
+        "it, in its own words, Saito et al.'s Eq. 6: the judge's recall when the human prefers the "
         "longer answer minus its recall when the human prefers the shorter one — whether "
         "the judge is right more often on one side, not how often it picks the longer "
         "answer, so the two can differ in size and even in sign (Eq. 6 moves with the "

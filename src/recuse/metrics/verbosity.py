@@ -99,6 +99,7 @@ __all__ = [
     "BIN_INTERVAL",
     "CURVE_COLUMNS",
     "EQ6_NOT_ZERO",
+    "GAP_NOT_ZERO",
     "HUMAN_LONGER",
     "HUMAN_LONGER_TIES",
     "HUMAN_LONGER_UNIT",
@@ -262,6 +263,18 @@ EQ6_NOT_ZERO = (
     "better ones (the pairs whose human chose the shorter are the close calls, where any "
     "judge errs more: a second rater like the humans reads +0.21 where they choose the "
     "longer answer of 68% of pairs); the prefer-longer gap has no such term"
+)
+
+#: what the prefer-longer gap reads for a judge without a length preference, in the
+#: words of its ``method``: not 0 where the judge follows the labels less (or more)
+#: closely than the humans' choices follow length
+GAP_NOT_ZERO = (
+    "its 0 is a judge that picks the longer answer as often as the humans, not one with no "
+    "length preference: a judge whose errors are unrelated to length picks the longer "
+    "answer nearer half the time than the humans do, by -(2·P(human picks longer) - 1)·"
+    "(1 - its accuracy) (-0.12 for one right on 60% of pairs where the humans choose the "
+    "longer of 65%), and a judge of quality alone that is more consistent than the labels "
+    "reads above 0; Eq. 6 has no such term"
 )
 
 #: the metric id of :func:`human_prefers_longer`
@@ -457,7 +470,7 @@ def longer_gap_spec(
     method = (
         "prefer-longer gap: P(judge picks the longer response) minus P(human picks it), "
         f"over the same pairs; length in {length_note}; {ties}, "
-        f"{_tie_words(pairs, h, side, human_ties)}; equal lengths left out"
+        f"{_tie_words(pairs, h, side, human_ties)}; equal lengths left out; {GAP_NOT_ZERO}"
     )
 
     def components(t: FloatArray) -> dict[str, float]:
@@ -497,7 +510,13 @@ def prefer_longer_gap(
     (:func:`verbosity_bias`, a difference of recalls) it mixes in the judge's
     accuracy: a judge that agrees with every label has gap 0 and Eq. 6 of +1 - 1 = 0
     too, but on data where humans prefer longer answers 70 % of the time a judge
-    that always picks the longer one has gap +0.3 and Eq. 6 of 1 - 0 = +1.
+    that always picks the longer one has gap +0.3 and Eq. 6 of 1 - 0 = +1. So a
+    judge with no length preference is not at 0 (:data:`GAP_NOT_ZERO`, in the
+    ``method``): one whose errors are unrelated to length (Eq. 6 = 0) picks the longer
+    answer nearer half the time than the humans, ``gap = -(2q - 1)(1 - accuracy)`` with
+    ``q`` = P(human picks longer) (:mod:`recuse.simulate.pairs`' planted value;
+    ``tests/metrics/test_verbosity.py``), and one that judges quality alone, more
+    consistently than the labels, reads above 0 where the longer answers are better.
     ``components``: the two probabilities.
 
     >>> from recuse.tables import validate_pairs

@@ -2073,11 +2073,13 @@ def gated_parts(
     **how: Any,
 ) -> tuple[Sums, NDArray[np.intp], dict[str, str], NDArray[np.float64], CompetenceModel]:
     """:func:`calibrated_parts` with the label term on the judges ``label`` conditions
-    (:func:`label_conditioned`), the preparation made once where it can be: with
-    ``label="auto"`` the fit without a label term decides (:func:`_ceiling_gate`), and
-    where it conditions no judge that fit is the answer when its bootstrap is the one
-    asked for (``one_step`` None, or False and that fit refits exactly: then both calls
-    make the same arrays). ``how``: the other options of :func:`calibrated_parts`."""
+    (:func:`label_conditioned`) and the slot lapse on the judges whose likelihood calls
+    for it (:func:`_lapse_gate`; none with ``one_step=True``), the preparation made once
+    where it can be: the fit without either (``one_step=None``) decides the lapse and,
+    with ``label="auto"``, the label term (:func:`_ceiling_gate`), and where it gives
+    neither to any judge that fit is the answer when its bootstrap is the one asked for
+    (``one_step`` None, or False and that fit refits exactly: then both calls make the
+    same arrays). ``how``: the other options of :func:`calibrated_parts`."""
     first = calibrated_parts(pairs, codes, labels, one_step=None, **how)
     lapse = None if one_step is True else _lapse_gate(first, len(labels))
     if label is not False and label is not True:  # "auto": the fit without a label term

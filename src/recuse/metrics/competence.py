@@ -2117,7 +2117,10 @@ def _ceiling_gate(
 #: the slot lapse enters a judge's competence model (:func:`lapse_test`) where its
 #: maximum-likelihood share of lapsed orders is at least :data:`LAPSE_MIN` and the
 #: likelihood ratio against the model without it at least :data:`LAPSE_LR` (10.83:
-#: p = 0.001 on χ²₁, 0.0005 on the ½χ²₀ + ½χ²₁ of a share on its boundary under no lapse)
+#: p = 0.001 on χ²₁, 0.0005 on the ½χ²₀ + ½χ²₁ of a share on its boundary under no lapse,
+#: where each pair is judged in one order; the likelihood weighs each judged order 1 /
+#: orders, so with both orders judged the statistic is about half the per-order one and
+#: the test is stricter than that)
 LAPSE_MIN = 0.1
 LAPSE_LR = 10.83
 

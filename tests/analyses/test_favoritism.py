@@ -13,7 +13,7 @@ from recuse.roster import Roster
 
 def test_findings_are_the_regression_coefficients(planted: Planted) -> None:
     res = fit_favoritism(planted.ratings, planted.roster, level=0.9)  # cluster by prompt
-    assert res.se_type == "cluster-robust by prompt (CR1)"
+    assert res.se_type.startswith("cluster-robust by prompt (CR1), Student t on ")
     sb = res.self_bias().set_index("judge")
     found = {f.judge: f for f in planted.report.findings if f.bias is SELF_BIAS}
     assert set(found) == set(sb.index)

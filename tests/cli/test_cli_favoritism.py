@@ -215,7 +215,7 @@ def test_real_dataset_by_name(
         "y ~ 0 + C(judge) + C(judge):ref + C(s, Treatment('none'))"
         " + C(f, Treatment('none')) + C(dimension)",
         data=d,
-    ).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    ).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)  # t on G − 1 df
     ci = ref.conf_int(alpha=1 - main_fit["level"])
     rows = [(f"C(s, Treatment('none'))[T.{r['judge']}]", r) for r in main_fit["self_bias"]]
     rows += [(f"C(f, Treatment('none'))[T.{r['family']}]", r) for r in main_fit["family_bias"]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -268,3 +269,30 @@ def test_the_statistics_pages_llmbar_prompt_counts_are_the_datas(shared_data: Pa
         f"intervals are the BCa's; GPT-4's {g4} of {n4} and PaLM-2's {palm} of {npalm} are "
         "widened"
     ) in text
+
+
+def test_a_judge_without_slot_preference_whose_picks_are_sampled_flips_and_says_so() -> None:
+    """Planted: no slot preference at all, each order's pick drawn anew with P(a) =
+    expit(2·gap), gap ~ N(0, 1) (a judge sampled at a temperature): its flip rate is
+    E[2p(1 − p)] = 0.30 (by quadrature below) and its first-position rate 0.5. The
+    numbers find both; the flip rate's and consistency's words say that their no-bias
+    value (0, 1: "no bias 0" beside the number) is not this judge's, and that the
+    first-position rate is the one that tells a slot preference (they said nothing)."""
+    from recuse.metrics.position import NOT_ONLY_POSITION
+
+    x, w = np.polynomial.hermite_e.hermegauss(60)
+    p = 1 / (1 + np.exp(-2 * x))
+    truth = float(np.sum(w * 2 * p * (1 - p)) / np.sqrt(2 * np.pi))
+    assert truth == pytest.approx(0.30, abs=0.005)
+    rng = np.random.default_rng(3)
+    pa = 1 / (1 + np.exp(-2 * rng.normal(0, 1, 900)))
+    picks = [(float(rng.random() < q), float(rng.random() < q)) for q in pa]
+    t = table(picks)
+    boot = Resampling(n_boot=200)
+    f = flip_rate(t, boot=boot)
+    assert f.ci_low <= truth <= f.ci_high and f.ci_low > 0.2
+    first = first_position_rate(t, boot=boot)
+    assert first.ci_low <= 0.5 <= first.ci_high
+    assert NOT_ONLY_POSITION in f.method
+    assert NOT_ONLY_POSITION in position_consistency(t, boot=boot).method
+    assert "0.30" in NOT_ONLY_POSITION and "first-position rate" in NOT_ONLY_POSITION

@@ -6,6 +6,7 @@ shift in log-odds) read it low; judges without one get the same number as before
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import optimize, special
 
@@ -153,3 +154,55 @@ def test_bad_settings_of_the_simulation_are_refused() -> None:
         simulate_slot_lapse_judge(lapse=1.0)
     with pytest.raises(ConfigError, match="slot must be 1"):
         simulate_slot_lapse_judge(slot=0)
+
+
+def test_a_judge_without_the_lapse_reads_as_before_beside_one_with_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Three judges in one table with categories, m0 lapsed, m1 and m2 not: their every
+    calibrated number (the estimate, its family preference and its rungs, each with its
+    interval, components and warnings) is the one without the lapse test, to rounding
+    (the lapse splits the patterns they share with m0, so their sums run over longer
+    arrays: m1's rung "human prefers other" read -0.018802925500885016 against
+    -0.01880292550088498), as beside a judge whose competence is conditioned on the
+    label."""
+    from recuse.metrics import pairwise_bias
+    from recuse.metrics.competence import CALIBRATED_RUNGS
+
+    strengths = {"m0": theta_for_own_rate(0.95, OTHER_STRENGTHS), **OTHER_STRENGTHS}
+    judges = {"m1": AuthorJudge(3.0, 0.4, 0.2), "m2": AuthorJudge(1.0, 0.2, 0.0)}
+    other = simulate_self_preference(judges, strengths, n_prompts=200, seed=5).pairs
+    pairs = pd.concat([simulate_slot_lapse_judge(seed=0, tau=0.3).pairs, other])
+    ids = sorted(pairs["prompt_id"].unique())
+    drawn = np.random.default_rng(0).choice(["a", "b", "c"], len(ids))
+    pairs["category"] = pairs["prompt_id"].map(dict(zip(ids, drawn, strict=True)))
+    families = {"m0": "f", "m1": "f", "m2": "g", "m3": "h", "m4": "i"}
+    names = ["self_preference_calibrated", "family_preference_calibrated", *CALIBRATED_RUNGS]
+
+    def numbers(lr: float) -> dict[tuple[str, str], tuple[object, ...]]:
+        monkeypatch.setattr(competence, "LAPSE_LR", lr)
+        res = pairwise_bias(pairs, families, judges=["m0", "m1", "m2"], metrics=names,
+                            boot=Resampling(n_boot=100, seed=0))  # fmt: skip
+        return {
+            (r.judge, r.metric): (
+                r.estimate,
+                r.ci_low,
+                r.ci_high,
+                sorted(r.components.items()),
+                r.warnings,
+            )
+            for r in res.results
+        }
+
+    with_test, without = numbers(LAPSE_LR), numbers(float("inf"))
+    others = {k: v for k, v in with_test.items() if k[0] != "m0"}
+    assert len(others) >= 2 * len(names) - 1  # (m2 has no family pairs)
+    assert others.keys() == {k for k in without if k[0] != "m0"}
+    for key, (*ends, parts, warned) in others.items():
+        *was_ends, was_parts, was_warned = without[key]
+        assert ends == pytest.approx(was_ends, rel=1e-12, abs=1e-15), key
+        assert dict(parts) == pytest.approx(dict(was_parts), rel=1e-12, abs=1e-15), key  # type: ignore[arg-type]
+        assert warned == was_warned, key
+    # (m0 gained the lapse: its estimate moved)
+    assert "slot_lapse" in dict(with_test["m0", names[0]][3])  # type: ignore[arg-type]
+    assert with_test["m0", names[0]][0] != without["m0", names[0]][0]

@@ -649,3 +649,77 @@ def test_the_prefer_longer_gap_names_split_votes_where_labels_are_shares() -> No
         halves = fn(t.assign(human_votes=votes), human_ties="split", min_n=2,
                     boot=Resampling(n_boot=50))  # fmt: skip
         assert "tied or evenly split human votes count ½" in halves.method
+
+
+def _second_rater(n: int, seed: int) -> pd.DataFrame:
+    """Pairs whose longer answer is the better one on average (quality gap ``log(len_a /
+    len_b) + noise``), the humans' label and the judge's pick two independent draws of
+    one quality model, ``P(a) = expit(2 · gap)``: a judge with no length term at all,
+    exchangeable with the humans."""
+    rng = np.random.default_rng(seed)
+    la = np.round(rng.lognormal(np.log(120), 0.6, n)) + 1
+    lb = np.round(rng.lognormal(np.log(120), 0.6, n)) + 1
+    p = 1 / (1 + np.exp(-2 * (np.log(la / lb) + rng.normal(0, 1, n))))
+    human = (rng.random(n) < p).astype(float)
+    pick = (rng.random(n) < p).astype(float)
+    return validate_pairs(
+        pd.DataFrame({
+            "item_id": [f"i{i}" for i in range(n)], "prompt_id": [f"p{i}" for i in range(n)],
+            "model_a": None, "model_b": None, "judge": "j", "human": human,
+            "p_a_first": pick, "p_a_second": pick, "p_a": NAN, "len_a": la, "len_b": lb,
+        })
+    )  # fmt: skip
+
+
+def _recall_gap_by_hand(t: pd.DataFrame) -> float:
+    longer_a = (t["len_a"] > t["len_b"]).to_numpy()
+    keep = (t["len_a"] != t["len_b"]).to_numpy()
+    h = np.where(longer_a, t["human"], 1 - t["human"])[keep]
+    v = np.where(longer_a, t["p_a_first"], 1 - t["p_a_first"])[keep]
+    return float(v[h == 1].mean() - (1 - v[h == 0]).mean())
+
+
+def test_eq6_of_a_judge_with_no_length_preference_is_not_0_and_its_words_say_so() -> None:
+    """Planted: a judge drawn like the humans, no length term, on pairs whose longer
+    answer is better on average (the humans pick it in 68%). Its prefer-longer gap is 0
+    (judge and humans exchangeable); Eq. 6 is +0.21 (a 400,000-pair table, by hand):
+    the pairs whose human chose the shorter answer are the close calls. The estimate
+    finds that value, and the result's method says that 0 is not this judge's value
+    (it said "Positive = the judge favours verbose answers beyond the human labels",
+    in the module's words, and nothing in the method)."""
+    from recuse.metrics.verbosity import EQ6_NOT_ZERO, prefer_longer_gap
+
+    population = _recall_gap_by_hand(_second_rater(400_000, seed=99))
+    assert 0.19 < population < 0.23
+    t = _second_rater(3_000, seed=1)
+    eq6 = verbosity_bias(t, **FAST)
+    assert eq6.estimate == pytest.approx(_recall_gap_by_hand(t))
+    assert abs(eq6.estimate - population) < 0.06  # 3 SE of a 3,000-pair table (0.02)
+    assert eq6.ci_low > 0.1  # read as a bias for longer answers, by the number alone
+    gap = prefer_longer_gap(t, **FAST)
+    assert gap.ci_low < 0 < gap.ci_high
+    assert EQ6_NOT_ZERO in eq6.method
+    assert "no length preference" in EQ6_NOT_ZERO
+    assert EQ6_NOT_ZERO in verbosity_bias(t, kind="absolute", **FAST).method
+
+
+def test_the_gap_of_a_judge_whose_errors_ignore_length_is_not_0_and_its_words_say_so() -> None:
+    """Planted (:func:`simulate_pairs`): a judge with no verbosity term, right on 60% of
+    pairs whatever their lengths, where the humans choose the longer answer of 65%.
+    Eq. 6 is 0 (its errors are as frequent on either side); the prefer-longer gap is
+    -(2·0.65 - 1)·(1 - 0.6) = -0.12, the judge's share of longer picks pulled toward
+    half. The gap's interval finds it and excludes 0, and its method says that its 0 is
+    not this judge's (the analysis said "0 = no bias", the method nothing)."""
+    from recuse.metrics.verbosity import GAP_NOT_ZERO, prefer_longer_gap
+    from recuse.simulate.pairs import PlantedBias
+
+    sim = simulate_pairs(judges={"gpt-4": PlantedBias(accuracy=0.6)}, n_prompts=300, seed=0)
+    truth = sim.true_value("verbosity_longer_gap", "gpt-4")
+    assert truth == pytest.approx(-(2 * 0.65 - 1) * (1 - 0.6))
+    assert sim.true_value("verbosity_bias", "gpt-4") == 0.0
+    gap = prefer_longer_gap(sim.pairs, **FAST)
+    assert gap.ci_low <= truth <= gap.ci_high < 0
+    eq6 = verbosity_bias(sim.pairs, **FAST)
+    assert eq6.ci_low <= 0 <= eq6.ci_high
+    assert GAP_NOT_ZERO in gap.method
+    assert "-(2·P(human picks longer) - 1)·(1 - its accuracy)" in GAP_NOT_ZERO

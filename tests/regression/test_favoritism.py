@@ -475,7 +475,7 @@ def test_cluster_variable_can_be_chosen_and_is_checked() -> None:
     prepared = prepare(sim.ratings, sim.families, normalize="none")
     by_prompt = fit_prepared(prepared)
     by_task = fit_prepared(prepared, cluster="task")
-    assert by_task.se_type == "cluster-robust by task (CR1)"
+    assert by_task.se_type == "cluster-robust by task (CR1), Student t on 1 df"  # 2 tasks
     assert np.allclose(by_prompt.coefficients["estimate"], by_task.coefficients["estimate"])
     assert not np.allclose(by_prompt.coefficients["se"], by_task.coefficients["se"])
     with pytest.raises(ConfigError, match="--cluster 'nope'"):
@@ -649,7 +649,7 @@ def test_the_html_table_writes_p_values_minus_signs_and_counts_as_the_report_doe
     every other table, a p-value of 1.4e-4 as 0.0001 (and 2e-6 as 0.0000), and NaN as
     'nan'. Now p reads as every p-value reads (< 0.001, 0.009), z with two decimals,
     estimate/se/interval as the summary writes them, nothing not finite written."""
-    sim = simulate_ratings(seed=3, n_prompts=20)
+    sim = simulate_ratings(seed=3, n_prompts=25)  # a p under 0.001 (t on 24 df)
     res = fit_favoritism(sim.ratings, sim.families, normalize="none")
     gamma = res.self_bias()
     page = res.to_html()
@@ -795,3 +795,55 @@ def test_a_lone_judge_or_a_harsh_panel_below_the_references_gets_the_dimension_n
     # range-normalised: low 0.1 (the ratings' least), scale 0.9: (0.25 - 0.1) / 0.9 = 17%
     (note,) = narrow_judges(harsh, normalize="range")
     assert "17% of the way up" in note
+
+
+def test_cluster_intervals_are_student_t_on_the_clusters_less_one() -> None:
+    """Cluster-robust intervals and p-values take Student's t on G − 1 degrees of freedom,
+    as statsmodels' fit with ``use_t`` (a normal quantile held the planted γ and λ 0.82–0.85
+    of the time at 5–6 prompts); heteroskedasticity-robust ones keep the normal's."""
+    sim = simulate_ratings(seed=3, n_prompts=7, answer_sd=0.1)
+    res = fit_favoritism(sim.ratings, sim.families, normalize="none")
+    d = _formula_frame(sim.ratings, dict(sim.families))
+    formula = (
+        "rating ~ 0 + C(judge) + C(judge):reference + C(self_label, Treatment('none'))"
+        " + C(fam_label, Treatment('none')) + C(dimension)"
+    )
+    groups = {"groups": pd.factorize(d["prompt_id"])[0]}
+    ref = smf.ols(formula, data=d).fit(cov_type="cluster", cov_kwds=groups, use_t=True)
+    ci, ref_ci = res.tidy().set_index("term"), ref.conf_int(0.1)
+    for judge in sim.families:
+        name = f"C(self_label, Treatment('none'))[T.{judge}]"
+        row = ci.loc[f"self[{judge}]"]
+        assert row["lower"] == pytest.approx(ref_ci.loc[name, 0], abs=1e-10)
+        assert row["upper"] == pytest.approx(ref_ci.loc[name, 1], abs=1e-10)
+        assert row["p"] == pytest.approx(ref.pvalues[name], rel=1e-6)
+        assert res.conf_int().loc[f"self[{judge}]", "lower"] == pytest.approx(row["lower"])
+    assert res.df == 6 and "Student t on 6 df" in res.se_type
+    assert res.to_dict()["df"] == 6
+    hc = fit_favoritism(sim.ratings, sim.families, normalize="none", se="HC1")
+    assert hc.df is None
+    c = hc.tidy().set_index("term").loc["self[j0]"]
+    assert c["upper"] - c["estimate"] == pytest.approx(1.6448536 * c["se"], rel=1e-6)
+
+
+def test_cluster_intervals_hold_their_level_on_six_prompts() -> None:
+    """Planted γ and λ on 6 prompts (5 judges, 2 dimensions, an answer-level error shared
+    by the dimensions): the 90% intervals cover them 0.86–0.95 of the time (0.83 with the
+    normal quantile, on these 100 tables)."""
+    hits, total = 0, 0
+    for seed in range(100):
+        sim = simulate_ratings(
+            n_prompts=6,
+            answer_sd=0.1,
+            seed=500 + seed,
+            self_bias={"j0": 0.08, "j1": 0.0, "j2": -0.05, "j3": 0.1, "j4": 0.0},
+            family_bias={"A": 0.04, "B": -0.03},
+        )
+        res = fit_favoritism(sim.ratings, sim.families, normalize="none")
+        c = res.tidy()
+        c = c[c["kind"].isin(["self", "family"])]
+        t = sim.truth().reindex(c["term"]).to_numpy()
+        hits += int(((c["lower"].to_numpy() <= t) & (t <= c["upper"].to_numpy())).sum())
+        total += len(c)
+    assert total == 700
+    assert 0.86 <= hits / total <= 0.95, hits / total

@@ -560,7 +560,8 @@ ANALYSIS = Analysis(
         "the extra score judges of family F give the family's other models (family bias). "
         "OLS with robust standard errors (cluster-robust by prompt unless --se names "
         "another; the paper's were White's, --se HC0, which read narrower or wider where "
-        "a prompt's ratings move together), Wald intervals; scores normalised per dimension."
+        "a prompt's ratings move together), Wald intervals (cluster-robust: Student's t on "
+        "the prompts less one); scores normalised per dimension."
     ),
     requires="ratings with an independent reference score, from judges that also "
     "generated some of the rated answers",

@@ -8,7 +8,12 @@ a/b frame of the table.
 * consistency — share of pairs whose two picks are the same (a/a, b/b or tie/tie),
   as in Zheng et al.'s MT-Bench study;
 * flip rate — share of pairs whose winner reverses (a/b or b/a); the remaining
-  ``1 - consistency - flip rate`` changed between a win and a tie;
+  ``1 - consistency - flip rate`` changed between a win and a tie. Their no-bias
+  values (flip rate 0, consistency 1) are those of a judge whose verdict is a fixed
+  function of the two answers: a judge with no slot preference whose verdicts are
+  drawn anew on each call (sampling) flips the pairs it is unsure of, and reads a flip
+  rate well above 0 (:data:`NOT_ONLY_POSITION`); only the first-position rate
+  separates a slot preference from that noise;
 * first-position preference rate — how much of the win goes to the response shown
   first, averaged over the two orders::
 
@@ -44,6 +49,7 @@ from recuse.metrics.self_preference import single_judge
 from recuse.metrics.verdicts import Verdict, check_modes, judge_codes, judge_score, order_picks
 
 __all__ = [
+    "NOT_ONLY_POSITION",
     "consistency_spec",
     "first_position_rate",
     "first_position_spec",
@@ -53,6 +59,16 @@ __all__ = [
 ]
 
 FloatArray = NDArray[np.float64]
+
+#: what the flip rate's 0 and the consistency's 1 are, in the words of their ``method``:
+#: a judge with no slot preference whose verdicts vary from call to call flips too
+NOT_ONLY_POSITION = (
+    "its no-bias value holds for a judge whose verdict is a fixed function of the two "
+    "answers; one that picks at random between calls (sampled verdicts) flips the pairs it "
+    "is unsure of with no slot preference at all (picks of P(a) = expit(2·gap), gap ~ "
+    "N(0, 1), drawn anew in each order: flip rate 0.30), so the first-position rate "
+    "(0.5 = none) tells a slot preference from such noise"
+)
 
 
 def _both(pairs: pd.DataFrame) -> tuple[FloatArray, FloatArray, NDArray[np.bool_]]:
@@ -134,7 +150,7 @@ def consistency_spec(
 
     method = (
         "position consistency: share of pairs with the same pick (a/b/tie) in both orders; "
-        "1 = always consistent"
+        f"1 = always consistent; {NOT_ONLY_POSITION}"
     )
     # 1, no position effect, is the most a share can be: its ceiling (no p-value)
     return MetricSpec(
@@ -149,7 +165,8 @@ def flip_spec(pairs: pd.DataFrame, codes: NDArray[np.intp], labels: tuple[str, .
     hit = ((order_picks(f) * order_picks(s)) == -1).astype(float)
     stat = _rate_stat("flip_rate", hit, both, codes, labels, _differs(f, s)[:, None])
     method = (
-        "flip rate: share of pairs whose winner reverses (a/b or b/a) when the order is swapped"
+        "flip rate: share of pairs whose winner reverses (a/b or b/a) when the order is "
+        f"swapped; {NOT_ONLY_POSITION}"
     )
     return MetricSpec(
         "flip_rate", stat, method, constant=order_blind, unseen=True, bound="floor",

@@ -11,7 +11,15 @@ have no ``S`` and are left out).
   = (how often the judge picks the longer response when the human prefers the
   shorter) - (how often it picks the shorter when the human prefers the longer)
   = recall(human prefers longer) - recall(human prefers shorter). Positive = the
-  judge favours verbose answers beyond the human labels.
+  judge is right more often where the human chose the longer answer than where the
+  human chose the shorter. That is not a preference for length beyond the humans'
+  by itself: where the longer answers are the better ones, a judge with no length
+  preference at all is above 0 too (:data:`EQ6_NOT_ZERO`), as the pairs whose human
+  chose the shorter answer are the close calls, where any judge errs more. A second
+  rater drawn like the humans (the same quality model, no length term, so the
+  prefer-longer gap is 0) reads +0.21 where the humans choose the longer answer of
+  68% of pairs (``tests/metrics/test_verbosity.py``), +0.12 at 60% and +0.06 at 55%;
+  the prefer-longer gap (:func:`prefer_longer_gap`) has no such term.
 
 * Deviation from accuracy parity, Eq. 5: ``|P(Y'=Y | S=Y) - P(Y'=Y | S=1-Y)|``,
   the absolute value of the same difference; its interval is the absolute values over
@@ -90,6 +98,8 @@ from recuse.metrics.verdicts import (
 __all__ = [
     "BIN_INTERVAL",
     "CURVE_COLUMNS",
+    "EQ6_NOT_ZERO",
+    "GAP_NOT_ZERO",
     "HUMAN_LONGER",
     "HUMAN_LONGER_TIES",
     "HUMAN_LONGER_UNIT",
@@ -246,6 +256,27 @@ def response_lengths(
     return both[: len(pairs)], both[len(pairs) :], unit
 
 
+#: what Eq. 6 (and Eq. 5) reads for a judge without a length preference, in the words
+#: of its ``method``: not 0 where the longer answers are the better ones
+EQ6_NOT_ZERO = (
+    "not 0 for a judge with no length preference where the longer answers are the "
+    "better ones (the pairs whose human chose the shorter are the close calls, where any "
+    "judge errs more: a second rater like the humans reads +0.21 where they choose the "
+    "longer answer of 68% of pairs); the prefer-longer gap has no such term"
+)
+
+#: what the prefer-longer gap reads for a judge without a length preference, in the
+#: words of its ``method``: not 0 where the judge follows the labels less (or more)
+#: closely than the humans' choices follow length
+GAP_NOT_ZERO = (
+    "its 0 is a judge that picks the longer answer as often as the humans, not one with no "
+    "length preference: a judge whose errors are unrelated to length picks the longer "
+    "answer nearer half the time than the humans do, by -(2·P(human picks longer) - 1)·"
+    "(1 - its accuracy) (-0.12 for one right on 60% of pairs where the humans choose the "
+    "longer of 65%), and a judge of quality alone that is more consistent than the labels "
+    "reads above 0; Eq. 6 has no such term"
+)
+
 #: the metric id of :func:`human_prefers_longer`
 HUMAN_LONGER = "human_prefers_longer"
 #: its ``counts`` key of the labels of 0.5 on pairs of unequal length: left out of ``n``
@@ -330,7 +361,7 @@ def verbosity_spec(
             else ""
         )
         + f"; length in {length_note}; {ties}, {_tie_words(pairs, h, side, human_ties)}; "
-        "equal lengths left out"
+        f"equal lengths left out; {EQ6_NOT_ZERO}"
     )
 
     def components(t: FloatArray) -> dict[str, float]:
@@ -371,6 +402,11 @@ def verbosity_bias(
     Eq. 5 is resampled as Eq. 6 and folded (:func:`recuse.metrics.estimate.fold`): its
     interval is the absolute values over Eq. 6's and its p-value Eq. 6's, since every
     resample of ``|Eq. 6|`` lies above 0 even for a judge without verbosity bias.
+
+    Eq. 6 is 0 for a judge whose errors are as frequent whichever answer the human
+    chose; a judge with no length preference is not one where the longer answers are
+    the better ones (:data:`EQ6_NOT_ZERO`, in the ``method``): read it beside the
+    prefer-longer gap.
 
     >>> from recuse.tables import validate_pairs
     >>> t = validate_pairs(pd.DataFrame({
@@ -434,7 +470,7 @@ def longer_gap_spec(
     method = (
         "prefer-longer gap: P(judge picks the longer response) minus P(human picks it), "
         f"over the same pairs; length in {length_note}; {ties}, "
-        f"{_tie_words(pairs, h, side, human_ties)}; equal lengths left out"
+        f"{_tie_words(pairs, h, side, human_ties)}; equal lengths left out; {GAP_NOT_ZERO}"
     )
 
     def components(t: FloatArray) -> dict[str, float]:
@@ -474,7 +510,13 @@ def prefer_longer_gap(
     (:func:`verbosity_bias`, a difference of recalls) it mixes in the judge's
     accuracy: a judge that agrees with every label has gap 0 and Eq. 6 of +1 - 1 = 0
     too, but on data where humans prefer longer answers 70 % of the time a judge
-    that always picks the longer one has gap +0.3 and Eq. 6 of 1 - 0 = +1.
+    that always picks the longer one has gap +0.3 and Eq. 6 of 1 - 0 = +1. So a
+    judge with no length preference is not at 0 (:data:`GAP_NOT_ZERO`, in the
+    ``method``): one whose errors are unrelated to length (Eq. 6 = 0) picks the longer
+    answer nearer half the time than the humans, ``gap = -(2q - 1)(1 - accuracy)`` with
+    ``q`` = P(human picks longer) (:mod:`recuse.simulate.pairs`' planted value;
+    ``tests/metrics/test_verbosity.py``), and one that judges quality alone, more
+    consistently than the labels, reads above 0 where the longer answers are better.
     ``components``: the two probabilities.
 
     >>> from recuse.tables import validate_pairs

@@ -778,3 +778,27 @@ def test_a_labels_only_tables_baseline_is_in_the_reports_script_and_notebook_doo
     assert row["sentence"] in line and row["sentence"] in repr(report)
     assert row["sentence"].replace("'", "&#x27;") in report._repr_html_()
     assert report.findings.empty
+
+
+def test_a_fixed_values_null_n_leaves_the_others_whole(shared_data: Path) -> None:
+    """GPT-4's tie part on LLMBar MT-Bench is fixed by construction: its n and clusters
+    are null (None), as in report.json. With one null in the column, pandas made every
+    other finding's n a float (51.0 pairs, 73.0 prompts) in ``report.findings``; the
+    counts stay whole numbers, the fixed one's missing."""
+    report = recuse.audit("llmbar-mtbench", data_dir=shared_data, n_boot=100, seed=1,
+                          only=["self-preference-ladder"])  # fmt: skip
+    f = report.findings
+    fixed = f[f["fixed_by_construction"]]
+    assert len(fixed) >= 1 and fixed["n"].isna().all() and fixed["clusters"].isna().all()
+    measured = f[~f["fixed_by_construction"]]
+    assert len(measured) >= 1
+    for column in ("n", "clusters"):
+        assert pd.api.types.is_integer_dtype(f[column]), f[column].dtype
+        got = measured[column].tolist()
+        assert all(type(v) is int and v > 0 for v in got), got
+    own = report.result.findings
+    (m,) = [x for x in own if x.judge == "gpt-4" and not x.fixed
+            and x.bias.key == "self_preference_part_human_prefers_own"]  # fmt: skip
+    row = measured[(measured["judge"] == "gpt-4")
+                   & (measured["bias"] == "self_preference_part_human_prefers_own")]  # fmt: skip
+    assert row["n"].tolist() == [m.n] and row["clusters"].tolist() == [m.clusters]

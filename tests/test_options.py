@@ -94,21 +94,21 @@ def test_a_bad_config_value_names_its_key_and_its_flag(tmp_path: Path) -> None:
             with pytest.raises(ConfigError) as err:
                 load_config(cfg)
             text = str(err.value)
-            assert text.startswith(f"{cfg}: [audit] {key} = "), (name, text)
+            assert text.startswith(f"{cfg} line 2: [audit] {key} = "), (name, text)
             assert text.endswith(f"(the {flag} option)") and "\n" not in text, (name, text)
         if spec.section:
             cfg.write_text(f"[{spec.section}]\nx = {{ bad = true }}\n", "utf-8")
             with pytest.raises(ConfigError) as err:
                 load_config(cfg)
             text = str(err.value)
-            assert text.startswith(f"{cfg}: [{spec.section}"), (name, text)
+            assert text.startswith(f"{cfg} line 1: [{spec.section}"), (name, text)
             assert text.endswith(f"(the {flag} option)"), (name, text)
     # the message of the issue: key as written, value, what it must be, and the flag
     cfg.write_text("[audit]\nn_boot = 'x'\n", "utf-8")
     with pytest.raises(ConfigError) as err:
         load_config(cfg)
     assert str(err.value) == (
-        f"{cfg}: [audit] n_boot = 'x': must be a number, a whole one, e.g. 2000 "
+        f"{cfg} line 2: [audit] n_boot = 'x': must be a number, a whole one, e.g. 2000 "
         "(the --n-boot option)"
     )
     # the command line and the API name the flag already, and only once
@@ -252,7 +252,7 @@ def test_a_config_value_out_of_range_names_the_file_and_key(
     cfg.write_text(text, "utf-8")
     with pytest.raises(ConfigError) as err:
         load_config(cfg)
-    assert str(err.value).startswith(f"{cfg}: ") and message in str(err.value)
+    assert str(err.value).startswith(f"{cfg} line 2: ") and message in str(err.value)
     assert "\n" not in str(err.value)
     cfg.write_text("[audit]\nlevel = 0.5\nn-boot = 100\nseed = 0\n", "utf-8")  # the bounds
     assert resolve({}, config=load_config(cfg)).level == 0.5

@@ -97,9 +97,9 @@ class Report:
         """One row per finding (every judge × bias × dataset estimate, headline or
         section-only): its estimate and interval, the no-bias value (``null``) and
         ``unit`` (in a few words; ``definition`` says it in full) from the
-        :class:`~recuse.report.bias.Bias` that computed it, ``n`` (and ``clusters``;
-        None for a value fixed by construction, which rests on no sample, as in
-        report.json), the p- and
+        :class:`~recuse.report.bias.Bias` that computed it, ``n`` (and ``clusters``,
+        whole numbers; missing, ``<NA>``, for a value fixed by construction, which rests
+        on no sample, null in report.json), the p- and
         false-discovery-adjusted q-value, ``significant`` (the interval excludes
         ``null``), ``flagged`` (one of the summary's tests, significant and not
         negligible: what the report colours and counts; a number beside a headline is
@@ -116,7 +116,9 @@ class Report:
                 {c: d.get(c) for c in FINDING_COLUMNS}
                 | {"warnings": tuple(f.warnings), "notes": tuple(f.notes)}
             )
-        return pd.DataFrame(rows, columns=list(FINDING_COLUMNS))
+        frame = pd.DataFrame(rows, columns=list(FINDING_COLUMNS))
+        # whole numbers beside a fixed value's missing n (not 51.0 pairs, 73.0 prompts)
+        return frame.astype({"n": "Int64", "clusters": "Int64"})
 
     @property
     def baselines(self) -> pd.DataFrame:

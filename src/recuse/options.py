@@ -997,19 +997,27 @@ def default(name: str) -> Any:
     return f.default if f.default_factory is MISSING else f.default_factory()
 
 
-def _where(name: str, spec: Option, source: Where, path: str, key: str | None = None) -> str:
+def _where(
+    name: str, spec: Option, source: Where, path: str, key: str | None = None,
+    line: int | None = None,
+) -> str:  # fmt: skip
     if source == "cli":
         return spec.flag.split("/")[0]
     if source == "api":
         return f"{name} ({spec.flag.split('/')[0]})"
+    if line:  # recuse.toml line 3: [audit] level
+        path = f"{path} line {line}"
     return f"{path}: [{spec.section}]" if spec.section else f"{path}: [audit] {key or spec.key}"
 
 
-def _read(name: str, spec: Option, value: Any, source: Where, path: str, key: str | None) -> Any:
+def _read(
+    name: str, spec: Option, value: Any, source: Where, path: str, key: str | None,
+    line: int | None = None,
+) -> Any:  # fmt: skip
     """``spec.read`` of ``value`` (its type and, for the bootstrap's settings, its range);
     an error about a config file's value also names the command-line flag that key
-    stands for (``... (the --n-boot option)``)."""
-    where = _where(name, spec, source, path, key)
+    stands for (``... (the --n-boot option)``), and the file's line where known."""
+    where = _where(name, spec, source, path, key, line)
     flag = spec.flag.split("/")[0]
     try:
         return spec.read(value, where)
@@ -1031,18 +1039,21 @@ def read_options(
     path: str = "",
     *,
     keys: Mapping[str, str] | None = None,
+    lines: Mapping[str, int | None] | None = None,
 ) -> dict[str, Any]:
     """Each given option read by its field's ``read``: a one-line error naming the flag,
-    the keyword (and its flag) or the file and key (as ``keys`` says it was written:
-    ``n_boot`` or ``n-boot``) and its flag; an unknown name is an error with the
-    closest known one."""
+    the keyword (and its flag) or the file, its line (``lines``, by option, where known)
+    and key (as ``keys`` says it was written: ``n_boot`` or ``n-boot``) and its flag;
+    an unknown name is an error with the closest known one."""
     specs = settings_fields()
     allowed = [n for n, s in specs.items() if source != "api" or s.api]
     unknown = [n for n in given if n not in allowed]
     if unknown:
         raise _unknown(unknown, allowed, "recuse.audit: unknown option")
-    written = keys or {}
-    return {n: _read(n, specs[n], v, source, path, written.get(n)) for n, v in given.items()}
+    written, at = keys or {}, lines or {}
+    return {
+        n: _read(n, specs[n], v, source, path, written.get(n), at.get(n)) for n, v in given.items()
+    }
 
 
 def resolve(

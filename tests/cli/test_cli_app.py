@@ -310,9 +310,11 @@ def test_favoritism_reads_the_file_as_the_audit(
 
 
 BAD = {
-    "[audit]\nlevle = 0.9\n": "recuse.toml: [audit] levle: unknown option",
-    "[map]\nfirst_pick = 3\n": 'recuse.toml: [map]: first_pick: give the schema column as "name"',
-    '[audit]\nswapped-frame = "sideways"\n': "recuse.toml: [audit] swapped-frame = 'sideways'",
+    "[audit]\nlevle = 0.9\n": "recuse.toml line 2: [audit] levle: unknown option",
+    "[map]\nfirst_pick = 3\n": "recuse.toml line 1: [map]: first_pick: give the schema column "
+    'as "name"',
+    '[audit]\nswapped-frame = "sideways"\n': "recuse.toml line 2: [audit] swapped-frame = "
+    "'sideways'",
 }
 COMMANDS = {
     "validate": ["validate", "pairs.csv"],
@@ -371,9 +373,10 @@ def test_a_command_with_a_roster_only_takes_the_models_of_recuse_toml(
     team["config"].write_text(CONFIG.replace("[[model]]", "[[modle]]"), "utf-8")
     code, out, err = run(capsys, "data", "summary", "--data-dir", str(root))
     assert code == 2 and out == ""
+    line = CONFIG.split("[[model]]")[0].count("\n") + 1  # the line of [[modle]]
     assert err == (
-        "recuse: error: recuse.toml: unknown section [modle] — use audit, map, values, "
-        "material or [[model]]\n"
+        f"recuse: error: recuse.toml line {line}: unknown section [modle] — use audit, map, "
+        "values, material or [[model]]\n"
     )
     monkeypatch.chdir(team["elsewhere"])  # no recuse.toml: as ever, nothing said
     code, out, err = run(capsys, "data", "summary", "--data-dir", str(root))

@@ -155,6 +155,36 @@ def test_a_part_fixed_by_construction_shows_no_interval_or_n_in_the_table(
     assert "[−0.0" in words and " 51 73 " in words, text  # the measured part's
 
 
+def test_a_part_fixed_by_construction_has_no_n_in_the_json_or_csv(
+    capsys: pytest.CaptureFixture[str], shared_data: Path, tmp_path: Path
+) -> None:
+    """GPT-4's tie part on LLMBar MT-Bench is fixed by construction: report.json writes
+    its n and clusters null, but ``--out x.json`` wrote n 51 and n_clusters 73 (its own
+    pairs and all its prompts, a measured part's numbers) and the CSV the same, and the
+    table's line "… n: the pairs holding the judge's own answer" was said of it where
+    its n cell reads none. Null (empty in the CSV) now; the measured part keeps 51 and
+    73."""
+    head = ["metrics", "pairs", "llmbar-mtbench", "--data-dir", str(shared_data), "-j",
+            "gpt-4", "-m", "calibrated_rung_human_neither", "-m",
+            "calibrated_rung_human_prefers_own", "--n-boot", "100"]  # fmt: skip
+    code, text, err = run(capsys, *head, "--out", str(tmp_path / "m.json"))
+    assert code == 0, err
+    got = json.loads((tmp_path / "m.json").read_text("utf-8"))["results"]
+    by = {r["metric"]: r for r in got}
+    fixed, measured = by["calibrated_rung_human_neither"], by["calibrated_rung_human_prefers_own"]
+    assert fixed["fixed_by_construction"] is True
+    assert (fixed["n"], fixed["n_clusters"], fixed["n_of"]) == (None, None, None)
+    assert (measured["n"], measured["n_clusters"]) == (51, 73)
+    assert not any(t.startswith("calibrated_rung_human_neither n:") for t in text.splitlines())
+    assert any(t.startswith("calibrated_rung_human_prefers_own n:") for t in text.splitlines())
+    code, _, err = run(capsys, *head, "--out", str(tmp_path / "m.csv"))
+    assert code == 0, err
+    frame = pd.read_csv(tmp_path / "m.csv", dtype=str, keep_default_na=False)
+    cells = frame.set_index("metric")[["n", "n_clusters"]]
+    assert list(cells.loc["calibrated_rung_human_neither"]) == ["", ""]
+    assert list(cells.loc["calibrated_rung_human_prefers_own"]) == ["51", "73"]
+
+
 def test_the_calibrated_n_and_its_prompts_are_said(
     capsys: pytest.CaptureFixture[str], shared_data: Path
 ) -> None:

@@ -184,3 +184,28 @@ def test_a_fixed_value_prints_no_line_of_how_its_interval_was_resampled() -> Non
     assert "(no interval)" in fixed[0]
     assert not any(t.startswith("  interval:") for t in fixed), fixed
     assert measured[2].startswith("  interval: refitted exactly in every resample"), measured
+
+
+def test_a_fixed_value_has_no_n_in_its_dict_or_table_row(tmp_path: Path) -> None:
+    """A value fixed by construction rests on no sample: report.json writes its n and
+    clusters null, but its dict (``recuse metrics --out x.json``, the audit's estimates
+    tables) and its CSV row wrote n 67 and n_clusters 73, the judge's own pairs as if
+    measured. Null there too (empty in the CSV, whose measured rows keep whole numbers,
+    not 51.0), with what n counts (``n_of``); a measured result keeps them."""
+    from recuse.metrics.result import COLUMNS, results_frame
+
+    kw = dict(metric="part", estimate=0.0, ci_low=0.0, ci_high=0.0, level=0.9, n=67,
+              n_clusters=73, method="m", n_of="own pairs")  # fmt: skip
+    fixed = MetricResult(**kw, fixed=True)  # type: ignore[arg-type]
+    measured = MetricResult(**kw)  # type: ignore[arg-type]
+    d, m = fixed.to_dict(), measured.to_dict()
+    assert (d["n"], d["n_clusters"], d["n_of"]) == (None, None, None)
+    assert (m["n"], m["n_clusters"], m["n_of"]) == (67, 73, "own pairs")
+    path = tmp_path / "r.csv"
+    results_frame([fixed, measured]).to_csv(path, index=False)
+    rows = path.read_text("utf-8").splitlines()
+    head = rows[0].split(",")
+    at = head.index("n"), head.index("n_clusters")
+    assert [rows[1].split(",")[i] for i in at] == ["", ""]
+    assert [rows[2].split(",")[i] for i in at] == ["67", "73"]
+    assert "fixed by construction" in COLUMNS["n"] and "fixed" in COLUMNS["n_clusters"]

@@ -216,3 +216,15 @@ def test_the_lines_target_is_a_percentage_as_its_shares_are(target: float, grid:
     rest = re.sub(r"δ = [0-9.]+|of [0-9,]+ labelled", "", sentence)
     numbers = re.findall(r"[0-9][0-9.,]*%?", rest)
     assert len(numbers) >= 5 and all(n.endswith("%") for n in numbers), sentence
+
+
+def test_a_target_past_the_curve_is_named_as_given() -> None:
+    """``--certified 0.991@0.6`` on a curve that stops at 0.99 read "the report's curve
+    stops at agreement 99% (< 100%)": the grid's next target, a 100% no one asked for,
+    in place of the 99.1% given. The line names the target given, and the grid's."""
+    text = _text(_row(target=0.99), rule=Certified(0.991, 0.6))
+    assert text.endswith(
+        "the report's curve stops at agreement 99% (< 99.1%, read at 100%, the grid's next target)"
+    ), text
+    on_grid = _text(_row(target=0.9), rule=Certified(0.95, 0.6))
+    assert on_grid.endswith("the report's curve stops at agreement 90% (< 95%)"), on_grid

@@ -496,7 +496,7 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
         console.print(cell(f"{metric} intervals: {MOVED_WORDS}"))
     # n of a subset of the rows (the calibrated metrics' own pairs) beside the prompts of
     # all of them: 67 pairs from 73 prompts read as a mistake with nothing said
-    of = {r.metric: r.n_of for r in result.results if r.n_of}
+    of = {r.metric: r.n_of for r in result.results if r.n_of and not r.fixed}  # n: none
     for metric, what in of.items():
         console.print(cell(
             f"{metric} n: the {what}; prompts: those of all the judge's pairs, which its "

@@ -308,9 +308,11 @@ class MetricResult:
             "ci_low": None if self.fixed else _clean(self.ci_low),
             "ci_high": None if self.fixed else _clean(self.ci_high),
             "level": self.level,
-            "n": self.n,
-            "n_clusters": self.n_clusters,
-            "n_of": self.n_of,
+            # nor a sample: n, its prompts and what n counts null, as report.json's
+            # finding has them (n 51, the judge's own pairs, read as a measurement's)
+            "n": None if self.fixed else self.n,
+            "n_clusters": None if self.fixed else self.n_clusters,
+            "n_of": None if self.fixed else self.n_of,
             "n_boot": self.n_boot,
             "n_boot_dropped": self.n_boot_dropped,
             "n_boot_unfit": self.n_boot_unfit,
@@ -363,9 +365,10 @@ COLUMNS: dict[str, str] = {
     "measurement: no interval, standard error, p-value or interval rule (the warnings "
     "say why)",
     "level": "the interval's confidence level as a share: 0.9 is a 90% interval",
-    "n": "the pairs the estimate rests on (n_of says which, where not all the judge's)",
+    "n": "the pairs the estimate rests on (n_of says which, where not all the judge's); "
+    "empty: a value fixed by construction, which rests on no sample",
     "n_clusters": "the prompts the interval resampled (all the judge's where n_of is "
-    "given, so it can exceed n)",
+    "given, so it can exceed n); empty where n is (fixed by construction)",
     "n_of": "what n counts, where it is not all the judge's pairs",
     "n_boot": "bootstrap resamples drawn",
     "n_boot_dropped": "of those, resamples in which the statistic was undefined (a zero "
@@ -417,4 +420,6 @@ def results_frame(results: Iterable[MetricResult]) -> pd.DataFrame:
             {k: d[k] for k in (*CORE_FIELDS, *FRAME_EXTRAS)}
             | {"warnings": "; ".join(r.warnings), "notes": "; ".join(r.notes)}
         )
-    return pd.DataFrame(rows, columns=[*CORE_FIELDS, *FRAME_EXTRAS])
+    frame = pd.DataFrame(rows, columns=[*CORE_FIELDS, *FRAME_EXTRAS])
+    # whole numbers beside a fixed value's empty n (not 51.0 in the CSV)
+    return frame.astype({"n": "Int64", "n_clusters": "Int64"})

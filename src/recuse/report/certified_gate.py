@@ -162,23 +162,25 @@ def _line(rule: Certified, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str,
     wrote one quantity in two units); the rule before it (``certified 0.85@0.6``)
     names the option's shares as typed."""
     t = rule.grid_target
+    # the target as given; the grid's beside it where they differ
+    read = (
+        ""
+        if abs(t - rule.target) < 1e-9
+        else f"read at {exact(t, percent=True)}, the grid's next target"
+    )
     at = _at(rows, "pooled", t)
-    if not at:
+    if not at:  # it read "(< 100%)" of 0.991, the grid's target for the 99.1% given
         top = max(float(r["target"]) for r in rows)
         return (
             "not measured",
             f"the report's curve stops at agreement {exact(top, percent=True)} "
-            f"(< {exact(t, percent=True)})",
+            f"(< {exact(rule.target, percent=True)}{', ' + read if read else ''})",
             None,
         )
     r = at[0]
     cov = float(r["coverage"]) if r["coverage"] is not None else 0.0
     outcome = "pass" if cov >= rule.coverage else "fail"
-    grid = (
-        ""
-        if abs(t - rule.target) < 1e-9
-        else f" (read at {exact(t, percent=True)}, the grid's next target)"
-    )
+    grid = f" ({read})" if read else ""
     held_text = _held_out(r, rule.target)
     own = ""
     for o in _at(rows, "own", t):

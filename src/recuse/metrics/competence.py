@@ -1020,13 +1020,8 @@ def _lapse_scoring(
         mu = special.expit((xs @ theta[..., None])[..., 0])
         return mu, np.clip(lam * slot + (1.0 - lam * lap) * mu, 1e-12, 1.0 - 1e-12)
 
-    def loglik(
-        p: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64]
-    ) -> NDArray[np.float64]:
-        return np.sum(special.xlogy(y, p) + special.xlogy(n - y, 1.0 - p), axis=-1)
-
     mu, p = mixture(xs, th, lm)
-    at = loglik(p, ns, ys)
+    at = _loglik(p, ns, ys)
     for _ in range(_SCORING_STEPS):
         xt = np.swapaxes(xs, -1, -2)
         v = p * (1.0 - p)
@@ -1055,7 +1050,7 @@ def _lapse_scoring(
             new_theta = th + step[..., :d]
             new_lam = np.clip(lm + step[..., d:], 0.0, 1.0 - 1e-9)
             new_mu, new_p = mixture(xs, new_theta, new_lam)
-            new_at = loglik(new_p, ns, ys)
+            new_at = _loglik(new_p, ns, ys)
             worse = ~(new_at >= at - 1e-9 * np.abs(at))
             if not worse.any():
                 break
@@ -1065,7 +1060,7 @@ def _lapse_scoring(
             new_theta = np.where(keep, th, new_theta)
             new_lam = np.where(keep, lm, new_lam)
             new_mu, new_p = mixture(xs, new_theta, new_lam)
-            new_at = loglik(new_p, ns, ys)
+            new_at = _loglik(new_p, ns, ys)
         # NaN keeps moving, as in one fit
         moving = ~(
             np.all(np.abs(new_theta - th) < 1e-10, axis=-1)
@@ -1084,10 +1079,13 @@ def _lapse_scoring(
     return np.where(np.isfinite(fitted), fitted, np.nan)
 
 
-def _loglik(p: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64]) -> float:
-    """The weighted binomial log-likelihood ``Σ y log p + (n − y) log(1 − p)``."""
+def _loglik(
+    p: NDArray[np.float64], n: NDArray[np.float64], y: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """The weighted binomial log-likelihood ``Σ y log p + (n − y) log(1 − p)`` over the
+    last axis (one per fit of a batch)."""
     q = np.clip(p, 1e-300, 1.0 - 1e-16)
-    return float(np.sum(special.xlogy(y, q) + special.xlogy(n - y, 1.0 - q)))
+    return np.sum(special.xlogy(y, q) + special.xlogy(n - y, 1.0 - q), axis=-1)
 
 
 def _strengths_key(
@@ -2058,9 +2056,8 @@ def label_conditioned(
         return np.ones(len(labels), dtype=bool)
     # the fit either bootstrap path makes: past the exact refit's limit the one-step
     # fits hold each judge's model sums (the exact path's rows would be refused there)
-    return _ceiling_gate(
-        calibrated_parts(pairs, codes, labels, one_step=None, **parts), len(labels)
-    )
+    first = calibrated_parts(pairs, codes, labels, one_step=None, **parts)
+    return _ceiling_gate(_judge_totals(first, len(labels)), first[4], len(labels))
 
 
 def gated_parts(
@@ -2081,9 +2078,10 @@ def gated_parts(
     (``one_step`` None, or False and that fit refits exactly: then both calls make the
     same arrays). ``how``: the other options of :func:`calibrated_parts`."""
     first = calibrated_parts(pairs, codes, labels, one_step=None, **how)
-    lapse = None if one_step is True else _lapse_gate(first, len(labels))
+    totals = _judge_totals(first, len(labels))  # each judge's sums, for both gates
+    lapse = None if one_step is True else _lapse_gate(totals, first[4], len(labels))
     if label is not False and label is not True:  # "auto": the fit without a label term
-        gate = _ceiling_gate(first, len(labels))
+        gate = _ceiling_gate(totals, first[4], len(labels))
     else:
         gate = label_conditioned(pairs, codes, labels, label, **how)
     same = one_step is None or (one_step is False and first[4].one_step is None)
@@ -2094,21 +2092,29 @@ def gated_parts(
     )
 
 
-def _ceiling_gate(
+def _judge_totals(
     parts: tuple[Sums, NDArray[np.intp], Any, Any, CompetenceModel], n_labels: int
-) -> NDArray[np.bool_] | None:
-    """:func:`label_conditioned`'s answer from :func:`calibrated_parts` without a label term
-    and with ``one_step=None``: the judges at the ceiling (:func:`_at_ceiling`), or None."""
+) -> dict[int, NDArray[np.float64]] | None:
+    """Each judge's model sums in :func:`calibrated_parts`' answer, by judge code: the
+    one-step fits' where its resamples take one Newton step, else the sums of its rows;
+    None where it holds neither (its rows refused by the exact refit's size)."""
     values, group, _, _, model = parts
     if model.one_step is not None:
-        totals = {code: t for code, (t, _) in model.one_step.fits.items()}
-    elif values.shape[0] and values.shape[1] == model.k:
-        totals = {
-            code: values[group == code].sum(axis=0)
-            for code in range(n_labels)
-            if (group == code).any()
-        }
-    else:
+        return {code: t for code, (t, _) in model.one_step.fits.items()}
+    if not (values.shape[0] and values.shape[1] == model.k):
+        return None
+    return {
+        code: values[group == code].sum(axis=0) for code in range(n_labels) if (group == code).any()
+    }
+
+
+def _ceiling_gate(
+    totals: Mapping[int, NDArray[np.float64]] | None, model: CompetenceModel, n_labels: int
+) -> NDArray[np.bool_] | None:
+    """:func:`label_conditioned`'s answer from the judges' sums (:func:`_judge_totals`)
+    of :func:`calibrated_parts` without a label term and with ``one_step=None``: the
+    judges at the ceiling (:func:`_at_ceiling`), or None."""
+    if totals is None:
         return None
     gate = _at_ceiling(totals, model, n_labels)
     return gate if gate.any() else None
@@ -2158,12 +2164,12 @@ def lapse_test(model: CompetenceModel, t: NDArray[np.float64]) -> LapseTest:
     theta, g = model._fit(t, n, y)
     slot = 1 if not theta[model.n_kappa] < 0 else -1
     x = model.design(g)
-    plain = _loglik(special.expit(x @ theta), n, y)
+    plain = float(_loglik(special.expit(x @ theta), n, y))
     in_slot, every = model.first == slot, np.ones(len(n), dtype=bool)
     mixed = _lapse_fit(x, n, y, in_slot, every)
     lam = float(mixed[-1])
     p = lam * in_slot + (1.0 - lam) * special.expit(x @ mixed[:-1])
-    lr = 2.0 * (_loglik(p, n, y) - plain)
+    lr = 2.0 * (float(_loglik(p, n, y)) - plain)
     return LapseTest(
         slot, lam if np.isfinite(lam) else 0.0, max(lr, 0.0) if np.isfinite(lr) else 0.0
     )
@@ -2185,22 +2191,17 @@ def lapse_warning(test: LapseTest) -> str:
 
 
 def _lapse_gate(
-    parts: tuple[Sums, NDArray[np.intp], Any, Any, CompetenceModel], n_labels: int
+    totals: Mapping[int, NDArray[np.float64]] | None, model: CompetenceModel, n_labels: int
 ) -> NDArray[np.int8] | None:
-    """Per judge code of :func:`calibrated_parts`' answer (without a lapse, exact
-    refits): the slot of the judges whose competence gains a slot lapse
-    (:func:`lapse_test`), 0 for the others; None where none does, or where the
-    resamples take one Newton step (the lapse is then a warning,
+    """Per judge code, from the judges' sums (:func:`_judge_totals`) of
+    :func:`calibrated_parts` without a lapse: the slot of the judges whose competence
+    gains a slot lapse (:func:`lapse_test`), 0 for the others; None where none does, or
+    where the resamples take one Newton step (the lapse is then a warning,
     :meth:`CompetenceModel.warnings`)."""
-    values, group, _, _, model = parts
-    if model.one_step is not None or not (values.shape[0] and values.shape[1] == model.k):
+    if totals is None or model.one_step is not None:
         return None
     out = np.zeros(n_labels, dtype=np.int8)
-    for code in range(n_labels):
-        rows = group == code
-        if not rows.any():
-            continue
-        t = values[rows].sum(axis=0)
+    for code, t in totals.items():
         if not model.finite(t):
             continue
         test = lapse_test(model, t)

@@ -178,15 +178,23 @@ def test_the_humans_length_baseline_says_its_ties_beside_the_number(
     assert (drop["n"], split["n"]) == (693, 693 + 186)
     by_hand = (drop["estimate"] * drop["n"] + 0.5 * tied) / split["n"]
     assert split["estimate"] == pytest.approx(by_hand, rel=1e-12)
+    # 47 of the 186 are expert votes split 1–1, no tie: the sentence and the column
+    # name them as the method and the exclusions do (they said "186 human ties")
+    noun = "tied or evenly split human votes"
     words = {
-        "drop": "693 pairs, no preference = 0.5; 186 human ties (labels of 0.5) left out: "
+        "drop": f"693 pairs, no preference = 0.5; 186 {noun} (labels of 0.5) left out: "
         "--human-ties drop)",
-        "split": "879 pairs, no preference = 0.5; 186 of them human ties (labels of 0.5), "
+        "split": f"879 pairs, no preference = 0.5; 186 of them {noun} (labels of 0.5), "
         "each counted ½ to each side: --human-ties split)",
     }
     for ties, terminal, page in (("drop", t_drop, p_drop), ("split", t_split, p_split)):
         assert words[ties] in " ".join(terminal.split()), ties
         assert words[ties] in page, ties
+    assert f"{noun} left out (186)" in drop["method"]
+    for ties in ("drop", "split"):
+        (path,) = (tmp_path / ties / "tables").glob("human-length-preference-*.csv")
+        report = json.loads((tmp_path / ties / "report.json").read_text())
+        assert report["tables"][path.stem]["columns"]["human_ties"].startswith(f"the {noun} ")
 
 
 def test_ties_agreement_leaves_out_are_counted_under_split_too(

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
+from scipy import stats
 
 from recuse.cli import main
 from recuse.errors import ConfigError, EstimationError, InputError
@@ -820,8 +821,17 @@ def test_cluster_intervals_are_student_t_on_the_clusters_less_one() -> None:
         assert res.conf_int().loc[f"self[{judge}]", "lower"] == pytest.approx(row["lower"])
     assert res.df == 6 and "Student t on 6 df" in res.se_type
     assert res.to_dict()["df"] == 6
+    # coefficients.csv and the JSON name the statistic "z" and gave no word for it: its p
+    # is t's on 6 df (scipy), not the normal's a reader of "z" would take (0.012 for 0.047
+    # at z = 2.5); the definitions now say which distribution reads it
+    zp = res.tidy().set_index("term").loc[[f"self[{j}]" for j in sim.families], ["z", "p"]]
+    assert np.allclose(zp["p"], 2 * stats.t.sf(np.abs(zp["z"]), 6), rtol=1e-9)
+    words = res.to_dict()["definitions"]
+    assert "Student's t on 6 df" in words["z"] and "not the normal" in words["z"]
+    assert words["p"].endswith("read against Student's t on 6 df")
     hc = fit_favoritism(sim.ratings, sim.families, normalize="none", se="HC1")
     assert hc.df is None
+    assert "read against the normal distribution" in hc.to_dict()["definitions"]["z"]
     c = hc.tidy().set_index("term").loc["self[j0]"]
     assert c["upper"] - c["estimate"] == pytest.approx(1.6448536 * c["se"], rel=1e-6)
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from recuse.analyses.base import (
     Analysis,
@@ -346,31 +347,59 @@ def gives_baseline(frame: pd.DataFrame, roster: Roster) -> str | None:
 
 
 #: the words of the humans' length table's ``human_ties`` column, by ``--human-ties``
+#: (``{noun}``: :func:`baseline_tie_noun`)
 TIES_COLUMN: dict[str, str] = {
-    "drop": "the human ties (labels of 0.5) on pairs of unequal length, left out of n "
+    "drop": "the {noun} (labels of 0.5) on pairs of unequal length, left out of n "
     "(--human-ties drop)",
-    "split": "the human ties (labels of 0.5) on pairs of unequal length, counted in n with "
+    "split": "the {noun} (labels of 0.5) on pairs of unequal length, counted in n with "
     "½ to each side (--human-ties split)",
 }
 
 
-def baseline_ties(tied: int, human_ties: HumanTies, said: str | None = None) -> str:
+def baseline_ties(
+    tied: int, human_ties: HumanTies, said: str | None = None, *, noun: str = "human ties"
+) -> str:
     """How the humans' length preference used its ``tied`` labels of 0.5, beside the
     number: left out of its pairs (``human_ties="drop"``) or counted ½ to each side in
     them (``"split"``); "" where there were none. ``said``: the option as the user set
-    it (:func:`recuse.options.option_as_set`; default its flag).
+    it (:func:`recuse.options.option_as_set`; default its flag). ``noun``: what those
+    labels are (:func:`baseline_tie_noun`: "tied or evenly split human votes" where a
+    label is a share of several votes, as the metric's method says).
 
     >>> baseline_ties(186, "drop")
     '186 human ties (labels of 0.5) left out: --human-ties drop'
-    >>> baseline_ties(186, "split")
-    '186 of them human ties (labels of 0.5), each counted ½ to each side: --human-ties split'
+    >>> baseline_ties(186, "split", noun="tied or evenly split human votes")[:71]
+    '186 of them tied or evenly split human votes (labels of 0.5), each coun'
     """
     if not tied:
         return ""
     said = said or f"--human-ties {human_ties}"
     if human_ties == "drop":
-        return f"{tied:,} {HUMAN_LONGER_TIES} left out: {said}"
-    return f"{tied:,} of them {HUMAN_LONGER_TIES}, each counted ½ to each side: {said}"
+        return f"{tied:,} {noun} (labels of 0.5) left out: {said}"
+    return f"{tied:,} of them {noun} (labels of 0.5), each counted ½ to each side: {said}"
+
+
+def _baseline_items(
+    frame: pd.DataFrame,
+) -> tuple[pd.DataFrame, NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]]:
+    """A labels-only pairs table's items (one per ``item_id``) with, per item, whether
+    it has a label, whether it is labelled with answers of unequal (known) lengths, and
+    whether that label is 0.5 (tied)."""
+    items = frame[~items_of(frame).duplicated(keep="first")]
+    h = items["human"].to_numpy(float)
+    la, lb, _ = response_lengths(items)
+    labelled = np.isfinite(h)
+    differ = labelled & np.isfinite(la) & np.isfinite(lb) & (la != lb)
+    return items, labelled, differ, differ & (np.abs(h - 0.5) <= TIE_TOL)
+
+
+def baseline_tie_noun(frame: pd.DataFrame) -> str:
+    """What the labels of 0.5 the humans' length preference meets are, in words
+    (:func:`~recuse.metrics.verdicts.human_ties_noun`): "human ties", or "tied or
+    evenly split human votes" where one of them is a share of several votes (47 of
+    mt-bench-human's 186 are 1–1 splits, not ties)."""
+    items, _, _, tied = _baseline_items(frame)
+    return human_ties_noun(items, tied)
 
 
 def baseline_left_out(
@@ -393,12 +422,7 @@ def baseline_left_out(
     >>> [k for _, k in baseline_left_out(t, human_ties="split")[1]]
     [1, 1]
     """
-    items = frame[~items_of(frame).duplicated(keep="first")]
-    h = items["human"].to_numpy(float)
-    la, lb, _ = response_lengths(items)
-    labelled = np.isfinite(h)
-    differ = labelled & np.isfinite(la) & np.isfinite(lb) & (la != lb)
-    tied = differ & (np.abs(h - 0.5) <= TIE_TOL)
+    items, labelled, differ, tied = _baseline_items(frame)
     left = [
         ("no human label", int((~labelled).sum())),
         (
@@ -446,10 +470,14 @@ def _unjudged(ctx: Context, inp: Input) -> None:
             )
         else:
             r = replace(r, method=reword(r.method, kind))
+            noun = baseline_tie_noun(frame)
             base = Baseline(
                 inp.name, reword(HUMAN_LONGER_TITLE, kind), reword(HUMAN_LONGER_UNIT, kind), r,
                 ties=reword(
-                    baseline_ties(r.counts.get(HUMAN_LONGER_TIES, 0), o.ties, o.ties_said()), kind
+                    baseline_ties(
+                        r.counts.get(HUMAN_LONGER_TIES, 0), o.ties, o.ties_said(), noun=noun
+                    ),
+                    kind,
                 ),
             )  # fmt: skip
             part.baselines.append(base)
@@ -465,7 +493,10 @@ def _unjudged(ctx: Context, inp: Input) -> None:
                 "n": "the labelled pairs of unequal length the share counts",
                 "null": "the no-preference value, 0.5: the longer answer as often as the shorter",
                 "human_ties": reword(
-                    TIES_COLUMN[o.ties].replace(f"--human-ties {o.ties}", o.ties_said()), kind
+                    TIES_COLUMN[o.ties]
+                    .format(noun=noun)
+                    .replace(f"--human-ties {o.ties}", o.ties_said()),
+                    kind,
                 ),
             }
             part.tables.append(

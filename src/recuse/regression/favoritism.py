@@ -968,11 +968,31 @@ class FavoritismResult:
                 # the JSON's `significant` as the table's 'sig. *' says it: not the audit's flag
                 "significant": f"the {percent(self.level)} interval [lower, upper] excludes 0 "
                 f"({SIGNIFICANCE_WORDS})",
+                # the column is named z whatever the reference distribution: on 7 prompts
+                # its p is t's on 6 df (z 2.5: p 0.047, the normal's 0.012)
+                "z": "the Wald statistic, estimate / se (named z whatever distribution reads "
+                f"it): {self._reference_words()}",
+                "p": "two-sided p-value of z against 0 (no bias), read against "
+                + (
+                    "the normal distribution"
+                    if self.df is None
+                    else f"Student's t on {self.df:g} df"
+                ),
             },
             "self_bias": records(self.self_bias()),
             "family_bias": records(self.family_bias()),
             "coefficients": records(self.coefficients),
         }
+
+    def _reference_words(self) -> str:
+        """How the coefficients' z and p are read: against Student's t on ``df`` degrees
+        of freedom (cluster-robust errors), else the normal distribution."""
+        if self.df is None:
+            return "read against the normal distribution, p = 2 · P(Z > |z|)"
+        return (
+            f"read against Student's t on {self.df:g} df (the clusters less one), not the "
+            "normal, p = 2 · P(T > |z|)"
+        )
 
     def __repr__(self) -> str:
         return f"<FavoritismResult {self.variant}: {self.method}, n={self.n}>"

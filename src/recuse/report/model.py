@@ -581,8 +581,8 @@ class Baseline:
     title: str
     unit: str
     result: MetricResult
-    #: how the labels of 0.5 were used, in words beside the number ("186 human ties
-    #: (labels of 0.5) left out: --human-ties drop"); "" where there was none
+    #: how the labels of 0.5 were used, in words beside the number ("186 tied or evenly
+    #: split human votes (labels of 0.5) left out: --human-ties drop"); "" where none
     ties: str = ""
 
     @property

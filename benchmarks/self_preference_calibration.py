@@ -38,8 +38,8 @@ Part 3 (``--lapse L``, alone): a judge that takes the first-shown answer on a sh
 of its orders whatever the pair
 (:func:`~recuse.simulate.self_preference.simulate_slot_lapse_judge`, κ = 2, 200 prompts),
 with 0/1 picks and with probability verdicts, no self term and ``tau = 0.3``: the
-estimate with its slot lapse tested for (the estimator's default) and with the test
-off (the position term alone, as before the lapse was modelled); mean, truth, coverage,
+estimate with its slot lapse tested for (the estimator's default) and with ``lapse=False``
+(the position term alone, as before the lapse was modelled); mean, truth, coverage,
 share holding 0, share of tables whose model has the lapse. Target: the mean coverage
 with the lapse tested for, as part 2's.
 
@@ -63,7 +63,6 @@ import statsmodels.api as sm
 from _targets import Targets, coverage_floor
 from scipy import special
 
-import recuse.metrics.competence as competence
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.competence import calibrated_self_preference, label_strengths
 from recuse.metrics.self_preference import self_preference
@@ -155,12 +154,10 @@ def compare(reps: int) -> pd.DataFrame:
 def lapse_cells(lapse: float, reps: int, n_boot: int, rates: list[float]) -> pd.DataFrame:
     """Part 3: the slot-lapse judge's cells, with the lapse tested for and without."""
     rows = []
-    tested = competence.LAPSE_LR
     for rate in rates:
         for probabilities in (False, True):
             for tau in (0.0, 0.3):
                 for modelled in (True, False):
-                    competence.LAPSE_LR = tested if modelled else float("inf")
                     est, hit, zero, on = [], [], [], []
                     truth = float("nan")
                     for r in range(reps):
@@ -170,7 +167,10 @@ def lapse_cells(lapse: float, reps: int, n_boot: int, rates: list[float]) -> pd.
                         )  # fmt: skip
                         truth = sim.truth
                         res = calibrated_self_preference(
-                            sim.pairs, judge="m0", boot=Resampling(n_boot=n_boot, seed=r)
+                            sim.pairs,
+                            judge="m0",
+                            boot=Resampling(n_boot=n_boot, seed=r),
+                            lapse=None if modelled else False,
                         )
                         est.append(res.estimate)
                         hit.append(res.ci_low <= truth <= res.ci_high)
@@ -182,7 +182,6 @@ def lapse_cells(lapse: float, reps: int, n_boot: int, rates: list[float]) -> pd.
                         "truth": truth, "coverage": float(np.mean(hit)),
                         "holds_0": float(np.mean(zero)), "modelled": float(np.mean(on)),
                     })  # fmt: skip
-    competence.LAPSE_LR = tested
     return pd.DataFrame(rows)
 
 

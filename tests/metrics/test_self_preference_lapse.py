@@ -206,3 +206,75 @@ def test_a_judge_without_the_lapse_reads_as_before_beside_one_with_it(
     # (m0 gained the lapse: its estimate moved)
     assert "slot_lapse" in dict(with_test["m0", names[0]][3])  # type: ignore[arg-type]
     assert with_test["m0", names[0]][0] != without["m0", names[0]][0]
+
+
+def _two_judges() -> pd.DataFrame:
+    """m0 lapsed on half its orders (slot 1), m1 without a lapse, on the same models."""
+    strengths = {"m0": theta_for_own_rate(0.95, OTHER_STRENGTHS), **OTHER_STRENGTHS}
+    other = simulate_self_preference({"m1": AuthorJudge(3.0, 0.4, 0.2)}, strengths,
+                                     n_prompts=200, seed=5).pairs  # fmt: skip
+    return pd.concat([simulate_slot_lapse_judge(seed=0).pairs, other], ignore_index=True)
+
+
+def test_an_exact_refit_asked_for_models_the_lapse_at_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``one_step=False`` on a table whose size times its judges is past
+    :data:`MAX_PATTERNS` but whose chosen judges' patterns are not (here 100 patterns and
+    20 labelled model pairs, two judges, the limit at 120): the exact refit was made, but
+    without m0's lapse and without a warning (the gate read the one-step fit, which has
+    none); the lapse splits the patterns m0 shares with m1 (112 with it), so counting
+    them would refuse the table. Now m0 reads what it reads under the default limit."""
+    from recuse.metrics.competence import calibrated_specs
+    from recuse.metrics.estimate import clusters_of, run_specs
+
+    pairs = _two_judges()
+    codes, labels = judge_codes(pairs, None)
+    plain = calibrated_parts(pairs, codes, labels, one_step=False)[4]
+    lapsed = calibrated_parts(pairs, codes, labels, one_step=False,
+                              lapse_term=np.array([1, 0], np.int8))[4]  # fmt: skip
+    limit = len(plain.ia) + len(plain.la)
+    assert 2 * plain.table_size > limit < len(lapsed.ia) + len(lapsed.la)
+
+    def m0(most: int) -> tuple[float, str, tuple[str, ...]]:
+        monkeypatch.setattr(competence, "MAX_PATTERNS", most)
+        specs, problems = calibrated_specs(pairs, codes, labels, one_step=False)
+        assert not problems
+        results, _ = run_specs(specs[:1], clusters_of(pairs), boot=BOOT, min_n=5)
+        (res,) = [r for r in results if r.judge == "m0"]
+        return res.estimate, res.method, res.warnings
+
+    default = m0(competence.MAX_PATTERNS)
+    at_limit = m0(limit)
+    assert "here m0: a slot lapse" in default[1]
+    assert at_limit[:2] == default[:2]
+
+
+def test_lapse_false_keeps_the_position_term_alone_and_says_so() -> None:
+    """Forced off on the lapsed judge: the estimate is the position term's alone (the
+    test's threshold out of reach gives the same number), low as without the lapse
+    model; the method says so and a warning names the lapse."""
+    sim = simulate_slot_lapse_judge(seed=2)
+    off = calibrated_self_preference(sim.pairs, judge="m0", boot=BOOT, lapse=False)
+    on = calibrated_self_preference(sim.pairs, judge="m0", boot=BOOT)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(competence, "LAPSE_LR", float("inf"))
+        unmodelled = calibrated_self_preference(sim.pairs, judge="m0", boot=BOOT)
+    assert (off.estimate, off.ci_low, off.ci_high) == (
+        unmodelled.estimate, unmodelled.ci_low, unmodelled.ci_high,
+    )  # fmt: skip
+    assert off.estimate < on.estimate - 0.02
+    assert "slot_lapse" not in off.components
+    assert "slot lapse not modelled (lapse=False)" in off.method
+    assert "slot lapse not modelled (lapse=False)" not in on.method
+    (words,) = [w for w in off.warnings if w.startswith("slot lapse not modelled")]
+    assert "lapse=False keeps it out of the model" in words
+    assert not [w for w in unmodelled.warnings if w.startswith("slot lapse")]
+
+
+def test_lapse_true_is_refused_with_what_it_takes() -> None:
+    from recuse.errors import ConfigError
+
+    sim = simulate_slot_lapse_judge(seed=2)
+    with pytest.raises(ConfigError, match=r"lapse must be None .* or False"):
+        calibrated_self_preference(sim.pairs, judge="m0", boot=BOOT, lapse=True)  # type: ignore[arg-type]

@@ -70,6 +70,7 @@ __all__ = [
     "STRATA_DISTANCE",
     "CompetenceModel",
     "LabelTerm",
+    "LapseTerm",
     "LapseTest",
     "calibrated_parts",
     "calibrated_self_preference",
@@ -214,6 +215,8 @@ class CompetenceModel:
     lapse: NDArray[np.float64] | None = None
     #: the judges whose competence has the slot lapse (the method names them)
     lapsed: tuple[str, ...] = ()
+    #: the slot lapse is off (``lapse=False``): not tested for, a warning where it fires
+    lapse_off: bool = False
     #: the bootstrap's one-step linearisation (:class:`_OneStep`), or None: exact refits
     one_step: _OneStep | None = None
     #: the whole table's covariate patterns (without the label term) plus labelled model
@@ -662,10 +665,11 @@ class CompetenceModel:
                     "prefers its answers 90% of the time), about 8% low at 76%; the "
                     "category term does not change this"
                 )
-        if self.one_step is not None and self.lapse is None and own.any() and self.finite(t):
+        untested = self.one_step is not None or self.lapse_off
+        if untested and self.lapse is None and own.any() and self.finite(t):
             test = lapse_test(self, t)
             if test.lapsed:
-                out.append(lapse_warning(test))
+                out.append(lapse_warning(test, off=self.lapse_off))
         if not own.any() or not other.any() or not np.all(np.isfinite(gap[seen])):
             return tuple(out)
         words = extrapolation_warning(own_gaps=gap[own], own_weights=n[own], other_gaps=gap[other])
@@ -1699,13 +1703,19 @@ def calibrated_parts(
     model = replace(model, table_size=size)
     if one_step is None:
         one_step = size * table_judges(pairs, labels) > MAX_PATTERNS
-    elif not one_step and p + n_l > MAX_PATTERNS:
-        why = (
-            f"{p} covariate patterns and {n_l} labelled model pairs: more than the "
-            f"{MAX_PATTERNS} the competence model's exact bootstrap handles"
-        )
-        return (np.zeros((n, 2)), np.full(n, -1, dtype=np.intp),
-                {str(label): why for label in labels}, pred_a, model)  # fmt: skip
+    elif not one_step:
+        # the limit counts the patterns without the label term's and the lapse's
+        # splits, as the choice above does: the fit that gates them (gated_parts) is
+        # refitted exactly with them too (a lapse on one of two judges splits the
+        # patterns they share, and refused such a table at the limit)
+        plain = len(_unique_columns(key_columns[:7])[0]) if conditioned or lapsing else p
+        if plain + n_l > MAX_PATTERNS:
+            why = (
+                f"{plain} covariate patterns and {n_l} labelled model pairs: more than the "
+                f"{MAX_PATTERNS} the competence model's exact bootstrap handles"
+            )
+            return (np.zeros((n, 2)), np.full(n, -1, dtype=np.intp),
+                    {str(label): why for label in labels}, pred_a, model)  # fmt: skip
     values: Sums
     ind = np.column_stack([usable & (side != 0), usable & (side == 0), usable & (fam_side != 0)])
     ind = ind.astype(float)
@@ -1857,16 +1867,18 @@ def calibrated_specs(
     stratum: str | None = "auto",
     label: LabelTerm = "auto",
     one_step: bool | None = None,
+    lapse: LapseTerm = None,
 ) -> tuple[list[MetricSpec], dict[str, str]]:
     """The competence-calibrated self-preference of every judge in ``labels``, then (with
     ``family_side``) its calibrated family preference, then (``rungs``) the parts of
     :data:`CALIBRATED_RUNGS`, all from one competence model per judge; and, per judge
     that could not be fitted, why (see :func:`calibrated_self_preference`).
-    ``one_step``: how the bootstrap refits (see :func:`calibrated_self_preference`)."""
+    ``one_step``: how the bootstrap refits, ``lapse``: whether the slot lapse is tested
+    for (see :func:`calibrated_self_preference`)."""
     how: dict[str, Any] = dict(strengths=strengths, side=side, family_side=family_side,
                                stratum=stratum_column(pairs, stratum))  # fmt: skip
     values, group, problems, _, model = gated_parts(
-        pairs, codes, labels, label=label, one_step=one_step, **how
+        pairs, codes, labels, label=label, one_step=one_step, lapse=lapse, **how
     )
     own_req = (model.col_own, OWN_PAIRS)
     other_req = (model.col_other, COMPETENCE_PAIRS)
@@ -2014,6 +2026,9 @@ def _empty_rung(
 #: whether the competence model conditions on each pair's human label: "auto" for the
 #: judges at its ceiling (:func:`_at_ceiling`), True for every judge, False for none
 LabelTerm = Literal["auto"] | bool
+#: whether the competence model may gain a slot lapse: None tests each judge for one
+#: (:func:`lapse_test`), False never models one (where the test fires, a warning says so)
+LapseTerm = Literal[False] | None
 
 
 def _at_ceiling(
@@ -2067,29 +2082,43 @@ def gated_parts(
     *,
     label: LabelTerm,
     one_step: bool | None,
+    lapse: LapseTerm = None,
     **how: Any,
 ) -> tuple[Sums, NDArray[np.intp], dict[str, str], NDArray[np.float64], CompetenceModel]:
     """:func:`calibrated_parts` with the label term on the judges ``label`` conditions
     (:func:`label_conditioned`) and the slot lapse on the judges whose likelihood calls
-    for it (:func:`_lapse_gate`; none with ``one_step=True``), the preparation made once
-    where it can be: the fit without either (``one_step=None``) decides the lapse and,
-    with ``label="auto"``, the label term (:func:`_ceiling_gate`), and where it gives
-    neither to any judge that fit is the answer when its bootstrap is the one asked for
-    (``one_step`` None, or False and that fit refits exactly: then both calls make the
-    same arrays). ``how``: the other options of :func:`calibrated_parts`."""
-    first = calibrated_parts(pairs, codes, labels, one_step=None, **how)
+    for it (:func:`_lapse_gate`; none with ``one_step=True`` or ``lapse=False``), the
+    preparation made once where it can be: the fit without either (with ``one_step``
+    False, exact, else ``one_step=None``) decides the lapse and, with ``label="auto"``,
+    the label term (:func:`_ceiling_gate`), and where it gives neither to any judge
+    that fit is the answer when its bootstrap is the one asked for. ``how``: the other
+    options of :func:`calibrated_parts`."""
+    if lapse is not None and lapse is not False:
+        raise ConfigError(
+            f"lapse must be None (test each judge for a slot lapse) or False (never model "
+            f"one), got {lapse!r}"
+        )
+    # with one_step=False the gates read the exact fit: read from one_step=None's, a table
+    # past MAX_PATTERNS times its judges but within the exact refit's limit was refitted
+    # exactly without its judges' lapse (one-step fits test none) and without a warning
+    exact = one_step is False
+    first = calibrated_parts(pairs, codes, labels, one_step=False if exact else None, **how)
     totals = _judge_totals(first, len(labels))  # each judge's sums, for both gates
-    lapse = None if one_step is True else _lapse_gate(totals, first[4], len(labels))
+    tested = one_step is not True and lapse is None
+    slots = _lapse_gate(totals, first[4], len(labels)) if tested else None
     if label is not False and label is not True:  # "auto": the fit without a label term
         gate = _ceiling_gate(totals, first[4], len(labels))
     else:
         gate = label_conditioned(pairs, codes, labels, label, **how)
-    same = one_step is None or (one_step is False and first[4].one_step is None)
-    if gate is None and lapse is None and same:
-        return first  # no judge needs the label term or the lapse: that fit
-    return calibrated_parts(
-        pairs, codes, labels, one_step=one_step, label_term=gate, lapse_term=lapse, **how
-    )
+    if gate is None and slots is None and one_step is not True:
+        out = first  # no judge needs the label term or the lapse: that fit
+    else:
+        out = calibrated_parts(
+            pairs, codes, labels, one_step=one_step, label_term=gate, lapse_term=slots, **how
+        )
+    if lapse is False:
+        out = (*out[:4], replace(out[4], lapse_off=True))
+    return out
 
 
 def _judge_totals(
@@ -2122,11 +2151,15 @@ def _ceiling_gate(
 
 #: the slot lapse enters a judge's competence model (:func:`lapse_test`) where its
 #: maximum-likelihood share of lapsed orders is at least :data:`LAPSE_MIN` and the
-#: likelihood ratio against the model without it at least :data:`LAPSE_LR` (10.83:
-#: p = 0.001 on χ²₁, 0.0005 on the ½χ²₀ + ½χ²₁ of a share on its boundary under no lapse,
-#: where each pair is judged in one order; the likelihood weighs each judged order 1 /
-#: orders, so with both orders judged the statistic is about half the per-order one and
-#: the test is stricter than that)
+#: likelihood ratio against the model without it at least :data:`LAPSE_LR`. Under no
+#: lapse λ = 0 is on its boundary, so with one order per pair the ratio's null
+#: distribution is ½χ²₀ + ½χ²₁ (Self & Liang 1987), on which 10.83 is p = 0.0005 (p =
+#: 0.001 would be 9.55); on plain planted judges judged in one order
+#: (``benchmarks/lapse_null.py``: κ 0.3–20, β 0–1.5, 80 prompts, 1,440 tables) it
+#: reached 2.71, 5.41 and 10.83 in 0.047, 0.013 and 0.0007 of tables (the mixture's
+#: 0.05, 0.01, 0.0005). With both orders judged each weighs ½ in the likelihood and
+#: the ratio is smaller: over 360 such tables with 0/1 picks it reached 2.71 in 0.003
+#: and 5.41 in none (largest 2.99), with probability verdicts none (largest 0.44)
 LAPSE_MIN = 0.1
 LAPSE_LR = 10.83
 
@@ -2175,18 +2208,22 @@ def lapse_test(model: CompetenceModel, t: NDArray[np.float64]) -> LapseTest:
     )
 
 
-def lapse_warning(test: LapseTest) -> str:
-    """What a result says where a judge's slot lapse is not modelled (one-step resamples,
-    whose linearisation has no lapse)."""
+def lapse_warning(test: LapseTest, *, off: bool = False) -> str:
+    """What a result says where a judge's slot lapse is not modelled: ``off``, by
+    ``lapse=False``, else by one-step resamples (whose linearisation has no lapse)."""
     which = "first" if test.slot > 0 else "second"
+    fix = (
+        "lapse=False keeps it out of the model (the default, lapse=None, models it)"
+        if off
+        else "the exact refit models the lapse: audit fewer judges or models (one-step "
+        "resamples are used past the exact refit's size)"
+    )
     return (
         f"slot lapse not modelled: on about {share_percent(test.share, 0)} of its orders it "
         f"takes the answer shown {which} whatever the pair (likelihood ratio "
         f"{test.lr:,.1f} against the position term alone), which the position term cannot "
         "fit; with its answers often the better ones the estimate then reads low (−0.035 "
-        "on average in a simulation with half its orders lapsed and no self term) — the "
-        "exact refit models the lapse: audit fewer judges or models (one-step resamples "
-        "are used past the exact refit's size)"
+        f"on average in a simulation with half its orders lapsed and no self term) — {fix}"
     )
 
 
@@ -2211,7 +2248,9 @@ def _lapse_gate(
 
 
 def lapse_words(model: CompetenceModel) -> str:
-    """The method's words on the slot lapse ('' without one)."""
+    """The method's words on the slot lapse ('' without one and with the test on)."""
+    if model.lapse_off:
+        return "; slot lapse not modelled (lapse=False)"
     if model.lapse is None:
         return ""
     return (
@@ -2266,12 +2305,13 @@ def calibrated_spec(
     stratum: str | None = "auto",
     label: LabelTerm = "auto",
     one_step: bool | None = None,
+    lapse: LapseTerm = None,
 ) -> tuple[MetricSpec, dict[str, str]]:
     """The competence-calibrated self-preference of every judge in ``labels`` and, per
     judge that could not be fitted, why (see :func:`calibrated_self_preference`)."""
     specs, problems = calibrated_specs(
         pairs, codes, labels, strengths=strengths, side=side, family_side=family_side,
-        stratum=stratum, label=label, one_step=one_step,
+        stratum=stratum, label=label, one_step=one_step, lapse=lapse,
     )  # fmt: skip
     return specs[0], problems
 
@@ -2288,6 +2328,7 @@ def calibrated_self_preference(
     stratum: str | None = "auto",
     label: LabelTerm = "auto",
     one_step: bool | None = None,
+    lapse: LapseTerm = None,
 ) -> MetricResult:
     """Self-preference of ``judge`` measured against its own competence.
 
@@ -2321,7 +2362,9 @@ def calibrated_self_preference(
     ``one_step=True``,
     each resample instead takes one Newton step from the full-sample fit (:class:`_OneStep`:
     two resampled sums per judge, a first-order refit); ``one_step=False`` refits exactly
-    or, past that size, gives no estimate.
+    or, past :data:`MAX_PATTERNS` patterns and labelled model pairs of the judges chosen
+    (not times the judges; the splits of the label term and the lapse not counted),
+    gives no estimate.
     Needs at least ``min_n`` pairs with and ``min_n`` without its own answer, and human
     labels for the strengths; else :class:`EstimationError`. ``strengths`` given must
     hold a finite strength for every model of the judged pairs (else
@@ -2349,6 +2392,12 @@ def calibrated_self_preference(
     that runs to the ceiling, which read a planted self term about half its size
     (:func:`_at_ceiling`). True: always; False: never (the ceiling then warns).
 
+    ``lapse`` (default None): each judge is tested for a slot lapse (:func:`lapse_test`),
+    taking the answer in one slot on a share ``λ`` of its orders whatever the pair, and
+    where the test fires its competence is ``P(picks a) = λ·[a in the slot] + (1 − λ)·``
+    the model above, in the estimate and every exact resample. False: never (the method
+    says "slot lapse not modelled (lapse=False)", and where the test fires a warning).
+
     ``components``: ``own_pick_rate`` and ``predicted_own_pick_rate``. ``warnings``
     say, with both ranges of strength gaps, when most of its own pairs lie far beyond
     the gaps its competence is learnt on (:func:`extrapolation_warning`).
@@ -2362,8 +2411,7 @@ def calibrated_self_preference(
         fam = favored_side(rows, relation="family", families=families, selves=selves)
     spec, problems = calibrated_spec(
         rows, codes, labels, strengths=strengths, side=side, family_side=fam, stratum=stratum,
-        label=label,
-        one_step=one_step,
+        label=label, one_step=one_step, lapse=lapse,
     )  # fmt: skip
     if problems:
         raise EstimationError(f"judge {labels[0]!r}: {next(iter(problems.values()))}")

@@ -22,6 +22,7 @@ from recuse.metrics.competence import (
     CALIBRATED_INTERVAL,
     CompetenceModel,
     LabelTerm,
+    LapseTerm,
     gated_parts,
     label_words,
     lapse_words,
@@ -106,6 +107,7 @@ def familiarity_mediation(
     selves: Mapping[str, str] | None = None,
     stratum: str | None = "auto",
     label: LabelTerm = "auto",
+    lapse: LapseTerm = None,
 ) -> list[MetricResult]:
     """How much of ``judge``'s calibrated self-preference its familiarity explains.
 
@@ -132,8 +134,9 @@ def familiarity_mediation(
     ``Δ`` comes from the headline's competence model, with the same options as
     :func:`calibrated_self_preference`: a discrimination ``κ_c`` per ``stratum``
     (default: the category, where the judge's pairs hold two or more), the family term
-    with ``families``, the label term near the ceiling (``label``), what counts as the
-    judge itself (``selves``); so the parts add up to the headline on the same rows
+    with ``families``, the label term near the ceiling (``label``), the slot lapse
+    (``lapse``), what counts as the judge itself (``selves``); so the parts add up to
+    the headline on the same rows
     (the rows with both perplexities), not to a one-``κ`` refit of it.
     """
 
@@ -154,7 +157,7 @@ def familiarity_mediation(
                            "stratum": column}  # fmt: skip
     # the fit without a label term is made once: where it conditions no judge, it is this
     values, group, problems, pred_a, model = gated_parts(
-        rows, codes, labels, label=label, one_step=False, **how
+        rows, codes, labels, label=label, one_step=False, lapse=lapse, **how
     )
     if problems:
         raise EstimationError(f"judge {labels[0]!r}: {next(iter(problems.values()))}")

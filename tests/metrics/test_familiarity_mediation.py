@@ -70,3 +70,22 @@ def test_no_perplexities_is_refused() -> None:
         familiarity_mediation(
             sim.pairs.assign(ppl_a=np.nan), judge="m1", boot=Resampling(n_boot=50)
         )
+
+
+def test_the_share_of_a_self_preference_that_may_be_none_is_flagged() -> None:
+    """No bias planted: Δ's interval holds 0, so indirect / Δ is a ratio to what may be
+    nothing (over 150 such tables its sd was 0.28 against 0.02 for the indirect part):
+    the share says so with Δ's interval, which is the headline's on the same rows."""
+    boot = Resampling(n_boot=200, seed=0)
+    flat = simulate_familiarity({"m1": PlantedFamiliarity(judge_slope=0.0)}, n_prompts=200)
+    share = familiarity_mediation(flat.pairs, judge="m1", boot=boot)[2]
+    total = calibrated_self_preference(flat.pairs, judge="m1", boot=boot)
+    assert total.ci_low < 0 < total.ci_high
+    (caveat,) = [w for w in share.warnings if "share's denominator may be 0" in w]
+    assert f"[−{-total.ci_low:.3f}, +{total.ci_high:.3f}]" in caveat
+    # familiarity planted: Δ clear of 0, the share ≈ 1 stands without the caveat
+    fam = PlantedFamiliarity(judge_slope=-2.0, own_gap=-0.5)
+    t = simulate_familiarity({"m1": fam}, n_prompts=200, seed=1).pairs
+    share = familiarity_mediation(t, judge="m1", boot=boot)[2]
+    assert calibrated_self_preference(t, judge="m1", boot=boot).ci_low > 0
+    assert not any("denominator" in w for w in share.warnings)

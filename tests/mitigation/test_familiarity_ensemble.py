@@ -288,3 +288,44 @@ def test_compare_self_preference_without_own_responses_skips_with_reason() -> No
         (j, f"self_preference_eo[{e}]") for j in ("j", "k") for e in ("single", "plain", "weighted")
     }
     assert all(s.reason for s in skipped)
+
+
+def test_self_preference_of_the_ensembles_is_the_planted_value() -> None:
+    """Self-preference only through familiarity, human labels independent of the judges
+    (agreement 0): Bias_EO toward m1 is then 2·E[verdict for m1's answer] − 1, worked out
+    here from the planted P(picks a) = expit(−2·d_k) of every member and weights made by
+    hand (z of the lower log-perplexity within a member, softmax of τ·z) — not from the
+    drawn verdicts. Over 100 tables of 200 prompts (agreement 0.6, against a 15,000-prompt
+    table) the means matched within 1.5 SE: single +0.433, plain +0.087, weighted (τ=2)
+    +0.034, weighted − plain −0.053, covered by 85–90% of the 90% intervals."""
+    planted = PlantedFamiliarity(judge_slope=-2.0, own_gap=-0.6, agreement=0.0, noise_sd=0.2)
+    members = ("m1", "m2", "m3")
+    t = simulate_familiarity(
+        dict.fromkeys(members, planted), n_prompts=400, verdicts="prob", seed=3
+    ).pairs
+    table, _ = compare_self_preference(t, tau=2.0, boot=Resampling(n_boot=200))
+    est = table[table["member"] == "m1"].set_index("evaluator")
+    own = t[t["judge"] == "m1"]
+    own_is_a = (own["model_a"] == "m1").to_numpy()
+    keep = own_is_a | (own["model_b"] == "m1").to_numpy()
+    p_own, f = [], []
+    for k in members:
+        r = t[t["judge"] == k]
+        la, lb = np.log(r["ppl_a"].to_numpy()), np.log(r["ppl_b"].to_numpy())
+        p_a = 1 / (1 + np.exp(2.0 * (la - lb)))
+        p_own.append(np.where(own_is_a, p_a, 1 - p_a)[keep])
+        low = np.minimum(la, lb)
+        f.append(((low - low.mean()) / low.std(ddof=1))[keep])
+    w = np.exp(2.0 * np.array(f))
+    w /= w.sum(axis=0)
+    truth = {
+        "single": 2 * p_own[0].mean() - 1,
+        "plain": 2 * np.mean(p_own) - 1,
+        "weighted": 2 * (w * np.array(p_own)).sum(axis=0).mean() - 1,
+    }
+    truth["weighted - plain"] = truth["weighted"] - truth["plain"]
+    assert truth["weighted - plain"] < -0.04  # the weighting removes part of it
+    for evaluator, value in truth.items():
+        row = est.loc[evaluator]
+        assert row["ci_low"] < value < row["ci_high"], evaluator
+        assert row["estimate"] == pytest.approx(value, abs=0.04 if "-" not in evaluator else 0.015)

@@ -4,12 +4,30 @@ A product-of-coefficients mediation through perplexity (authorship → lower per
 → the pick) on top of the competence model of :mod:`recuse.metrics.competence`: the
 indirect part, the direct part and the share, from one cluster bootstrap over prompts
 (:func:`familiarity_mediation`).
+
+Measured on planted judges (:func:`~recuse.simulate.familiarity.simulate_familiarity`,
+one judge among six models, 200 prompts × 3 pairs, picks; 150 tables each, 200
+resamples, 90% intervals; mean ± its simulation SE):
+
+* familiarity only (pull −2 log-odds per nat, own answers 0.5 nats more familiar):
+  Δ +0.182 ± 0.004, indirect +0.194 ± 0.002, direct −0.012 ± 0.004 (planted 0: the
+  product of coefficients reads a logistic pull linearly and overstates it by about
+  6% of Δ), covering 0 in 92%; the share's median 1.07 (planted 1);
+* a self shift only (+0.8 log-odds, no perplexity gap): indirect −0.002 ± 0.002,
+  covering 0 in 89%; share −0.008 ± 0.028 (planted 0), 91%. A perplexity gap with no
+  pull toward the familiar: indirect −0.002 ± 0.002, 88%;
+* no bias: indirect +0.0001 ± 0.0002 covering 0 in 99% and direct −0.003 ± 0.003 in
+  97% (conservative: a product of two zero-mean terms); the share, a ratio of noise
+  (sd 0.28 over the tables), carries the warning that Δ's interval holds 0;
+* familiarity only with 20% of the rows missing a perplexity and one order judged:
+  direct −0.008 ± 0.004 covering 0 in 95%; the share's median 1.07, mean 1.11 ± 0.03
+  (the same overstatement, and a ratio's upward bias), covering 1 in 95%.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,6 +52,7 @@ from recuse.metrics.perplexity import log_perplexity_difference
 from recuse.metrics.result import MetricResult
 from recuse.metrics.self_preference import Families, favored_side, single_judge
 from recuse.metrics.verdicts import judge_codes
+from recuse.numbers import percent, signed
 
 __all__ = ["MEDIATION", "familiarity_mediation"]
 
@@ -61,6 +80,9 @@ class _Mediation:
             a = s[..., k + 6] / s[..., k + 5]
         slope = np.where(var > 1e-12, slope, np.nan)
         return total, a * slope
+
+    def total(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
+        return self.parts(s)[0]
 
     def indirect(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
         return self.parts(s)[1]
@@ -127,8 +149,11 @@ def familiarity_mediation(
     familiar its own answers are. All three share one cluster bootstrap over prompts
     (:mod:`.bootstrap`; the competence model refitted exactly in each) and, like the
     calibrated estimate they split, its percentile interval (:data:`CALIBRATED_INTERVAL`).
-    0 = no part explained (indirect), no self-preference left (direct). The share is
-    unstable when ``Δ`` is near 0: read it with ``Δ``'s interval. Returns the three
+    0 = no part explained (indirect), no self-preference left (direct). The share has
+    no no-bias value (it is 0/0 without a self-preference): where ``Δ``'s interval
+    (the same resamples, the same level) holds 0, the ratio's denominator may be 0, its
+    percentile interval is no confidence interval (the ratio's is unbounded), and the
+    share carries a warning that says so with ``Δ``'s interval. Returns the three
     results in the order of :data:`MEDIATION`.
 
     ``Δ`` comes from the headline's competence model, with the same options as
@@ -213,7 +238,25 @@ def familiarity_mediation(
         )
         for name in MEDIATION
     ]
+    # Δ itself, in the same resamples: its interval says whether the share's denominator
+    # may be 0 (not returned; the headline reports Δ)
+    total_stat = GroupedStatistic(
+        "calibrated_self_preference", values, group, labels, med.total, required,
+        interval=CALIBRATED_INTERVAL, unfit=med.unfit,
+    )  # fmt: skip
+    specs.append(MetricSpec("calibrated_self_preference", total_stat, ""))
     results, skipped = run_specs(specs, clusters_of(rows), boot=boot, min_n=min_n)
     if skipped:
         raise EstimationError(f"cannot estimate the mediation: {skipped[0].reason}")
-    return results
+    *parts, total = results
+    if total.ci_low <= 0.0 <= total.ci_high:
+        share = parts[-1]
+        caveat = (
+            f"the calibrated self-preference's {percent(total.level)} interval "
+            f"[{signed(total.ci_low, 3)}, {signed(total.ci_high, 3)}] holds 0: the share's "
+            "denominator may be 0, so the share and its interval do not measure anything "
+            "(a ratio to a self-preference that may be none); read the indirect and direct "
+            "parts"
+        )
+        parts[-1] = replace(share, warnings=(*share.warnings, caveat))
+    return parts

@@ -31,6 +31,25 @@ same evaluators on what it does support: agreement with the human labels
 :func:`~recuse.metrics.familiarity.familiarity_bias` measured on every member's
 perplexities (:func:`with_member_perplexities`: does the ensemble's verdict still
 move with what a member finds familiar?).
+
+Measured on planted data (:func:`~recuse.simulate.familiarity.simulate_familiarity`,
+three members among six models, 200 prompts × 3 pairs, probabilities; 100 tables,
+``tau=2``, EO self-preference toward each member, 90% intervals; references from one
+15,000-prompt table; the means matched them within 2.5 simulation SEs, one within 3.2
+(1.3 counting the reference's own noise), and the intervals covered them in 85–90% of
+300 member-tables):
+
+* self-preference only through familiarity (pull −2 log-odds per nat, own answers 0.6
+  nats more familiar): a member alone +0.433, the plain ensemble +0.087 (a third of
+  each member's bias toward that member's answers: the others' is about −0.08), the
+  weighted one +0.034; weighted − plain −0.053 ± 0.001. The weighting removes part of
+  what is left, not all of it (a larger ``tau`` removes more);
+* a self shift with no familiarity path (+0.8 log-odds, no perplexity gap): weighted −
+  plain +0.004 ± 0.001 (reference +0.002): it removes nothing there;
+* no bias: every row and difference 0 within its SE (|mean| ≤ 0.002);
+* one member's perplexities on another scale (``e·ppl²``): the weights are the same to
+  1e-15 (the standardisation within a member); with 20% of the rows missing a
+  perplexity and one order judged, weighted − plain −0.045 (reference −0.046).
 """
 
 from __future__ import annotations

@@ -1007,7 +1007,9 @@ def _where(
         return f"{name} ({spec.flag.split('/')[0]})"
     if line:  # recuse.toml line 3: [audit] level
         path = f"{path} line {line}"
-    return f"{path}: [{spec.section}]" if spec.section else f"{path}: [audit] {key or spec.key}"
+    return (
+        f"{path}: [{spec.section}]" if spec.section else f"{path}: {key or f'[audit] {spec.key}'}"
+    )
 
 
 def _read(
@@ -1043,7 +1045,8 @@ def read_options(
 ) -> dict[str, Any]:
     """Each given option read by its field's ``read``: a one-line error naming the flag,
     the keyword (and its flag) or the file, its line (``lines``, by option, where known)
-    and key (as ``keys`` says it was written: ``n_boot`` or ``n-boot``) and its flag;
+    and key (as ``keys`` says the file wrote it: ``[audit] n-boot``, ``audit.n_boot``) and
+    its flag;
     an unknown name is an error with the closest known one."""
     specs = settings_fields()
     allowed = [n for n, s in specs.items() if source != "api" or s.api]

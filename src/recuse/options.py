@@ -68,6 +68,7 @@ __all__ = [
     "Option",
     "Settings",
     "Written",
+    "mapping_held",
     "option_as_set",
     "option_named",
     "parse_mapping",
@@ -989,6 +990,15 @@ def option_named(
         elif part == "cli":
             out.append((spec.flag.split("/")[0], None))
     return tuple(out)
+
+
+def mapping_held(
+    places: Sequence[tuple[str, str | None]], given: Mapping[str, Any], config: Config | None
+) -> tuple[Any, ...]:
+    """The column mapping each place of ``places`` (:func:`option_named`'s) holds: the
+    config file's for a recuse.toml, the ``given`` one (the flag's, the keyword's) else."""
+    file = config.options.get("mapping") if config is not None else None
+    return tuple(given.get("mapping") if path is None else file for _, path in places)
 
 
 def default(name: str) -> Any:

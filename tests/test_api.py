@@ -154,7 +154,7 @@ def test_writers_and_the_schema(planted: pd.DataFrame, tmp_path: Path) -> None:
     rep = recuse.audit(planted, only=["position"], n_boot=200)
     html = rep.to_html(tmp_path / "r.html").read_text("utf-8")
     data = json.loads(rep.to_json(tmp_path / "r.json").read_text("utf-8"))
-    assert "<html" in html and data["schema_version"] == 1
+    assert "<html" in html and data["schema_version"] == 2
     # warnings in tidy tables are text, never a Python list literal
     cells = [r["warnings"] for t in data["tables"].values() for r in t["rows"] if "warnings" in r]
     assert cells and all(isinstance(c, str) and not c.startswith("[") for c in cells)

@@ -292,7 +292,7 @@ def test_an_option_from_the_file_is_named_as_the_file_writes_it(tmp_path: Path) 
     assert settings.said("self_scope") == f'[audit] self_scope = "line" in {cfg} line 4'
     assert settings.said("human_ties") == f'[audit] human-ties = "split" in {cfg} line 5'
     assert settings.said("level") == f"[audit] level = 0.8 in {cfg} line 3"
-    assert settings.said("values") == f"[values] in {cfg} line 7"
+    assert settings.said("values") == f"[values.w] in {cfg} line 7"
     assert settings.said("mapping") == f"[map] in {cfg} line 10"
     # the audit's own wording (its skips, titles, notes) and the mapping's errors too
     said = settings.audit_options().said("self_scope")
@@ -303,7 +303,7 @@ def test_an_option_from_the_file_is_named_as_the_file_writes_it(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    ("text", "level", "mapping"),
+    ("text", "level", "mapping", "named"),
     [
         # a multi-line title whose text holds a line "level = 0.8 …": the key was put there
         (
@@ -311,6 +311,7 @@ def test_an_option_from_the_file_is_named_as_the_file_writes_it(tmp_path: Path) 
             '[map]\nx = "prompt"\n',
             6,
             7,
+            None,
         ),
         # a [[model]] literal string holding "[map]" and a key line: the table was put there
         (
@@ -318,32 +319,40 @@ def test_an_option_from_the_file_is_named_as_the_file_writes_it(tmp_path: Path) 
             '\n[map]\nx = "prompt"\n',
             8,
             10,
+            None,
         ),
         # an escaped quote does not close a multi-line string; four quotes close it
-        ('[audit]\ntitle = """a \\""" b\nlevel = 0.1\n""""\nlevel = 0.9\n[map]\nx = "p"\n', 5, 6),
+        (
+            '[audit]\ntitle = """a \\""" b\nlevel = 0.1\n""""\nlevel = 0.9\n[map]\nx = "p"\n',
+            5,
+            6,
+            None,
+        ),
         # U+2028 and U+0085 are no line ends of TOML's (a comment may hold them)
-        ("# a note\u2028 and\x85 more\n[audit]\nlevel = 0.9\n[map]\nx = 'p'\n", 3, 4),
+        ("# a note\u2028 and\x85 more\n[audit]\nlevel = 0.9\n[map]\nx = 'p'\n", 3, 4, None),
         # dotted keys, an inline table, a quoted table name, CRLF ends: found, not dropped
-        ('audit.level = 0.9\r\nmap.x = "p"\r\n', 1, 2),
-        ('audit = { level = 0.9 }\n\nmap = {x = "p"}\n', 1, 3),
-        ('# c\n[ "audit" ] # options\n\t"level" = 0.9\n[\'map\']\nx = "p"\n', 3, 4),
+        ('audit.level = 0.9\r\nmap.x = "p"\r\n', 1, 2, ("audit.level", "map.x")),
+        ('audit = { level = 0.9 }\n\nmap = {x = "p"}\n', 1, 3, ("audit.level", "map")),
+        ('# c\n[ "audit" ] # options\n\t"level" = 0.9\n[\'map\']\nx = "p"\n', 3, 4, None),
     ],
 )
 def test_an_options_line_is_its_line_as_toml_reads_the_file(
-    tmp_path: Path, text: str, level: int, mapping: int
+    tmp_path: Path, text: str, level: int, mapping: int, named: tuple[str, str] | None
 ) -> None:
     """The lines of the file's options, counted by hand: the line scan took a line
     inside a multi-line string for a key or a table header (a title's "level = 0.8 …"
     named as where level was set), counted U+2028 in a comment as a line end (every
     line after it one too far), and found no line for a dotted key, an inline table
-    or a quoted table name."""
+    or a quoted table name; a dotted key or inline table is named as written (``named``:
+    ``audit.level``, where it read "[audit] level")."""
     from recuse.options import resolve
 
     cfg = tmp_path / "recuse.toml"
     cfg.write_bytes(text.encode("utf-8"))
     settings = resolve({}, config=load_config(cfg))
-    assert settings.said("level") == f"[audit] level = 0.9 in {cfg} line {level}"
-    assert settings.said("mapping") == f"[map] in {cfg} line {mapping}"
+    at_level, at_map = named or ("[audit] level", "[map]")
+    assert settings.said("level") == f"{at_level} = 0.9 in {cfg} line {level}"
+    assert settings.said("mapping") == f"{at_map} in {cfg} line {mapping}"
 
 
 @pytest.mark.parametrize(
@@ -362,7 +371,7 @@ def test_an_options_line_is_its_line_as_toml_reads_the_file(
             '[audit]\nlevel = 0.9\n\n[values.w]\nA = "one"\n',
             "recuse.toml line 4: [values.w] A = 'one': give a number",
         ),
-        ('audit.seed = "x"\n', "recuse.toml line 1: [audit] seed = 'x': must be"),
+        ('audit.seed = "x"\n', "recuse.toml line 1: audit.seed = 'x': must be"),
     ],
 )
 def test_a_bad_value_in_the_file_names_its_line(tmp_path: Path, text: str, message: str) -> None:
@@ -394,3 +403,33 @@ def test_a_long_roster_in_the_file_is_scanned_once() -> None:
     took = time.perf_counter() - start
     assert lines[("audit", "level")] == 3 * n + 2 and lines[("model", "family")] == 3
     assert took < 5, took
+
+
+def test_a_sub_table_and_a_dotted_key_are_named_as_the_file_spells_them(tmp_path: Path) -> None:
+    """A setting in ``[values.w]`` was named "[values] in recuse.toml line 7", a header the
+    file does not have, and ``audit.n_boot = 5`` at the top of the file "[audit] n_boot";
+    each is named as written, with its line (counted here by hand), two sub-tables by
+    both their headers."""
+    from recuse.options import resolve
+
+    cfg = tmp_path / "recuse.toml"
+    cfg.write_text(
+        'audit.n_boot = 500\naudit.self_scope = "line"\n\n[values.w]\nA = 1\n\n'
+        '[values.x]\nB = 0\n\n[map]\nlabel = "human"\n',
+        "utf-8",
+    )
+    settings = resolve({}, config=load_config(cfg))
+    assert settings.said("n_boot") == f"audit.n_boot = 500 in {cfg} line 1"
+    cfg.write_text("audit.n_boot = 5\n", "utf-8")
+    with pytest.raises(ConfigError, match=r"line 1: audit\.n_boot = 5: must be an integer"):
+        load_config(cfg)
+    cfg.write_text('audit.n_boot = 500\n"audit".n-boot = 600\n', "utf-8")
+    with pytest.raises(ConfigError, match=r"audit\.n_boot and audit\.n-boot are the same option"):
+        load_config(cfg)
+    assert settings.said("self_scope") == f'audit.self_scope = "line" in {cfg} line 2'
+    assert settings.said("values") == f"[values.w], [values.x] in {cfg} line 4"
+    assert settings.said("mapping") == f"[map] in {cfg} line 10"
+    cfg.write_text("[audit]\nlevel = 0.8\n\n[values.w]\nA = 1\n", "utf-8")
+    settings = resolve({}, config=load_config(cfg))
+    assert settings.said("level") == f"[audit] level = 0.8 in {cfg} line 2"
+    assert settings.said("values") == f"[values.w] in {cfg} line 4"

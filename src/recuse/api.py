@@ -45,6 +45,7 @@ from recuse.files import content_sha256, content_size, is_file
 from recuse.options import (
     Settings,
     default,
+    mapping_held,
     option_named,
     read_options,
     resolve,
@@ -457,13 +458,14 @@ def audit(
     file, row, column and fix; a ``ConfigError`` naming the option)."""
     items = _items(data)
     cfg = config if isinstance(config, Config) or config is None else load_config(config)
-    settings = resolve(read_options(options, "api"), config=cfg, source="api")
+    given = read_options(options, "api")
+    settings = resolve(given, config=cfg, source="api")
     keywords = [n for n, spec in settings_fields().items() if spec.api]  # those it takes
     settings = replace(settings, sources={n: settings.sources[n] for n in keywords})
     rost = context_roster(roster, cfg)
     with renaming_by("keyword"):  # a column mapping's errors name where it was set
         named = option_named("mapping", settings.sources["mapping"], written=settings.written)
-        mapping_set_in(named or None)
+        mapping_set_in(named or None, mapping_held(named, given, cfg))
         return Report(
             run(items, settings, roster=rost, progress=progress, unknown_models=unknown_models)
         )

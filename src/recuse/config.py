@@ -126,7 +126,8 @@ def load_config(path: str | Path) -> Config:
         if p.suffix == ".toml"
         else "--config takes a recuse.toml; give a data file as the command's argument",
     )
-    lines = _lines(read_text(p))  # where each table and key is, for the errors' words
+    names: dict[tuple[str, str | None], list[str]] = {}  # each as the file spells it
+    lines = _lines(read_text(p), names)  # where each table and key is, for the errors' words
     unknown = [k for k in data if k not in SECTIONS]
     if unknown:
         key, value = unknown[0], data[unknown[0]]
@@ -143,7 +144,7 @@ def load_config(path: str | Path) -> Config:
             f"{_at(where, lines, key)}: unknown section [{key}] — use "
             f"{', '.join(SECTIONS[:-1])} or [[model]]"
         )
-    options = _audit_options(_table(data, "audit", where), where, lines)
+    options = _audit_options(_table(data, "audit", where), where, lines, names)
     sections = {
         name: _table(data, spec.section, where)
         for name, spec in settings_fields().items()
@@ -158,7 +159,7 @@ def load_config(path: str | Path) -> Config:
     }
     options |= read_options(sections, "file", where, lines=at)
     models = tuple(entries_from({"model": data.get("model", [])}, where))
-    return Config(p, options, models, _written(data, lines))
+    return Config(p, options, models, _written(data, lines, names))
 
 
 def _at(where: str, lines: Mapping[tuple[str, str | None], int], table: str,
@@ -169,17 +170,22 @@ def _at(where: str, lines: Mapping[tuple[str, str | None], int], table: str,
     return f"{where} line {line}" if line else where
 
 
-def _lines(text: str) -> dict[tuple[str, str | None], int]:
+def _lines(
+    text: str, names: dict[tuple[str, str | None], list[str]] | None = None
+) -> dict[tuple[str, str | None], int]:
     """The first line (1-based) of each table, ``(table, None)``, and of each key of
     one, ``(table, key)``, in a TOML text (names as TOML reads them: a quoted key
     unquoted). A scan of its structure, not a parser (the text parsed already): strings,
     multi-line ones included, are stepped over, so a title's line ``level = 0.8 …`` is
     no key; a line ends at ``\\n`` only (U+2028 in a comment is no line end); a dotted
     key (``audit.level = 0.9``) and an inline table (``audit = {level = 0.9}``) name
-    their table and key on their line. A text it cannot follow gives what it found."""
+    their table and key on their line. ``names``, where given, takes how the file spells
+    each: a key as its header and dotted key (``[audit] n_boot``, ``audit.n_boot`` at
+    the top), a table as every header (or top-level key) that opens it (``[values.w]``,
+    ``[values.x]``). A text it cannot follow gives what it found."""
     out: dict[tuple[str, str | None], int] = {}
     try:
-        _Scan(text, out).document()
+        _Scan(text, out, {} if names is None else names).document()
     except (IndexError, ValueError, tomllib.TOMLDecodeError):
         pass  # not followed: the lines found so far
     return out
@@ -188,8 +194,13 @@ def _lines(text: str) -> dict[tuple[str, str | None], int]:
 class _Scan:
     """:func:`_lines`' scanner: a position in ``text`` and the lines found (``out``)."""
 
-    def __init__(self, text: str, out: dict[tuple[str, str | None], int]) -> None:
-        self.text, self.out, self.i = text, out, 0
+    def __init__(
+        self,
+        text: str,
+        out: dict[tuple[str, str | None], int],
+        names: dict[tuple[str, str | None], list[str]],
+    ) -> None:
+        self.text, self.out, self.names, self.i = text, out, names, 0
         self._counted, self._lines = 0, 1  # the line at position _counted
 
     def line(self) -> int:
@@ -199,11 +210,17 @@ class _Scan:
         self._counted = self.i
         return self._lines
 
-    def found(self, path: tuple[str, ...], line: int) -> None:
+    def found(self, path: tuple[str, ...], line: int, spelled: str, *, opens: bool) -> None:
+        """``path`` is on ``line``, written ``spelled`` (a header, or a key named with
+        its header); ``opens``: a header or top-level key, which names its table."""
         if path:
             self.out.setdefault((path[0], None), line)
+            said = self.names.setdefault((path[0], None), [])
+            if opens and spelled not in said:
+                said.append(spelled)
         if len(path) > 1:
             self.out.setdefault((path[0], path[1]), line)
+            self.names.setdefault((path[0], path[1]), [spelled])
 
     def at(self, chars: str) -> bool:
         return self.text.startswith(chars, self.i)
@@ -225,21 +242,25 @@ class _Scan:
 
     def document(self) -> None:
         table: tuple[str, ...] = ()
+        header = ""  # as the file spells it: [values.w], [[model]]
         while True:
             self.blank(lines=True)
             if self.i >= len(self.text):
                 return
             line = self.line()
             if self.at("["):  # [audit], [values.w], [[model]]
-                self.i += 2 if self.at("[[") else 1
+                brackets = 2 if self.at("[[") else 1
+                self.i += brackets
                 table = self.key()
-                self.i += 2 if self.at("]]") else 1
-                self.found(table, line)
+                self.i += brackets
+                header = "[" * brackets + ".".join(table) + "]" * brackets
+                self.found(table, line, header, opens=True)
             else:
-                path = table + self.key()
-                self.found(path, line)
+                key = self.key()
+                spelled = f"{header} {'.'.join(key)}" if header else ".".join(key)
+                self.found(table + key, line, spelled, opens=not header)
                 self.i += 1  # =
-                self.value(path)
+                self.value(table + key, spelled)
             self.blank(lines=False)
             if self.at("#"):
                 self.comment()
@@ -271,9 +292,10 @@ class _Scan:
                 return tuple(parts)
             self.i += 1
 
-    def value(self, path: tuple[str, ...] | None) -> None:
-        """Step over one value (of key ``path``: an inline table's keys are its keys;
-        None: an array's item, whose inline tables' keys are no table's)."""
+    def value(self, path: tuple[str, ...] | None, spelled: str = "") -> None:
+        """Step over one value (of key ``path``, written ``spelled``: an inline table's
+        keys are its keys; None: an array's item, whose inline tables' keys are no
+        table's)."""
         self.blank(lines=False)
         for quotes in ('"""', "'''"):
             if self.at(quotes):  # a multi-line string: to its closing quotes
@@ -300,10 +322,11 @@ class _Scan:
                     line = self.line()
                     key = self.key()
                     inner = None if path is None else path + key
+                    named = f"{spelled}.{'.'.join(key)}"
                     if inner is not None:
-                        self.found(inner, line)
+                        self.found(inner, line, named, opens=False)
                     self.i += 1  # =
-                    self.value(inner)
+                    self.value(inner, named)
                 else:
                     self.value(None)  # an array's items: no key of a table
         else:  # a number, a boolean, a date: to the next , ] } # or line end
@@ -312,40 +335,50 @@ class _Scan:
 
 
 def _written(
-    data: Mapping[str, Any], lines: Mapping[tuple[str, str | None], int]
+    data: Mapping[str, Any],
+    lines: Mapping[tuple[str, str | None], int],
+    names: Mapping[tuple[str, str | None], list[str]],
 ) -> dict[str, Written]:
     """Each option the file sets as it writes it (:attr:`Config.written`): its table
-    and key as spelled there, and its line (``lines``: :func:`_lines`)."""
+    and key as spelled there (``names``), and its line (``lines``: :func:`_lines`)."""
     keys = audit_keys()
     out: dict[str, Written] = {}
     audit = data.get("audit")
     for key in audit if isinstance(audit, Mapping) else ():
         name = keys.get(str(key).replace("_", "-"))
         if name is not None:
-            out[name] = Written(f"[audit] {key}", lines.get(("audit", str(key))))
+            said = names.get(("audit", str(key))) or [f"[audit] {key}"]
+            out[name] = Written(said[0], lines.get(("audit", str(key))))
     for name, spec in settings_fields().items():
         if spec.section and spec.section in data:
-            out[name] = Written(f"[{spec.section}]", lines.get((spec.section, None)))
+            said = names.get((spec.section, None)) or [f"[{spec.section}]"]
+            out[name] = Written(", ".join(said), lines.get((spec.section, None)))
     return out
 
 
 def _audit_options(
-    table: Mapping[str, Any], where: str, lines: Mapping[tuple[str, str | None], int]
+    table: Mapping[str, Any],
+    where: str,
+    lines: Mapping[tuple[str, str | None], int],
+    names: Mapping[tuple[str, str | None], list[str]],
 ) -> dict[str, Any]:
     """The ``[audit]`` table as option values: a key written twice (``n_boot`` and
-    ``n-boot``) or unknown is an error naming it, with its line (``lines``)."""
+    ``n-boot``) or unknown is an error naming it as the file spells it (``names``:
+    ``[audit] n_boot``, ``audit.n_boot``), with its line (``lines``)."""
     keys = audit_keys()
     by_name: dict[str, str] = {}
+    spelled = {k: (names.get(("audit", str(k))) or [f"[audit] {k}"])[0] for k in table}
     for key in table:
         name = keys.get(str(key).replace("_", "-"))
         at = _at(where, lines, "audit", str(key))
         if name is None:
-            raise ConfigError(f"{at}: [audit] {key}: unknown option — use {', '.join(keys)}")
-        if name in by_name:
-            raise ConfigError(
-                f"{at}: [audit] {by_name[name]} and {key} are the same option — keep one"
-            )
+            raise ConfigError(f"{at}: {spelled[key]}: unknown option — use {', '.join(keys)}")
+        if name in by_name:  # "[audit] n_boot and n-boot": one header said once
+            first, header = spelled[by_name[name]], "[audit] "
+            again = spelled[key].removeprefix(header) if first.startswith(header) else spelled[key]
+            raise ConfigError(f"{at}: {first} and {again} are the same option — keep one")
         by_name[name] = str(key)
     given = {name: table[key] for name, key in by_name.items()}
     at_line = {name: lines.get(("audit", key)) for name, key in by_name.items()}
-    return read_options(given, "file", where, keys=by_name, lines=at_line)
+    said = {name: spelled[key] for name, key in by_name.items()}
+    return read_options(given, "file", where, keys=said, lines=at_line)

@@ -376,20 +376,26 @@ def significant_beside(value: float, bound: float, digits: int = 3) -> str:
 
 
 @fixed_decimals
-def lower_bound(value: float, digits: int = 3) -> str:
+def lower_bound(value: float, digits: int = 3, *, percent: bool = False) -> str:
     """A lower bound written with ``digits`` decimals rounded down, so it never reads
     above the value it bounds: a Clopper–Pearson bound of 0.69973 is ``0.699``, where
     rounding to nearest wrote ``lower bound 0.700 < 0.70`` beside a target it misses. The
     float's shortest decimal is rounded down, so a bound equal to a target typed 0.7 is
-    ``0.700``. Not finite: as :func:`decimal` writes it.
+    ``0.700``. ``percent``: the same digits as a percentage (``69.9%``), beside a target
+    written as one (:func:`exact` with ``percent``). Not finite: as :func:`decimal` writes
+    it.
 
     >>> lower_bound(0.699726998284556), lower_bound(0.7), lower_bound(0.8372), lower_bound(1.0)
     ('0.699', '0.700', '0.837', '1.000')
+    >>> lower_bound(0.699726998284556, percent=True), lower_bound(1.0, percent=True)
+    ('69.9%', '100.0%')
     """
     value = float(value)
     if not math.isfinite(value):
         return decimal(value, digits)
     down = Decimal(repr(value)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_FLOOR)
+    if percent:
+        return minus(f"{down.scaleb(2):,.{max(digits - 2, 0)}f}%")
     return minus(f"{down:,.{digits}f}")
 
 

@@ -68,6 +68,7 @@ __all__ = [
     "Option",
     "Settings",
     "Written",
+    "mapping_held",
     "option_as_set",
     "option_named",
     "parse_mapping",
@@ -991,6 +992,15 @@ def option_named(
     return tuple(out)
 
 
+def mapping_held(
+    places: Sequence[tuple[str, str | None]], given: Mapping[str, Any], config: Config | None
+) -> tuple[Any, ...]:
+    """The column mapping each place of ``places`` (:func:`option_named`'s) holds: the
+    config file's for a recuse.toml, the ``given`` one (the flag's, the keyword's) else."""
+    file = config.options.get("mapping") if config is not None else None
+    return tuple(given.get("mapping") if path is None else file for _, path in places)
+
+
 def default(name: str) -> Any:
     """The default value of option ``name``."""
     (f,) = [f for f in fields(Settings) if f.name == name]
@@ -1007,7 +1017,9 @@ def _where(
         return f"{name} ({spec.flag.split('/')[0]})"
     if line:  # recuse.toml line 3: [audit] level
         path = f"{path} line {line}"
-    return f"{path}: [{spec.section}]" if spec.section else f"{path}: [audit] {key or spec.key}"
+    return (
+        f"{path}: [{spec.section}]" if spec.section else f"{path}: {key or f'[audit] {spec.key}'}"
+    )
 
 
 def _read(
@@ -1043,7 +1055,8 @@ def read_options(
 ) -> dict[str, Any]:
     """Each given option read by its field's ``read``: a one-line error naming the flag,
     the keyword (and its flag) or the file, its line (``lines``, by option, where known)
-    and key (as ``keys`` says it was written: ``n_boot`` or ``n-boot``) and its flag;
+    and key (as ``keys`` says the file wrote it: ``[audit] n-boot``, ``audit.n_boot``) and
+    its flag;
     an unknown name is an error with the closest known one."""
     specs = settings_fields()
     allowed = [n for n, s in specs.items() if source != "api" or s.api]

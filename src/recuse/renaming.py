@@ -55,6 +55,11 @@ _RENAMING: ContextVar[Renaming | None] = ContextVar("recuse_renaming", default=N
 #: (:func:`mapping_set_in`); None: not said (a mapping handed to the reader directly)
 MappingSources = tuple[tuple[str, str | None], ...]
 _MAPPING_SET: ContextVar[MappingSources | None] = ContextVar("recuse_mapping_set", default=None)
+#: the (file column, schema column) entries each place of :data:`_MAPPING_SET` holds, in
+#: its order (:func:`mapping_set_in`'s ``entries``); None: not said
+_MAPPING_HELD: ContextVar[tuple[frozenset[tuple[str, str]], ...] | None] = ContextVar(
+    "recuse_mapping_held", default=None
+)
 
 
 @contextmanager
@@ -65,20 +70,36 @@ def renaming_by(way: Renaming) -> Iterator[None]:
     (:func:`mapping_set_in`) is said until the block ends."""
     token = _RENAMING.set(_RENAMING.get() or way)
     said = _MAPPING_SET.set(_MAPPING_SET.get())
+    held = _MAPPING_HELD.set(_MAPPING_HELD.get())
     try:
         yield
     finally:
+        _MAPPING_HELD.reset(held)
         _MAPPING_SET.reset(said)
         _RENAMING.reset(token)
 
 
-def mapping_set_in(places: MappingSources | None) -> None:
+def mapping_set_in(
+    places: MappingSources | None,
+    entries: Iterable[Mapping[str, str | tuple[str, ...]] | None] = (),
+) -> None:
     """Say, until the enclosing :func:`renaming_by` block ends, where the column mapping
     was set: each place in words (``--map``, ``mapping=``, ``[map] in recuse.toml``)
     with the config file's path where it is one
-    (:func:`recuse.options.option_named`). The command line and ``recuse.audit`` say
-    it once they know their settings' sources."""
+    (:func:`recuse.options.option_named`), and ``entries``, the mapping each place holds
+    (in the same order), so an error about one entry names the places that hold it
+    (:func:`mapping_named`). The command line and ``recuse.audit`` say it once they know
+    their settings' sources."""
     _MAPPING_SET.set(places)
+    held = tuple(
+        frozenset(
+            (str(k).strip(), str(t).strip())
+            for k, v in (m or {}).items()
+            for t in ((v,) if isinstance(v, str) else v)
+        )
+        for m in entries
+    )
+    _MAPPING_HELD.set(held if places and len(held) == len(places) else None)
 
 
 def mapping_sources() -> MappingSources | None:
@@ -104,12 +125,15 @@ def mapping_renames() -> str:
     return " and ".join(short) + (" renames" if len(short) == 1 else " rename")
 
 
-def mapping_named() -> str:
+def mapping_named(entries: Iterable[tuple[str, str]] = ()) -> str:
     """The column mapping as its errors name it: where the user set it, only there
     (``--map``; ``[map] in recuse.toml``; both where both were given, as the mapping is
     their merge); where that is not said, as the caller gives it (:func:`caller_option`:
     the command line's flag or recuse.toml, the Python keyword). It named both
-    ``--map`` and ``[map] in recuse.toml`` whichever was used.
+    ``--map`` and ``[map] in recuse.toml`` whichever was used. ``entries``: the
+    (file column, schema column) entries an error is about: of a merged mapping, only
+    the places that hold one are named (both where both do), where
+    :func:`mapping_set_in` was told what each holds.
 
     >>> with renaming_by("flag"):
     ...     mapping_set_in((("[map] in conf/recuse.toml", "conf/recuse.toml"),))
@@ -119,7 +143,11 @@ def mapping_named() -> str:
     ...     print(mapping_named())
     the column mapping (mapping=)
     """
-    places = _MAPPING_SET.get()
+    places, held = _MAPPING_SET.get(), _MAPPING_HELD.get()
+    wanted = {(k.strip(), t.strip()) for k, t in entries}
+    if places and held and wanted:
+        holding = tuple(p for p, h in zip(places, held, strict=True) if h & wanted)
+        places = holding or places
     if places:
         return f"the column mapping ({' and '.join(words for words, _ in places)})"
     return caller_option("the column mapping (--map, or [map] in recuse.toml)",

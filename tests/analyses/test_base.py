@@ -139,3 +139,25 @@ def test_every_table_of_the_planted_audit_says_what_each_column_is(planted: Any)
     }
     assert {name: cols for name, cols in missing.items() if cols} == {}
     assert len(missing) >= 20  # the planted inputs reach most analyses' tables
+
+
+def test_the_reports_option_labels_name_the_keyword_beside_the_flag() -> None:
+    """The report's settings were labelled by the command line's flags ("verdicts
+    (--orders)") in a report made from Python (``recuse.audit(..., orders="first")``),
+    which has no such flag. Each label that names a flag also names the keyword."""
+    import re
+
+    from recuse.analyses.base import AuditOptions
+    from recuse.options import settings_fields
+
+    said = AuditOptions(orders="first", fdr=False, human_ties="error").to_dict()
+    assert said["verdicts (--orders / orders=)"].startswith("first:")
+    assert said["multiple testing (--fdr / fdr=)"].startswith("none (--no-fdr / fdr=False)")
+    assert (
+        "(--human-ties error, human_ties='error')"
+        in said["human ties (--human-ties / human_ties=)"]
+    )
+    flags = {s.flag.split("/")[0]: name for name, s in settings_fields().items() if s.api}
+    for label in said:
+        for flag in re.findall(r"--[a-z-]+", label):
+            assert f"{flags[flag]}=" in label, label

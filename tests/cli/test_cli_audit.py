@@ -312,7 +312,7 @@ def test_self_scope_decides_whether_another_snapshot_is_self_or_family(
     assert found[estimated]["estimate"] == pytest.approx(0.4)
     assert found[estimated]["n"] == 20
     assert not_estimated not in found
-    assert report["provenance"]["options"]["self (--self-scope)"].startswith(
+    assert report["provenance"]["options"]["self (--self-scope / self_scope=)"].startswith(
         "a judge's own answers are those of " + ("every model" if scope else "its exact")
     )
 

@@ -254,11 +254,11 @@ def test_judgebench_is_certified_against_its_correctness_labels(
     assert code == 0, text
     assert "human" not in text.lower(), [ln for ln in text.splitlines() if "human" in ln.lower()]
     assert "share of kept verdicts equal to the correctness label" in text
-    assert "guarantee: agreement with the correctness labels ≥ 0.85" in text
+    assert "guarantee: agreement with the correctness labels ≥ 85%" in text
     code, text = _run(["certify", "llmbar-mtbench", "--cascade", "gpt-3.5-turbo,gpt-4"], capsys)
     assert code == 0, text
     assert "share of kept verdicts equal to the human label" in text
-    assert "guarantee: agreement with humans ≥ 0.85" in text
+    assert "guarantee: agreement with humans ≥ 85%" in text
 
 
 @pytest.mark.skipif(not (DATA / "llmbar").is_dir(), reason="needs the shared llmbar data")
@@ -333,12 +333,12 @@ def test_the_docs_cascade_table_is_what_certify_gives() -> None:
         r = rows[(judge, stratum)]
         # a stratum not certified reports its most confident items' counts
         kept, agree = (r.n_kept, r.n_agree) if r.certified else _most_confident(str(r.reason))
-        # as `recuse certify` prints a bound: rounded down (0.8367 is 0.836, never 0.837)
-        bound = numbers.lower_bound(float(r.lower_bound))
+        # as `recuse certify` prints a bound: rounded down (0.8367 is 83.6%, never 83.7%)
+        bound = numbers.lower_bound(float(r.lower_bound), percent=True)
         assert f"{sentence.format(kept=kept, agree=agree)} {bound}" in text
     gpt4 = {r.judge: r for r in pooled.table.itertuples()}["gpt-4"]
     assert f"GPT-4 keeps {gpt4.coverage:.0%}: {gpt4.n_agree}/{gpt4.n_kept} agree" in text
-    assert f"bound {numbers.lower_bound(float(gpt4.lower_bound))}" in text
+    assert f"bound {numbers.lower_bound(float(gpt4.lower_bound), percent=True)}" in text
 
 
 def _relabelled_with_expert_votes() -> tuple[pd.DataFrame, int, int]:
@@ -389,7 +389,7 @@ def test_the_docs_expert_vote_paragraph_is_what_certify_gives() -> None:
                                strata=False, human_ties=ties)  # fmt: skip
         (row,) = alone.table.itertuples()
         assert bool(row.certified) == (ties == "exclude")
-        bound = numbers.lower_bound(float(row.lower_bound))
+        bound = numbers.lower_bound(float(row.lower_bound), percent=True)
         held = f"{100 * float(row.heldout_agreement):.1f}" if row.certified else ""
         assert said.format(bound=bound, held=held) in text
         if row.certified:
@@ -484,7 +484,7 @@ def test_apply_says_its_guarantee_and_what_labels_it_was_given_show(
     code, text = _run(["certify", "apply", str(thr), str(src), "--out",
                        str(tmp_path / "d.csv")], capsys)  # fmt: skip
     assert code == 0, text
-    assert "guarantee (thr.json): agreement with humans ≥ 0.80 on the items a certified " in text
+    assert "guarantee (thr.json): agreement with humans ≥ 80% on the items a certified " in text
     assert "with probability ≥ 0.90 over the calibration set, if these items are " in text
     assert (
         f"these items have human labels: of the 400 not tied, {kept} were decided by a "
@@ -680,13 +680,13 @@ def test_a_thresholds_file_of_an_earlier_recuse_applies_and_says_what_it_lacks(
     pd.testing.assert_frame_equal(pd.read_csv(old_d), pd.read_csv(new_d))
     assert ("thr.json was written by an earlier recuse and does not say whose labels it was "
             "certified on; how its verdicts were read") in text  # fmt: skip
-    assert "agreement with the labels it was certified on ≥ 0.80" in text
-    assert "earlier recuse" not in new_text and "agreement with humans ≥ 0.80" in new_text
+    assert "agreement with the labels it was certified on ≥ 80%" in text
+    assert "earlier recuse" not in new_text and "agreement with humans ≥ 80%" in new_text
     # a file that keeps human_ties: the note does not say ties were left out
     old.write_text(json.dumps({k: v for k, v in spec.items() if k != "reading"}), "utf-8")
     code, text = _run(["certify", "apply", str(old), str(src), "--out", str(old_d)], capsys)
     assert code == 0 and "does not say how its verdicts were read" in text, text
-    assert "tied labels left out" not in text and "agreement with humans ≥ 0.80" in text
+    assert "tied labels left out" not in text and "agreement with humans ≥ 80%" in text
 
 
 def test_the_help_says_what_apply_takes_from_the_thresholds_file(
@@ -725,7 +725,7 @@ def test_apply_json_defines_its_columns_and_holds_the_csvs_decisions(
         code, text = _run(["certify", "apply", str(thr), str(src), "--out", str(out)], capsys)
         assert code == 0, text
     payload = json.loads(as_json.read_text("utf-8"))
-    assert payload["guarantee"].startswith("agreement with humans ≥ 0.80")
+    assert payload["guarantee"].startswith("agreement with humans ≥ 80%")
     rows = payload["decisions"]
     assert set(rows[0]) == set(payload["definitions"]) and len(rows) == 400
     from_json = pd.DataFrame(rows).fillna({"judge": "", "stratum": ""})
@@ -834,11 +834,11 @@ def test_a_bound_just_under_the_target_reads_under_it(
     assert code == 0, text
     assert (
         "family: never confident enough: its most confident 51 items (c ≥ 1) agree 42/51, "
-        "lower bound 0.699 at δ' = 0.0333 (δ = 0.1 shared by 3 strata) < 0.70; these labels "
-        "could certify agreement ≥ 0.69 at most"
+        "lower bound 69.9% at δ' = 0.0333 (δ = 0.1 shared by 3 strata) < 70%; these labels "
+        "could certify agreement ≥ 69% at most"
     ) in text
     (row,) = [line for line in text.splitlines() if "│ family" in line]
-    assert "│ 0.699 │" in row and "0.700" not in row
+    assert "│ 69.9% │" in row and "70.0%" not in row
 
 
 def test_the_table_writes_a_threshold_unrounded(
@@ -873,7 +873,7 @@ def test_a_reason_names_the_level_of_its_bound(
     assert code == 0, text
     assert (
         "own: never confident enough: its most confident 43 items (c ≥ 1) agree 39/43, "
-        "lower bound 0.787 at δ' = 0.0333 (δ = 0.1 shared by 3 strata) < 0.80;"
+        "lower bound 78.7% at δ' = 0.0333 (δ = 0.1 shared by 3 strata) < 80%;"
     ) in text
 
 
@@ -892,7 +892,7 @@ def test_the_table_names_the_level_of_each_bound(
     assert "bound ┃  at δ' ┃" in header
     (row,) = [line for line in text.splitlines() if "│ own " in line]
     bound = float(beta.ppf(0.1 / 3, 39, 5))  # 39 of its 43 most confident items agree
-    assert f"│ {numbers.lower_bound(bound)} │ 0.0333 │" in row
+    assert f"│ {numbers.lower_bound(bound, percent=True)} │ 0.0333 │" in row
 
 
 @pytest.mark.skipif(not (DATA / "llmbar").is_dir(), reason="needs the shared llmbar data")
@@ -916,7 +916,7 @@ def test_a_stratum_not_tested_takes_no_share_of_delta_in_the_table(
     agree, kept = map(int, re.search(r"agree (\d+)/(\d+)", other["reason"]).groups())
     bound = float(beta.ppf(0.1, agree, kept - agree + 1))
     assert other["lower_bound"] == pytest.approx(bound, rel=1e-9)
-    assert f" {numbers.lower_bound(bound)} │   0.1 │" in rows["other"]
+    assert f" {numbers.lower_bound(bound, percent=True)} │   0.1 │" in rows["other"]
 
 
 def test_a_held_out_agreement_beside_the_target_reads_on_its_side() -> None:
@@ -1071,7 +1071,7 @@ def test_a_file_that_certifies_nothing_says_so_when_written_and_applied(
     said = " ".join(text.split())
     assert f"{len(t):,} items: 0 decided by a certified judge" in said
     none = ("none: no judge of the file was certified on any stratum (its labels did not show "
-            "agreement ≥ 0.80 at δ = 0.1), so no item is decided by a judge")  # fmt: skip
+            "agreement ≥ 80% at δ = 0.1), so no item is decided by a judge")  # fmt: skip
     assert f"guarantee (thr.json): {none}" in said
     assert "on the items a certified judge decides" not in said
     assert json.loads(out.read_text("utf-8"))["guarantee"].startswith(none)
@@ -1111,7 +1111,7 @@ def test_apply_says_a_judge_with_no_labelled_item_had_none_not_an_earlier_recuse
     said = next(x for x in text.splitlines() if x.startswith("guarantee"))
     assert said == (
         "guarantee (thr.json): none: claude-v1, the judge applied, was certified on no "
-        "stratum (its labels did not show agreement ≥ 0.85 at δ = 0.1), so no item is "
+        "stratum (its labels did not show agreement ≥ 85% at δ = 0.1), so no item is "
         "decided by a judge: every one goes to a person"
     )
 

@@ -34,3 +34,46 @@ def test_one_tied_label_is_counted_in_the_singular(
     assert main(["certify", "run", str(data), "--min-labels", "5"]) == 0
     (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("gpt-4:")]
     assert line == "gpt-4: confidence = order consistency; 1 tied human label left out"
+
+
+def test_the_lines_under_the_table_write_the_target_and_bound_as_percentages(
+    shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GPT-4 on LLMBar's MT-Bench set at a target 0.855 under the title "≥ 85.5%": its own
+    # answers' 43 most confident items agree 39 times, a Clopper–Pearson bound of 0.7872
+    # at δ/3 (scipy, below); the reason read "lower bound 0.787 ... < 0.855; ... could
+    # certify agreement ≥ 0.78", the judge's line "nothing certified at agreement ≥ 0.855"
+    from scipy.stats import beta
+
+    bound = float(beta.ppf(0.1 / 3, 39, 5))
+    assert 0.787 < bound < 0.788
+    args = ["certify", "run", "llmbar-mtbench", "--agreement", "0.855", "-j", "gpt-4",
+            "--data-dir", str(shared_data)]  # fmt: skip
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Certified at agreement ≥ 85.5% (--agreement 0.855), δ = 0.1"
+    (own_row,) = [ln for ln in lines if "│ gpt-4" in ln and " own " in ln]
+    assert " 78.7% │ 0.0333 " in own_row
+    assert "  gpt-4: nothing certified at agreement ≥ 85.5% (δ = 0.1); every item goes on" in lines
+    assert (
+        "  own: never confident enough: its most confident 43 items (c ≥ 1) agree 39/43, "
+        "lower bound 78.7% at δ' = 0.0333 (δ = 0.1 shared by 3 strata) < 85.5%; these "
+        "labels could certify agreement ≥ 78% at most"
+    ) in lines
+
+
+def test_certify_apply_writes_its_target_as_a_percentage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the guarantee read "agreement with humans ≥ 0.855" above "beside the guarantee's 85.5%"
+    from recuse.simulate.selective import simulate_selective
+
+    src, thr = tmp_path / "pairs.csv", tmp_path / "thr.json"
+    simulate_selective(400, seed=5).pairs.to_csv(src, index=False)
+    assert main(["certify", str(src), "--agreement", "0.855", "--thresholds", str(thr)]) == 0
+    capsys.readouterr()
+    assert main(["certify", "apply", str(thr), str(src), "--out", str(tmp_path / "d.csv")]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "guarantee (thr.json): agreement with humans ≥ 85.5% on the items a certified" in text
+    assert "beside the guarantee's 85.5%)" in text
+    assert "0.855" not in text

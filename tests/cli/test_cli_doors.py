@@ -83,7 +83,7 @@ def test_both_doors_give_the_same_number_for_the_same_choice(
     else:
         assert eo["n"] == 67 and "human ties count ½" in eo["method"]
         assert all(e["analysis"].startswith("agreement accuracy") for e in tied)
-    options_said = report["provenance"]["options"]["human ties (--human-ties)"]
+    options_said = report["provenance"]["options"]["human ties (--human-ties / human_ties=)"]
     assert f"human_ties='{ties}'" in options_said
 
 

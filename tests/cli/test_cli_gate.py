@@ -401,7 +401,7 @@ def test_crafted_reports_are_one_line_errors(
     deep = "[" * 100_000 + "]" * 100_000
     documents = {
         "nested too deeply": '{"schema_version": 1, "sections": ' + deep + "}",
-        "schema_version 2 is not one this recuse reads (1)": '{"schema_version": 2, '
+        "schema_version 3 is not one this recuse reads (1 or 2)": '{"schema_version": 3, '
         '"sections": []}',
         "schema_version '1' is not one": '{"schema_version": "1", "sections": []}',
         "schema_version True is not one": '{"schema_version": true, "sections": []}',
@@ -1146,3 +1146,26 @@ def test_the_ladder_alone_records_why_a_judge_has_no_parts(
     assert code == 3 and "no finding and no reason" not in printed, printed
     for judge in ("llama-2-70b-chat", "palm-2"):
         assert f"of {judge} (llmbar-mtbench): {why}\n" in printed, printed
+
+
+def test_the_gate_reads_report_json_of_versions_1_and_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """report.json came to write ``n`` and ``clusters`` null for a value fixed by
+    construction under schema_version 1, whose schema as first published required an
+    integer ``n`` (a v1 consumer would reject it): the audit writes version 2 now, and
+    the gate reads both (a v1 report's fixed value with its n, a v2 one's null)."""
+    from recuse.report.export import schema
+    from recuse.report.labels import SCHEMA_VERSION
+
+    assert SCHEMA_VERSION == 2 and schema()["properties"]["schema_version"] == {"const": 2}
+    part = "self_preference_part_human_neither"
+    for version, n in ((1, 51), (2, None)):
+        fixed = _finding(part, "j", 0.0, 0.0, 0.0, clusters=n, fixed_by_construction=True)
+        path = _report(tmp_path, [{**fixed, "n": n}])
+        path.write_text(
+            path.read_text("utf-8").replace('"schema_version": 1', f'"schema_version": {version}'),
+            "utf-8",
+        )
+        code, out = _run(["gate", str(path), "--max", f"{part}=0.1"], capsys)
+        assert code == 0 and out.startswith(f"PASS: {part}"), (version, out)

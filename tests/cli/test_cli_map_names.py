@@ -179,3 +179,41 @@ def test_a_mapping_error_from_python_names_the_keyword_or_the_config(tmp_path: P
     with pytest.raises(InputError) as err:
         recuse.audit(frame, mapping={"nope": "human"})
     assert "the column mapping (mapping=) names 'nope'" in str(err.value)
+
+
+def test_a_merged_mapping_error_names_the_place_that_holds_the_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With --map and a recuse.toml's [map] merged, an error about one entry named both
+    ("the column mapping (--map and [map] in recuse.toml line 1) names 'nope'") where
+    only one holds it: it names that one, both where both hold the entry."""
+    import recuse
+    from recuse.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+    pd.DataFrame({k.replace(", ", "_").replace('"', ""): v for k, v in ROWS.items()}).to_csv(
+        "pairs.csv", index=False
+    )
+    Path("recuse.toml").write_text('[map]\npair_id = "item_id"\n', "utf-8")
+    code, said = _validate(capsys, "pairs.csv", "--map", "nope=human")
+    assert code == 2 and "the column mapping (--map) names 'nope'" in str(said["error"])
+    Path("recuse.toml").write_text('[map]\nnope = "human"\n', "utf-8")
+    code, said = _validate(capsys, "pairs.csv", "--map", "pair_id=item_id")
+    error = str(said["error"])
+    assert code == 2 and "the column mapping ([map] in recuse.toml line 1) names 'nope'" in error
+    # both hold it: both named; a target given twice, by the entries that give it
+    code, said = _validate(capsys, "pairs.csv", "--map", "nope=human")
+    assert "the column mapping (--map and [map] in recuse.toml line 1) names" in str(said["error"])
+    Path("recuse.toml").write_text('[map]\nscore_raw = "human"\n', "utf-8")
+    code, said = _validate(capsys, "pairs.csv", "--map", "pair_id=human")
+    error = str(said["error"])
+    assert code == 2 and "(--map and [map] in recuse.toml line 1) gives 'human' twice" in error
+    Path("recuse.toml").write_text('[map]\np_a_first = "model_a"\n', "utf-8")
+    code, said = _validate(capsys, "pairs.csv", "--map", "pair_id=item_id")
+    error = str(said["error"])
+    assert code == 2 and "column 'model_a' and the column mapping ([map] in recuse.toml" in error
+    # from Python: the keyword's entry names mapping=, not the config's [map] beside it
+    Path("recuse.toml").write_text('[map]\npair_id = "item_id"\n', "utf-8")
+    with pytest.raises(InputError) as err:
+        recuse.audit("pairs.csv", mapping={"nope": "human"}, config="recuse.toml")
+    assert "the column mapping (mapping=) names 'nope'" in str(err.value)

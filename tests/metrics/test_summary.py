@@ -147,7 +147,7 @@ def test_orders_first_and_second_by_hand(tmp_path: Path) -> None:
     t.to_csv(src, index=False)
     assert main(["audit", str(src), "--orders", "first", "--out", str(tmp_path / "r")]) == 0
     report = json.loads((tmp_path / "r" / "report.json").read_text())
-    assert report["provenance"]["options"]["verdicts (--orders)"].startswith("first:")
+    assert report["provenance"]["options"]["verdicts (--orders / orders=)"].startswith("first:")
     html = (tmp_path / "r" / "report.html").read_text()
     assert "verdicts: only the order with answer a shown first" in html  # the title line
 

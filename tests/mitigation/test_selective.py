@@ -141,14 +141,14 @@ def test_calibration_set_too_small_says_what_it_could_guarantee() -> None:
     c = certify_judges(table(30), None, o).judges[0]
     (s,) = c.strata
     assert not s.certified and s.best_target == 0.92
-    assert "0.92" in s.reason
+    assert "could certify agreement ≥ 92% at most" in s.reason
     assert c.to_dict()["certified"] is False
     # 10 items: even full agreement can't pass 0.8 (needs log .1/log .8 = 11 items)
     small = certify_judges(table(10), None, Options(target=0.8, min_labels=5))
     assert "too few labelled items" in small.judges[0].strata[0].reason
     # and 10 agreeing items do certify 0.79 (0.79^10 = 0.095 <= 0.1): the most it could
     assert small.judges[0].strata[0].best_target == 0.79
-    assert "could certify agreement ≥ 0.79 at most" in small.judges[0].strata[0].reason
+    assert "could certify agreement ≥ 79% at most" in small.judges[0].strata[0].reason
 
 
 def test_a_stratum_under_min_labels_certifies_no_target() -> None:
@@ -820,14 +820,15 @@ def test_a_target_and_a_confidence_are_written_as_given() -> None:
     assert c.certified  # 0.005 ** (1 / 2000) = 0.9974 ≥ 0.975, by hand
     for text in (c.guarantee(), applied_guarantee(certify_judges(table(2000, p=0.99), None,
                                                                   o).thresholds())):  # fmt: skip
-        assert "≥ 0.975 on the items" in text and "probability ≥ 0.995" in text, text
+        # the target as a percentage, as the table's title writes it (never rounded)
+        assert "≥ 97.5% on the items" in text and "probability ≥ 0.995" in text, text
         assert "0.97 " not in text and "0.99," not in text
     # 190 of 200 agree: never confident enough, its bound below the target as given
     (s,) = certify_judges(table(200, agree=190), None, Options(target=0.975)).judges[0].strata
     assert not s.certified and "never confident enough" in s.reason
-    assert "< 0.975; " in s.reason and "0.97;" not in s.reason, s.reason
+    assert "< 97.5%; " in s.reason and "97%;" not in s.reason, s.reason
     usual = certify_judges(table(2000, p=0.99), None, Options(target=0.9, delta=0.1)).judges[0]
-    assert "≥ 0.90 on the items" in usual.guarantee()
+    assert "≥ 90% on the items" in usual.guarantee()
     assert "probability ≥ 0.90," in usual.guarantee()
 
 

@@ -53,6 +53,7 @@ from recuse.probe_tables import ORIGINAL, is_probe_table
 from recuse.regression.robustness import FAST_CHECKS  # the default: the battery's cheap checks
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
+from recuse.report.labels import ORDERS_LABEL
 from recuse.report.model import (
     Baseline,
     Exclusion,
@@ -77,7 +78,8 @@ HUMAN_TIES_NOTE: dict[str, str] = {
     "calibration and certification leave them out (their own rule), counted in the "
     "exclusions; the calibrated headline's strengths count them ½ under any choice "
     "(human_ties='split')",
-    "error": "a table with a label of 0.5 is refused (--human-ties error); none was there",
+    "error": "a table with a label of 0.5 is refused (--human-ties error, "
+    "human_ties='error'); none was there",
 }
 SELF_SCOPE_NOTE: dict[str, str] = {
     "snapshot": "a judge's own answers are those of its exact model id (a dated snapshot, "
@@ -229,19 +231,21 @@ class AuditOptions:
             "bootstrap": BOOTSTRAP_WORDS,
             "judges": ", ".join(self.judges) if self.judges else "all",
             "min_n (smallest group estimated)": self.min_n,
-            "verdicts (--orders)": f"{self.orders}: {ORDERS_NOTE[self.orders]} (verdict='prob')",
-            "human ties (--human-ties)": HUMAN_TIES_NOTE[self.human_ties],
+            ORDERS_LABEL: f"{self.orders}: {ORDERS_NOTE[self.orders]} (verdict='prob')",
+            "human ties (--human-ties / human_ties=)": HUMAN_TIES_NOTE[self.human_ties],
             "regression standard errors": self.se,
-            "multiple testing (--fdr)": "Benjamini–Hochberg false-discovery control across "
+            "multiple testing (--fdr / fdr=)": "Benjamini–Hochberg false-discovery control across "
             "the summary's tests; flags use adjusted values"
             if self.fdr
-            else "none (--no-fdr): each interval on its own",
+            else "none (--no-fdr / fdr=False): each interval on its own",
             "robustness checks": ", ".join(self.robustness) or "none",
-            "self (--self-scope)": SELF_SCOPE_NOTE[self.self_scope],
+            "self (--self-scope / self_scope=)": SELF_SCOPE_NOTE[self.self_scope],
             "figures": self.figure_format,
             "analyses": ", ".join(self.only) if self.only else "all",
             "analyses skipped on request": ", ".join(self.skip) or "none",
-            "materiality (--material)": ", ".join(f"{k}={v:g}" for k, v in self.material.items())
+            "materiality (--material / material=)": ", ".join(
+                f"{k}={v:g}" for k, v in self.material.items()
+            )
             or "each bias's default",
         }
 

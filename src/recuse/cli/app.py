@@ -21,6 +21,7 @@ from recuse.options import (
     Option,
     Settings,
     default,
+    mapping_held,
     option_named,
     parse_mapping,
     parse_values,
@@ -237,14 +238,14 @@ def cli_context(ctx: typer.Context, names: Iterable[str] | None = None) -> tuple
     ctx.find_root().meta["recuse.config"] = cfg
     has = [n for n in (settings_fields() if names is None else names) if _parameter(ctx, n)]
     typed = typed_options(ctx, has)
-    settings = resolve(read_options(typed, "cli"), config=cfg)
+    typed_read = read_options(typed, "cli")
+    settings = resolve(typed_read, config=cfg)
     # the sources of the options this command takes (those its JSON records)
     settings = replace(settings, sources={n: settings.sources[n] for n in has})
     # a column mapping's errors name where it was set (--map, [map] in recuse.toml)
-    mapping_set_in(
-        option_named("mapping", settings.sources.get("mapping", "default"),
-                     written=settings.written) or None
-    )  # fmt: skip
+    named = option_named("mapping", settings.sources.get("mapping", "default"),
+                         written=settings.written)  # fmt: skip
+    mapping_set_in(named or None, mapping_held(named, typed_read, cfg))
     roster_file = ctx.find_root().params.get("roster") or None
     roster = context_roster(roster_file, cfg)
     ctx.find_root().meta["recuse.roster"] = roster

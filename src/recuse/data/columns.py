@@ -44,11 +44,12 @@ __all__ = [
 IGNORED = "recuse.ignored_columns"
 
 
-def column_mapping() -> str:
+def column_mapping(entries: Iterable[tuple[str, str]] = ()) -> str:
     """The mapping as its errors name it, where the user set it: ``--map``, a
-    recuse.toml's ``[map]`` (which the user may not have in mind) or both; in Python the
+    recuse.toml's ``[map]`` (which the user may not have in mind) or both (of a merged
+    mapping, those that hold one of ``entries``, the error's); in Python the
     ``mapping=`` keyword (:func:`recuse.renaming.mapping_named`)."""
-    return mapping_named()
+    return mapping_named(entries)
 
 
 class ColumnsIgnored(ReaderNote):
@@ -81,13 +82,14 @@ def apply_mapping(
     pairs = mapping_pairs(mapping)
     for source, target in pairs:
         if source not in df.columns:
-            raise no_such_column(column_mapping(), source, df, path)
+            raise no_such_column(column_mapping([(source, target)]), source, df, path)
         if target not in schema.names:
             import difflib
 
             close = difflib.get_close_matches(target, schema.names, n=1, cutoff=0.6)
             raise InputError(
-                f"{column_mapping()} renames {source!r} to {target!r}, which is not a "
+                f"{column_mapping([(source, target)])} renames {source!r} to {target!r}, "
+                "which is not a "
                 f"{table} column",
                 file=path,
                 column=source,
@@ -98,14 +100,15 @@ def apply_mapping(
     twice = {t for t in targets if targets.count(t) > 1}
     if twice:
         raise InputError(
-            f"{column_mapping()} gives {sorted(twice)[0]!r} twice",
+            f"{column_mapping(p for p in pairs if p[1] == min(twice))} gives {min(twice)!r} twice",
             file=path,
             fix="map one file column to each schema column",
         )
     clash = [t for t in targets if t in df.columns and t not in mapping]
     if clash:
         raise InputError(
-            f"the file already has a column {clash[0]!r} and {column_mapping()} renames "
+            f"the file already has a column {clash[0]!r} and "
+            f"{column_mapping(p for p in pairs if p[1] == clash[0])} renames "
             "another column to it",
             file=path,
             column=clash[0],

@@ -575,7 +575,7 @@ class JudgeCertificate:
                 )
             return (
                 f"{self.judge}: nothing certified at agreement ≥ "
-                f"{numbers.exact(self.target, least=2)} (δ = {numbers.general(self.delta)})"
+                f"{numbers.exact(self.target, percent=True)} (δ = {numbers.general(self.delta)})"
                 f"{why}; every item goes on"
             )
         kept = ", ".join(f"{s.stratum} c ≥ {numbers.exact(s.threshold)}"
@@ -586,7 +586,7 @@ class JudgeCertificate:
         share = f"{self.n_kept:,} of its {self.n_labelled:,} labelled items, {cover}"
         return (
             f"{self.judge}: agreement with {AGREEING_WITH[self.reference]} ≥ "
-            f"{numbers.exact(self.target, least=2)} on the items it keeps ({kept}: {share})"
+            f"{numbers.exact(self.target, percent=True)} on the items it keeps ({kept}: {share})"
             + (TIES_LEFT_OUT if self.n_ties_excluded else "")
             + f" with probability ≥ {numbers.complement(self.delta, least=2)}, assuming "
             "calibration and future items are exchangeable"
@@ -816,7 +816,7 @@ def certify_items(
 def _could(best: float | None) -> str:
     if best is None:
         return "; these labels certify no target from 0.50"
-    return f"; these labels could certify agreement ≥ {best:.2f} at most"
+    return f"; these labels could certify agreement ≥ {numbers.exact(best, percent=True)} at most"
 
 
 def _level(share: float, delta: float, m: int, o: Options) -> str:
@@ -828,12 +828,15 @@ def _level(share: float, delta: float, m: int, o: Options) -> str:
 
 def _why_not(w: Walk, o: Options, level: str, best: float | None) -> str:
     """Why a stratum tested is not certified; ``level``: its :func:`_level`."""
-    target = numbers.exact(o.target, least=2)
+    target = numbers.exact(o.target, percent=True)
     could = _could(best)[2:]
     if w.first is None:
         return f"calibration set too small for agreement ≥ {target} at {level}; {could}"
     lam, n, k = w.first
-    bound = f"lower bound {numbers.lower_bound(w.lower_bound)} at {level} < {target}; {could}"
+    bound = (
+        f"lower bound {numbers.lower_bound(w.lower_bound, percent=True)} at {level} < {target}; "
+        + could
+    )
     if w.top is not None:  # its most confident items were too few to be tested alone
         top_lam, top_n, top_k = w.top
         why = (
@@ -1124,7 +1127,7 @@ class Cascade:
         m = len(self.stages)
         return (
             f"agreement with {AGREEING_WITH[self.reference]} ≥ "
-            f"{numbers.exact(self.target, least=2)} on all machine verdicts with probability "
+            f"{numbers.exact(self.target, percent=True)} on all machine verdicts with probability "
             f"≥ {numbers.complement(self.delta, least=2)}: each of the {m} stages is certified at "
             f"δ/{m} = {self.delta / m:.3g} (its strata split that again), and by the union "
             "bound all hold together; assumes calibration and future items are exchangeable"

@@ -664,14 +664,14 @@ def applied_guarantee(spec: Mapping[str, Any], *, judges: Collection[str] | None
             "certified on no stratum"
         )
         return (
-            f"none: {who} (its labels did not "
-            f"show agreement ≥ {exact(spec['target'], least=2)} at δ = {general(spec['delta'])}), "
+            f"none: {who} (its labels did not show agreement ≥ "
+            f"{exact(spec['target'], percent=True)} at δ = {general(spec['delta'])}), "
             "so no item is decided by a judge: every one goes to a person"
         )
     ref: ReferenceKind | None = spec.get("reference")  # absent: a file of an older recuse
     whose = "the labels it was certified on" if ref is None else AGREEING_WITH[ref]
     return (
-        f"agreement with {whose} ≥ {exact(spec['target'], least=2)} on the items a "
+        f"agreement with {whose} ≥ {exact(spec['target'], percent=True)} on the items a "
         "certified judge decides"
         + (
             " (tied labels counted: a tie agrees only with a tie verdict)"

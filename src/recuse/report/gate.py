@@ -391,16 +391,17 @@ def in_memory(report: AuditReport) -> GatedReport:
 
 def _report_data(data: Any, p: Path) -> GatedReport:
     """The checked :class:`GatedReport` of a parsed ``report.json`` (``p``: its name)."""
-    from recuse.report.labels import SCHEMA_VERSION
+    from recuse.report.labels import READ_VERSIONS
 
     sections = data.get("sections") if isinstance(data, dict) else None
     if not isinstance(sections, list) or "schema_version" not in data:
         raise _bad("not a recuse audit report (no schema_version and sections)", p)
     version = data["schema_version"]
-    if type(version) is not int or version != SCHEMA_VERSION:
+    if type(version) is not int or version not in READ_VERSIONS:
         shown = repr(version)[:40]
         raise InputError(
-            f"schema_version {shown} is not one this recuse reads ({SCHEMA_VERSION})",
+            f"schema_version {shown} is not one this recuse reads "
+            f"({' or '.join(map(str, READ_VERSIONS))})",
             file=str(p),
             fix="gate the report with the recuse version that wrote it, or audit again",
         )

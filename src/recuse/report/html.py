@@ -33,6 +33,7 @@ from recuse.report.extrapolated import (
     short_warnings,
     warning_head,
 )
+from recuse.report.labels import ORDERS_LABEL
 from recuse.report.model import AuditReport, Finding
 from recuse.report.summary_table import nothing_in_table
 from recuse.terminal import shown
@@ -239,7 +240,9 @@ VERDICT_WORDS = {  # --orders, in the title line's words
 
 def verdict_words(report: AuditReport) -> str:
     """Which verdicts the numbers use, in plain words, from the run's ``--orders``."""
-    text = str(report.provenance.options.get("verdicts (--orders)", ""))
+    said = report.provenance.options
+    # "verdicts (--orders)": the label of a report.json of an earlier recuse
+    text = str(said.get(ORDERS_LABEL, said.get("verdicts (--orders)", "")))
     orders = text.split(":", 1)[0].strip()
     return VERDICT_WORDS.get(orders, f"verdicts: {text}" if text else "")
 

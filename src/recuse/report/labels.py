@@ -9,10 +9,24 @@ import re
 
 from recuse import interval_rules
 
-__all__ = ["FIXED_WORDS", "SCHEMA_VERSION", "all_judges_label", "is_all_judges_label"]
+__all__ = [
+    "FIXED_WORDS",
+    "ORDERS_LABEL",
+    "READ_VERSIONS",
+    "SCHEMA_VERSION",
+    "all_judges_label",
+    "is_all_judges_label",
+]
 
-#: the version of report.json this recuse writes and the gate reads
-SCHEMA_VERSION = 1
+#: the version of report.json this recuse writes: 2, where a value fixed by construction
+#: has ``n`` and ``clusters`` null (1, as first published, required an integer ``n``)
+SCHEMA_VERSION = 2
+#: the versions of report.json ``recuse gate`` reads (2 adds nulls only, which it reads)
+READ_VERSIONS = (1, 2)
+
+#: the provenance's label of the --orders option: a report is made by the command line
+#: or from Python (``recuse.audit(orders=...)``), so its options are named both ways
+ORDERS_LABEL = "verdicts (--orders / orders=)"
 
 #: what a value fixed by construction is, said where an interval would be (one string
 #: with the metrics' printed line: :data:`recuse.interval_rules.FIXED_WORDS`)

@@ -57,7 +57,9 @@ Steps:
 Outputs (small, committed, no texts) in ``examples/output/``:
 ``familiarity_judgebench.json`` (settings, counts, timings, results, skipped with
 reasons; ``calibrated_self_preference`` and ``familiarity_mediation`` hold step 7),
-``familiarity_judgebench_selfpref.csv`` (the mitigation table),
+``familiarity_judgebench_selfpref.csv`` (the mitigation table: each row with its
+result's definition, no-bias value and warnings; the JSON's ``columns`` say what each
+column holds),
 ``familiarity_judgebench_answers.csv`` (each own answer: option stated, right option,
 correct, tokens), ``familiarity_judgebench_curve_by_self.csv`` (Figure 4) and
 ``familiarity_judgebench_pairs.csv`` (every judged row: judge, ids, task, models,
@@ -125,7 +127,13 @@ from recuse.metrics.familiarity import (
     perplexity_curve_by_self,
 )
 from recuse.metrics.familiarity_mediation import familiarity_mediation
-from recuse.mitigation.familiarity_ensemble import compare_ensembles, compare_self_preference
+from recuse.mitigation.familiarity_ensemble import (
+    ENSEMBLE_COLUMNS,
+    SELF_PREFERENCE_COLUMNS,
+    column_words,
+    compare_ensembles,
+    compare_self_preference,
+)
 from recuse.roster import Roster
 from recuse.tables import validate_pairs
 
@@ -331,6 +339,7 @@ class Analyses:
         """The JSON sections they fill, in the report's order."""
         return {
             "self_preference": {
+                "columns": column_words(self.selfpref, SELF_PREFERENCE_COLUMNS),
                 "results": json_ready(self.selfpref.to_dict(orient="records")),
                 "skipped": [s.to_dict() for s in self.selfpref_skipped],
             },
@@ -338,6 +347,7 @@ class Analyses:
                 "items": self.ensemble.attrs["items"],
                 "items_dropped": self.ensemble.attrs["items_dropped"],
                 "mean_weights": self.ensemble.attrs["mean_weights"],
+                "columns": column_words(self.ensemble, ENSEMBLE_COLUMNS),
                 "results": json_ready(self.ensemble.to_dict(orient="records")),
                 "skipped": [s.to_dict() for s in self.ensemble_skipped],
             },
@@ -356,7 +366,17 @@ class Analyses:
         }
 
     def print(self) -> None:
-        cols = ["member", "evaluator", "tau", "metric", "estimate", "ci_low", "ci_high", "n"]
+        cols = [
+            "member",
+            "evaluator",
+            "tau",
+            "metric",
+            "estimate",
+            "ci_low",
+            "ci_high",
+            "n",
+            "null",
+        ]
         if not self.selfpref.empty:
             print(self.selfpref[cols].to_string(float_format=lambda x: f"{x:.3f}"))
         print_step_7(self.calibrated + self.mediation, self.cal_skipped + self.med_skipped)

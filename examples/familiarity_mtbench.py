@@ -49,7 +49,9 @@ reasons), ``familiarity_mtbench_curve.csv`` (Figure 3),
 ``familiarity_mtbench_ppl_by_model.csv`` (Figure 5 bars over all answers of the
 sampled questions, own answers included), ``familiarity_mtbench_answers.csv``
 (perplexity of every answer, own answers included, at full precision),
-``familiarity_mtbench_ensemble.csv`` (the mitigation table) and
+``familiarity_mtbench_ensemble.csv`` (the mitigation table: each row with its result's
+definition, no-bias value and warnings; the JSON's ``mitigation/columns`` say what each
+column holds) and
 ``familiarity_mtbench_pairs.csv`` (every judged row: judge, ids, models, human label,
 both orders' P(a), their mean and both perplexities under the row's judge, at full
 precision). The analyses read nothing but the per-pair and per-answer files, so
@@ -110,7 +112,13 @@ from recuse.metrics.familiarity import (
     perplexity_bins,
     perplexity_curve,
 )
-from recuse.mitigation.familiarity_ensemble import compare_ensembles, compare_self_preference
+from recuse.mitigation.familiarity_ensemble import (
+    ENSEMBLE_COLUMNS,
+    SELF_PREFERENCE_COLUMNS,
+    column_words,
+    compare_ensembles,
+    compare_self_preference,
+)
 
 
 def main() -> None:
@@ -340,9 +348,11 @@ class Analyses:
                 "items": self.ensemble.attrs["items"],
                 "items_dropped": self.ensemble.attrs["items_dropped"],
                 "mean_weights": self.ensemble.attrs["mean_weights"],
+                "columns": column_words(self.ensemble, ENSEMBLE_COLUMNS),
                 "results": json_ready(self.ensemble.to_dict(orient="records")),
                 "skipped": [s.to_dict() for s in self.ensemble_skipped],
                 "self_preference": {
+                    "columns": column_words(self.selfpref, SELF_PREFERENCE_COLUMNS),
                     "results": json_ready(self.selfpref.to_dict(orient="records")),
                     "skipped": [s.to_dict() for s in self.selfpref_skipped],
                     "why": (
@@ -380,7 +390,16 @@ class Analyses:
         for s in skipped + self.selfpref_skipped:
             print(f"skipped {s.metric}[{s.judge}]: {s.reason}")
         print(self.curve.to_string())
-        cols = ["evaluator", "metric", "perplexity_of", "estimate", "ci_low", "ci_high", "n"]
+        cols = [
+            "evaluator",
+            "metric",
+            "perplexity_of",
+            "estimate",
+            "ci_low",
+            "ci_high",
+            "n",
+            "null",
+        ]
         print(self.ensemble[cols].to_string(float_format=lambda x: f"{x:.3f}"))
 
 

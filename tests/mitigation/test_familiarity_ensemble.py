@@ -8,8 +8,15 @@ import pytest
 
 from recuse.errors import ConfigError, EstimationError, InputError
 from recuse.metrics.bootstrap import Resampling
+from recuse.metrics.familiarity import familiarity_bias
+from recuse.metrics.position import first_position_rate, position_consistency
+from recuse.metrics.result import MetricResult
+from recuse.metrics.self_preference import self_preference
 from recuse.mitigation.familiarity_ensemble import (
+    ENSEMBLE_COLUMNS,
+    SELF_PREFERENCE_COLUMNS,
     agreement_difference,
+    column_words,
     compare_ensembles,
     compare_self_preference,
     familiarity_weighted_ensemble,
@@ -329,3 +336,91 @@ def test_self_preference_of_the_ensembles_is_the_planted_value() -> None:
         row = est.loc[evaluator]
         assert row["ci_low"] < value < row["ci_high"], evaluator
         assert row["estimate"] == pytest.approx(value, abs=0.04 if "-" not in evaluator else 0.015)
+
+
+#: what a comparison row says beside its numbers, each from the result that computed it
+SAID = ("definition", "null", "null_bound", "signed", "absolute_value", "warnings", "notes")
+
+
+def _said(r: MetricResult) -> dict[str, object]:
+    d = r.to_dict()
+    return {
+        **{k: d[k] for k in SAID[1:5]},
+        "definition": r.method.split("; ", 1)[0],
+        "warnings": "; ".join(r.warnings),
+        "notes": "; ".join(r.notes),
+    }
+
+
+def _row_says(row: pd.Series, r: MetricResult) -> None:
+    assert row["estimate"] == pytest.approx(r.estimate, abs=1e-12)
+    got = {k: (None if k == "null_bound" and pd.isna(row[k]) else row[k]) for k in SAID}
+    assert got == _said(r)
+
+
+def test_self_preference_rows_say_what_their_results_say() -> None:
+    """Each row of compare_self_preference carries its result's definition, no-bias
+    value and warnings, read from the estimator called on its own (the table had the
+    numbers only), and every column has its words."""
+    planted = PlantedFamiliarity(judge_slope=-2.0, own_gap=-0.6, agreement=0.6, noise_sd=0.2)
+    members = ["m1", "m2", "m3"]
+    t = simulate_familiarity(
+        dict.fromkeys(members, planted), n_prompts=12, verdicts="prob", seed=3
+    ).pairs
+    boot = Resampling(n_boot=50)
+    table, _ = compare_self_preference(t, tau=1.0, boot=boot, min_n=1)
+    rows = table[table["member"] == "m1"].set_index("evaluator")
+    single = t[t["judge"] == "m1"]
+    alone = self_preference(single, judge="m1", boot=boot, min_n=1)
+    _row_says(rows.loc["single"], alone)
+    assert alone.null == 0.0 and "Def. 4.1" in alone.definition
+    assert alone.warnings and rows.loc["single", "warnings"].startswith("low n")
+    plain = familiarity_weighted_ensemble(t, judges=members, tau=0.0, name="plain")
+    diff = self_preference_difference(plain, single, judge="m1", boot=boot, min_n=1)
+    _row_says(rows.loc["plain - single"], diff)
+    assert "paired difference" in rows.loc["plain - single", "definition"]
+    words = column_words(table, SELF_PREFERENCE_COLUMNS)
+    assert list(words) == list(table.columns) and all(words.values())
+    assert set(SAID) <= set(words)
+
+
+def test_ensemble_rows_say_what_their_results_say() -> None:
+    """Each metric of compare_ensembles, row by row against its estimator called on its
+    own: the agreement's no-bias value is 0.5 (a judge that always says 50/50), the
+    agreement difference's and the familiarity bias's 0, the position consistency's 1
+    (its ceiling), the first-position rate's 0.5."""
+    judges = {
+        "fam": PlantedFamiliarity(judge_slope=-3.0, agreement=0.3, noise_sd=0.3),
+        "calm": PlantedFamiliarity(judge_slope=0.0, agreement=0.6, noise_sd=0.3),
+    }
+    t = simulate_familiarity(judges, n_prompts=12, verdicts="prob", seed=4).pairs
+    # a slot preference on every other prompt, so the position metrics measure something
+    shifted = t["prompt_id"].astype(str).str[-1].isin(list("13579"))
+    t = validate_pairs(
+        t.assign(p_a_second=t["p_a_second"] * np.where(shifted, 0.7, 1.0), p_a=np.nan)
+    )
+    boot = Resampling(n_boot=50)
+    frame, skipped = compare_ensembles(t, taus=(1.0,), boot=boot, min_n=1, min_n_slope=5)
+    assert not skipped
+    row = frame.set_index(["evaluator", "metric", frame["perplexity_of"].fillna("")]).loc
+    fam = t[t["judge"] == "fam"]
+    expected = {
+        "human_agreement": (human_agreement(fam, boot=boot, min_n=1), 0.5),
+        "position_consistency": (position_consistency(fam, boot=boot, min_n=1), 1.0),
+        "first_position_rate": (first_position_rate(fam, boot=boot, min_n=1), 0.5),
+    }
+    for metric, (r, null) in expected.items():
+        _row_says(row[("fam", metric, "")], r)
+        assert r.null == null, metric
+    ens = familiarity_weighted_ensemble(t, tau=1.0, name="ensemble(tau=1)")
+    plain = familiarity_weighted_ensemble(t, tau=0.0, name="ensemble(tau=0)")
+    both = pd.concat([ens, plain], ignore_index=True)
+    diff = agreement_difference(both, "ensemble(tau=1)", "ensemble(tau=0)", boot=boot, min_n=1)
+    _row_says(row[("ensemble(tau=1)", "human_agreement_difference", "")], diff)
+    assert diff.null == 0.0
+    fb = familiarity_bias(with_member_perplexities(ens, t, "calm"), boot=boot, min_n=5)
+    _row_says(row[("ensemble(tau=1)", "familiarity_bias", "calm")], fb)
+    assert fb.null == 0.0
+    assert frame.loc[frame["metric"] == "human_agreement", "null"].eq(0.5).all()
+    words = column_words(frame, ENSEMBLE_COLUMNS)
+    assert list(words) == list(frame.columns) and all(words.values())

@@ -44,6 +44,7 @@ from recuse.metrics.bootstrap import (
 from recuse.metrics.calibration import ECE_INTERVAL
 from recuse.metrics.competence import CALIBRATED_INTERVAL
 from recuse.metrics.estimate import EXPANDED_WORDS, FEW_CLUSTERS
+from recuse.metrics.result import NUMBER_COLUMNS as NUMBER_COLUMNS  # every estimates table's
 from recuse.metrics.result import MetricResult
 from recuse.metrics.summary import PairwiseBias
 from recuse.metrics.verdicts import ORDERS_NOTE, Orders, judged_in_both_orders
@@ -533,16 +534,6 @@ _NOT_IN_TABLE = (
     "counts", "metric", "fixed_by_construction", "interval_rule", "heaviest_prompt",
     "extrapolated",
 )  # fmt: skip
-
-#: the columns of every estimates table that say what its numbers are: the metric's
-#: definition (the first clause of its method: the agreement table's two kappas, 0.425
-#: and 0.298 for one judge, and two alphas, 0.73 and 0.55, read apart by their names
-#: only, the position table's flip rate beside its consistency), the no-bias
-#: value, whether it is the metric's floor or ceiling (then no p-value), whether the
-#: estimate is a signed difference and whether an absolute value (which row's p-value is
-#: another's, the signed statistic's). The position table's flip rate read "null 0" with
-#: nothing saying it is a rate, where a difference's row reads the same
-NUMBER_COLUMNS = ("definition", "null", "null_bound", "signed", "absolute_value")
 
 
 def estimate_columns(frame: pd.DataFrame) -> dict[str, str]:

@@ -19,6 +19,7 @@ __all__ = [
     "COLUMNS",
     "CORE_FIELDS",
     "NOT_ADJUSTED",
+    "NUMBER_COLUMNS",
     "REFIT_OTHER",
     "REFIT_WORDS",
     "MetricResult",
@@ -394,6 +395,16 @@ COLUMNS: dict[str, str] = {
     "components": "the parts the estimate is made of, name=value (e.g. the two recalls "
     "of a recall difference)",
 }
+
+#: the columns of every estimates table that say what its numbers are: the metric's
+#: definition (the first clause of its method: the agreement table's two kappas, 0.425
+#: and 0.298 for one judge, and two alphas, 0.73 and 0.55, read apart by their names
+#: only, the position table's flip rate beside its consistency), the no-bias
+#: value, whether it is the metric's floor or ceiling (then no p-value), whether the
+#: estimate is a signed difference and whether an absolute value (which row's p-value is
+#: another's, the signed statistic's). The position table's flip rate read "null 0" with
+#: nothing saying it is a rate, where a difference's row reads the same
+NUMBER_COLUMNS = ("definition", "null", "null_bound", "signed", "absolute_value")
 
 #: after the core columns in :func:`results_frame`: what is shown next to each number
 FRAME_EXTRAS = (

@@ -54,7 +54,7 @@ three members among six models, 200 prompts × 3 pairs, probabilities; 100 table
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 import numpy as np
@@ -73,7 +73,7 @@ from recuse.metrics.bootstrap import (
 from recuse.metrics.estimate import MetricSpec, clusters_of, run_one, run_specs
 from recuse.metrics.familiarity import familiarity_bias
 from recuse.metrics.position import consistency_spec, first_position_spec
-from recuse.metrics.result import MetricResult, Skipped
+from recuse.metrics.result import COLUMNS, NUMBER_COLUMNS, MetricResult, Skipped
 from recuse.metrics.self_preference import Criterion, favored_side, self_preference, single_judge
 from recuse.metrics.verdicts import (
     FloatArray,
@@ -89,9 +89,12 @@ from recuse.metrics.verdicts import (
 from recuse.tables import validate_pairs
 
 __all__ = [
+    "ENSEMBLE_COLUMNS",
+    "SELF_PREFERENCE_COLUMNS",
     "Familiarity",
     "agreement_difference",
     "agreement_spec",
+    "column_words",
     "compare_ensembles",
     "compare_self_preference",
     "familiarity_weighted_ensemble",
@@ -225,18 +228,88 @@ def _as_member(verdicts: pd.DataFrame, member: str) -> pd.DataFrame:
     return verdicts.assign(judge=member)
 
 
+def _result_columns(r: MetricResult) -> dict[str, object]:
+    """A comparison row's columns from the result that computed them: ``metric``, its
+    ``definition``, its numbers, what is said beside them (the rest of
+    :data:`~recuse.metrics.result.NUMBER_COLUMNS`: the no-bias value and its bound, signed,
+    absolute value; warnings and notes as text, "" when none) and its components as
+    ``component_<name>``."""
+    d = r.to_dict()
+    return {
+        "metric": r.metric,
+        "definition": r.definition,
+        **{k: d[k] for k in ("estimate", "ci_low", "ci_high", "level", "n", "n_clusters")},
+        **{k: d[k] for k in NUMBER_COLUMNS if k != "definition"},
+        "warnings": "; ".join(r.warnings),
+        "notes": "; ".join(r.notes),
+        **{f"component_{k}": v for k, v in d["components"].items()},
+    }
+
+
+#: the columns of both comparison tables that a result fills, in its words
+#: (:data:`recuse.metrics.result.COLUMNS`)
+_RESULT_WORDS = {
+    k: COLUMNS[k]
+    for k in (
+        "estimate", "ci_low", "ci_high", "level", "n", "n_clusters", *NUMBER_COLUMNS,
+        "warnings", "notes",
+    )
+}  # fmt: skip
+
+#: what each column of :func:`compare_self_preference`'s table holds (a
+#: ``component_<name>`` column: :func:`column_words`)
+SELF_PREFERENCE_COLUMNS: dict[str, str] = {
+    "member": "the member toward whose own responses the self-preference is measured "
+    "(every evaluator's verdicts read as if that member gave them)",
+    "evaluator": "whose verdicts: single (the member alone), plain (the equal-weight "
+    "ensemble) or weighted (the familiarity-weighted ensemble at tau); 'A - B': A's "
+    "self-preference minus B's, paired on the items both judged",
+    "tau": "the ensemble's tau (0: the plain ensemble); empty: the member alone; in a "
+    "difference's row, its weighted side's tau, else 0",
+    "metric": "the estimator's id (the definition says what it is)",
+    **_RESULT_WORDS,
+}
+
+#: what each column of :func:`compare_ensembles`' table holds (a ``component_<name>``
+#: column: :func:`column_words`)
+ENSEMBLE_COLUMNS: dict[str, str] = {
+    "evaluator": "whose verdicts: a member (its name), the plain ensemble ensemble(tau=0) or "
+    "a weighted one ensemble(tau=<tau>); in a human_agreement_difference row, the one "
+    "whose agreement minus the plain ensemble's the row is",
+    "kind": "single (a member alone), plain (equal weights) or weighted (familiarity-weighted)",
+    "tau": "the ensemble's tau (0: the plain ensemble); empty: a member alone",
+    "metric": "the estimator's id (the definition says what it is)",
+    "perplexity_of": "in a familiarity_bias row, the member whose log-perplexities the "
+    "verdicts are read against; empty: any other metric",
+    **_RESULT_WORDS,
+}
+
+
+def column_words(frame: pd.DataFrame, words: Mapping[str, str]) -> dict[str, str]:
+    """What each column of ``frame``, a table of :func:`compare_self_preference` or
+    :func:`compare_ensembles`, holds: ``words`` (:data:`SELF_PREFERENCE_COLUMNS` or
+    :data:`ENSEMBLE_COLUMNS`), and for a ``component_<name>`` column the component's.
+
+    >>> words = column_words(pd.DataFrame(columns=["null", "component_flipped"]), ENSEMBLE_COLUMNS)
+    >>> words["null"] == COLUMNS["null"], words["component_flipped"][:40]
+    (True, 'flipped: one of the parts the estimate i')
+    """
+    out = {}
+    for col in map(str, frame.columns):
+        if col.startswith("component_") and col not in words:
+            out[col] = (
+                f"{col.removeprefix('component_')}: one of the parts the estimate is made of "
+                "(the result's components); empty where the row's metric has no such part"
+            )
+        else:
+            out[col] = words[col]
+    return out
+
+
 def _comparison_row(
     member: str, evaluator: str, tau: float | None, r: MetricResult
 ) -> dict[str, object]:
-    d = r.to_dict()
-    core = ("metric", "estimate", "ci_low", "ci_high", "level", "n", "n_clusters")
-    return {
-        "member": member,
-        "evaluator": evaluator,
-        "tau": tau,
-        **{k: d[k] for k in core},
-        **{f"component_{k}": v for k, v in d["components"].items()},
-    }
+    return {"member": member, "evaluator": evaluator, "tau": tau, **_result_columns(r)}
 
 
 def compare_self_preference(
@@ -256,7 +329,9 @@ def compare_self_preference(
 
     One row per (member, evaluator) with ``evaluator`` in ``single`` (the member
     judging), ``plain`` (equal weights, ``tau=0``) and ``weighted`` (``tau``), and
-    the columns of :class:`~recuse.metrics.result.MetricResult` (``kind="eo"``:
+    the columns of :class:`~recuse.metrics.result.MetricResult` with what is said
+    beside its numbers, taken from it (definition, no-bias value, warnings, ...;
+    each column in words: :data:`SELF_PREFERENCE_COLUMNS`) (``kind="eo"``:
     Definition 4.1, needs human labels on pairs with the member's response;
     ``"dp"``: Eq. 4, needs none). All evaluators are bootstrapped with the same seed
     over the same prompts. With ``kind="eo"`` three more rows per member give paired
@@ -650,8 +725,10 @@ def compare_ensembles(
     * ``familiarity_bias`` with the log-perplexity difference of each member
       (column ``perplexity_of``; needs ``min_n_slope`` pairs).
 
-    Columns: ``evaluator, kind, tau, metric, perplexity_of, estimate, ci_low,
-    ci_high, level, n, n_clusters`` and ``component_*``. Metrics that cannot be
+    Columns (in words: :data:`ENSEMBLE_COLUMNS`): ``evaluator, kind, tau, metric,
+    perplexity_of``, then the result's ``definition``, its numbers, what is said
+    beside them (``null``, ``null_bound``, ``signed``, ``absolute_value``, ``warnings``,
+    ``notes``: the result's own) and ``component_*``. Metrics that cannot be
     estimated come back in the skipped list with the reason (never as a number).
     ``attrs["mean_weights"]`` holds each member's mean weight in each ensemble.
     """
@@ -755,23 +832,19 @@ def compare_ensembles(
     }  # fmt: skip
     out_rows: list[dict[str, object]] = []
     for r, ppl_of in tagged:
-        d = r.to_dict()
         label = str(r.judge)
+        cols = _result_columns(r)
         out_rows.append(
             {
                 "evaluator": label,
                 "kind": info[label][0],
                 "tau": info[label][1],
-                "metric": r.metric,
+                "metric": cols.pop("metric"),
                 "perplexity_of": ppl_of,
-                **{k: d[k] for k in ("estimate", "ci_low", "ci_high", "level", "n",
-                                      "n_clusters")},
-                **{f"component_{k}": v for k, v in d["components"].items()},
+                **cols,
             }
-        )  # fmt: skip
-    base = ["evaluator", "kind", "tau", "metric", "perplexity_of", "estimate", "ci_low",
-            "ci_high", "level", "n", "n_clusters"]  # fmt: skip
-    frame = pd.DataFrame(out_rows) if out_rows else pd.DataFrame(columns=base)
+        )
+    frame = pd.DataFrame(out_rows) if out_rows else pd.DataFrame(columns=list(ENSEMBLE_COLUMNS))
     frame = frame.sort_values(
         ["evaluator", "metric", "perplexity_of"],
         key=lambda s: s.map(order) if s.name == "evaluator"

@@ -56,7 +56,7 @@ def test_detectable_and_the_gates_projection_read_the_t_interval_at_few_prompts(
     (f,) = [f for f in report.findings if f.bias is SELF_BIAS and f.judge == "j0"]
     assert f.ci_high - f.estimate == pytest.approx(t * se)  # the interval shown
     assert f.detectable == pytest.approx((z + z80) * se * t / z)  # = (2.015 + 1.031) · se
-    assert "times t_5/z" in f.method
+    assert "times t/z" in f.method
     (g,) = [g for g in in_memory(report).findings
             if g["bias"] == SELF_BIAS.key and g["judge"] == "j0"]  # fmt: skip
     bound = float(abs(f.estimate) + t * se / 2)  # inside the interval: inconclusive

@@ -1072,8 +1072,9 @@ def expanded_error(std_error: float, *, clusters: int, level: float, share: floa
 def student_error(std_error: float, *, df: float | None, level: float) -> float:
     """The standard error of a Wald estimate whose interval is Student's,
     ``estimate ± t_df(q) · se`` (the favoritism regression's cluster-robust γ and λ, on
-    the prompts less one), as the report carries it: ``se · t_df(q) / z(q)`` with ``q =
-    (1 + level) / 2`` (``se`` itself where ``df`` is None: a normal interval) — so that
+    the prompts holding the term's ratings less one), as the report carries it:
+    ``se · t_df(q) / z(q)`` with ``q = (1 + level) / 2`` (``se`` itself where ``df`` is
+    None: a normal interval) — so that
     the gate's projection (z · se) reads the interval shown, and the "±X detectable"
     line ((z + z_0.8) · se) its half-width plus ``z_0.8`` times the same scaled error
     (at 5 df and 90%, 3.05 · se where Student's own 80% quantile would say 2.94: a

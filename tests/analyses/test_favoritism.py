@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
+from scipy import stats
 
 from analyses.conftest import Planted
 from recuse.analyses.favoritism import ANALYSIS, FAMILY_BIAS, SELF_BIAS
@@ -21,11 +24,45 @@ def test_findings_are_the_regression_coefficients(planted: Planted) -> None:
         assert (f.estimate, f.ci_low, f.ci_high) == pytest.approx(
             tuple(sb.loc[judge, ["estimate", "lower", "upper"]])
         )
-        assert (f.std_error, f.p_value) == pytest.approx(tuple(sb.loc[judge, ["se", "p"]]))
+        # the report's standard error is the t interval's half-width over z (below)
+        half = sb.loc[judge, "upper"] - sb.loc[judge, "estimate"]
+        assert f.std_error == pytest.approx(half / stats.norm.ppf(0.95))
+        assert f.p_value == pytest.approx(sb.loc[judge, "p"])
         assert "cluster-robust by prompt" in f.method
     assert found["j0"].significant and found["j0"].estimate > 0  # planted +0.15
     fb = {f.detail for f in planted.report.findings if f.bias is FAMILY_BIAS}
     assert fb and all(d.startswith("λ pooled over") for d in fb)
+
+
+def test_detectable_and_the_gates_projection_read_the_t_interval_at_few_prompts() -> None:
+    """At 6 prompts γ's cluster-robust interval is est ± t_5(0.95) · se (2.015 · se). The
+    report's "±X detectable" and `recuse gate`'s projection read z · std_error as that
+    interval's half-width: the finding carried the regression's se, so they described an
+    interval 1.23 times narrower than the one shown (detectable 2.49 · se, not 3.05 · se;
+    the projection 1.5 times too few ratings)."""
+    from analyses.conftest import audit_only
+    from recuse.report.gate import Threshold, evaluate, in_memory
+    from recuse.roster import Entry
+    from recuse.simulate import simulate_ratings
+
+    sim = simulate_ratings(n_prompts=6, dimensions=("d1", "d2"), seed=4)
+    roster = Roster.builtin()
+    for judge, family in sim.families.items():
+        roster.add(Entry(judge, family))
+    report = audit_only(ANALYSIS.id, sim.ratings, roster, table="ratings", figure_format="svg")
+    res = fit_favoritism(sim.ratings, sim.families)
+    se = float(res.self_bias().set_index("judge").loc["j0", "se"])
+    t, z, z80 = stats.t.ppf(0.95, 5), stats.norm.ppf(0.95), stats.norm.ppf(0.8)
+    (f,) = [f for f in report.findings if f.bias is SELF_BIAS and f.judge == "j0"]
+    assert f.ci_high - f.estimate == pytest.approx(t * se)  # the interval shown
+    assert f.detectable == pytest.approx((z + z80) * se * t / z)  # = (2.015 + 1.031) · se
+    assert "times t/z" in f.method
+    (g,) = [g for g in in_memory(report).findings
+            if g["bias"] == SELF_BIAS.key and g["judge"] == "j0"]  # fmt: skip
+    bound = float(abs(f.estimate) + t * se / 2)  # inside the interval: inconclusive
+    line = evaluate(g, Threshold(SELF_BIAS.key, bound), counts="ratings")
+    assert line.outcome == "inconclusive"
+    assert line.n_needed == math.ceil(f.n * (t * se / (bound - abs(f.estimate))) ** 2)
 
 
 def test_needs_a_judge_that_rated_its_own_model(planted: Planted) -> None:

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.formula.api as smf
+from scipy import stats
 
 from recuse.cli import main
 from recuse.data import load
@@ -215,14 +216,22 @@ def test_real_dataset_by_name(
         "y ~ 0 + C(judge) + C(judge):ref + C(s, Treatment('none'))"
         " + C(f, Treatment('none')) + C(dimension)",
         data=d,
-    ).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)  # t on G − 1 df
-    ci = ref.conf_int(alpha=1 - main_fit["level"])
-    rows = [(f"C(s, Treatment('none'))[T.{r['judge']}]", r) for r in main_fit["self_bias"]]
-    rows += [(f"C(f, Treatment('none'))[T.{r['family']}]", r) for r in main_fit["family_bias"]]
+    ).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
+    # t on the prompts holding the term's ratings less one (statsmodels' use_t: on all G)
+    q = 0.5 + main_fit["level"] / 2
+    rows = [(f"C(s, Treatment('none'))[T.{r['judge']}]", d["s"] == r["judge"], r)
+            for r in main_fit["self_bias"]]  # fmt: skip
+    rows += [(f"C(f, Treatment('none'))[T.{r['family']}]", d["f"] == r["family"], r)
+             for r in main_fit["family_bias"]]  # fmt: skip
     assert len(rows) == 9 + 4
-    for name, r in rows:
+    for name, on, r in rows:
+        df = d.loc[on, "prompt_id"].nunique() - 1
+        half = stats.t.ppf(q, df) * ref.bse[name]
         assert r["estimate"] == pytest.approx(ref.params[name], abs=1e-10), name
-        assert (r["lower"], r["upper"]) == pytest.approx(tuple(ci.loc[name]), abs=1e-9), name
+        assert r["df"] == df, name
+        assert (r["lower"], r["upper"]) == pytest.approx(
+            (ref.params[name] - half, ref.params[name] + half), abs=1e-9
+        ), name
 
 
 def test_an_inspect_log_with_a_reference_scorer(

@@ -21,6 +21,7 @@ from recuse.biases.favoritism import HEADING
 from recuse.biases.favoritism import SELF_BIAS as SELF_BIAS
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError, EstimationError, RecuseError
+from recuse.metrics.estimate import student_error
 from recuse.metrics.summary import PairwiseBias
 from recuse.mitigation.debias import debias_effect, not_subtracted
 from recuse.numbers import percent
@@ -222,6 +223,11 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     own_by_judge = fitted[own_rows].groupby("judge").size()
     clusters = int(frame["prompt_id"].nunique())
     method = f"{res.method}; SE {res.se_type}"
+    if res.df is not None:
+        method += (
+            "; the standard error reported is the regression's times t/z (t on the "
+            "term's df), so that z times it is the interval's half-width"
+        )
     # a stray score, or few prompts to cluster by: every coefficient is read with it
     warn = res.warnings
     sb = res.self_bias()
@@ -236,7 +242,7 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                 clusters=clusters,
                 detail=f"γ, {res.scale_note}; {int(own_by_judge.get(r['judge'], 0)):,} of "
                 "its own model's answers",
-                std_error=r["se"],
+                std_error=student_error(r["se"], df=_df(res, r), level=o.level),
                 p_value=r["p"], warnings=warn, p_method="wald",
             ),
         )  # fmt: skip
@@ -254,7 +260,8 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
                     ci_low=r["lower"], ci_high=r["upper"], n=max(n_fam, 1), level=o.level,
                     method=method, clusters=clusters,
                     detail=f"λ pooled over the {r['family']} family's judges",
-                    std_error=r["se"], p_value=r["p"], warnings=warn, p_method="wald",
+                    std_error=student_error(r["se"], df=_df(res, r), level=o.level),
+                    p_value=r["p"], warnings=warn, p_method="wald",
                 ),
             )  # fmt: skip
     _not_estimated(ctx, inp, res, sorted(chosen), set(sb["judge"]), set(fb["family"]))
@@ -309,6 +316,13 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         _score_matrix_figure(ctx, inp, chosen)
     _debiasing(ctx, inp, res, sorted(chosen))
     _robustness(ctx, inp, res, chosen)
+
+
+def _df(res: FavoritismResult, row: pd.Series) -> float | None:
+    """The degrees of freedom of a coefficient's Student t (a row of the fit's
+    coefficients: the clusters holding its ratings less one), None where the fit's
+    interval is the normal one."""
+    return None if res.df is None else float(row["df"])
 
 
 def _notes_of_judges(notes: Iterable[str], chosen: set[str], families: dict[str, str]) -> list[str]:
@@ -561,7 +575,7 @@ ANALYSIS = Analysis(
         "OLS with robust standard errors (cluster-robust by prompt unless --se names "
         "another; the paper's were White's, --se HC0, which read narrower or wider where "
         "a prompt's ratings move together), Wald intervals (cluster-robust: Student's t on "
-        "the prompts less one); scores normalised per dimension."
+        "the prompts holding the term's ratings less one); scores normalised per dimension."
     ),
     requires="ratings with an independent reference score, from judges that also "
     "generated some of the rated answers",

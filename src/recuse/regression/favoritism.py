@@ -15,8 +15,12 @@ the normal quantile ``z_0.95`` for heteroskedasticity-robust errors and Student'
 ``t_{G−1}(0.95)`` for the cluster-robust default (``G`` clusters, statsmodels'
 ``use_t``): with the normal quantile the intervals held planted γ and λ 0.82–0.85 of
 the time at 5–6 prompts, 0.86–0.88 at 8 (200 tables, ``tests/regression/
-test_favoritism.py``), 0.90–0.92 with Student's; a coefficient is *significant* when
-its interval excludes 0, its p-value from the same distribution.
+test_favoritism.py``), 0.90–0.92 with Student's. A term whose rows lie on fewer
+clusters than the fit's (a model whose answers are on 5 of 40 prompts: its judge's γ)
+reads t on those clusters less one (1 at least; its ``df`` in the coefficients): on 39 df
+such a γ held 0.81 of the time at 5 prompts of 40 and 0.71 at 3, on 4 and 2 df 0.86
+(300 and 200 tables, docs/statistics.md). A coefficient is *significant* when its
+interval excludes 0, its p-value from the same distribution.
 
 Parametrisation (``intercept``):
 
@@ -774,8 +778,9 @@ def _causes(frame: pd.DataFrame, k: int) -> list[str]:
 class FavoritismResult:
     """Immutable result of a favoritism fit (main model or a robustness variant).
 
-    ``coefficients`` is the tidy table: term, kind, label, estimate, se, z, p,
-    lower, upper, significant (interval at ``level`` excludes 0). Accessors return
+    ``coefficients`` is the tidy table: term, kind, label, estimate, se, z, p, lower,
+    upper, significant (interval at ``level`` excludes 0), df (of the interval's and p's
+    Student t; NaN: the normal). Accessors return
     copies. ``warnings``: what every coefficient must be read with (a stray score that
     sets a dimension's scale alone, :func:`stray_scores`); ``notes``: the rest.
     ``n`` counts the ratings of the whole fit; ``term_n`` the ratings each self and family
@@ -801,7 +806,8 @@ class FavoritismResult:
     #: (:func:`term_ratings`); ``n`` counts the whole fit's
     term_n: Mapping[str, int] = field(default_factory=dict)
     #: degrees of freedom of the intervals' and p-values' Student t (the clusters less
-    #: one, for cluster-robust errors); None: the normal quantile
+    #: one, for cluster-robust errors); None: the normal quantile. Each coefficient's own
+    #: is its ``df`` column: the clusters holding its rows less one, where fewer
     df: float | None = None
 
     # -- accessors
@@ -824,7 +830,7 @@ class FavoritismResult:
         normal's where ``df`` is None), as the fit's own ``lower`` and ``upper``."""
         lv = self.level if level is None else level
         _check_options("none", level=lv)
-        z = quantile(0.5 + lv / 2, self.df)
+        z = quantile(0.5 + lv / 2, None if self.df is None else self.coefficients["df"].to_numpy())
         c = self.coefficients
         return pd.DataFrame(
             {"lower": c["estimate"] - z * c["se"], "upper": c["estimate"] + z * c["se"]}
@@ -835,13 +841,13 @@ class FavoritismResult:
         return c.drop(columns=["kind", "term"]).reset_index(drop=True)
 
     def self_bias(self) -> pd.DataFrame:
-        """γ_j per judge: judge, family, estimate, se, z, p, lower, upper, significant."""
+        """γ_j per judge: judge, family, estimate, se, z, p, lower, upper, significant, df."""
         out = self._kind("self").rename(columns={"label": "judge"})
         out.insert(1, "family", out["judge"].map(dict(self.families)))
         return out
 
     def family_bias(self) -> pd.DataFrame:
-        """λ_F per family: family, estimate, se, z, p, lower, upper, significant."""
+        """λ_F per family: family, estimate, se, z, p, lower, upper, significant, df."""
         return self._kind("family").rename(columns={"label": "family"})
 
     def definition(self, kind: Literal["self", "family"]) -> str:
@@ -1076,7 +1082,7 @@ def _html_cell(column: str, value: Any, *, level: float) -> str:
         return ""
     if column == "p":
         return p_text(value, beside=1 - level)
-    if isinstance(value, int) or (float(value).is_integer() and column.startswith("n")):
+    if isinstance(value, int) or (float(value).is_integer() and column.startswith(("n", "df"))):
         return count(int(value))
     return decimal(value, 2)
 
@@ -1101,10 +1107,21 @@ def term_ratings(frame: pd.DataFrame, terms: Sequence[Term]) -> dict[str, int]:
     return out
 
 
-def quantile(q: float, df: float | None) -> float:
-    """The ``q`` quantile of Student's t on ``df`` degrees of freedom; the normal's where
-    ``df`` is None."""
-    return float(stats.norm.ppf(q) if df is None else stats.t.ppf(q, df))
+def quantile(q: float, df: float | np.ndarray | None) -> Any:
+    """The ``q`` quantile of Student's t on ``df`` degrees of freedom (a number, or one a
+    coefficient); the normal's where ``df`` is None."""
+    if df is None:
+        return float(stats.norm.ppf(q))
+    return np.asarray(stats.t.ppf(q, df), float) if np.ndim(df) else float(stats.t.ppf(q, df))
+
+
+def term_clusters(X: sp.spmatrix, groups: np.ndarray) -> np.ndarray:
+    """Per column of the design ``X``, the clusters (``groups``) holding a row on which it
+    is not 0: a self term's, the prompts on which the judge rates its own model."""
+    csc = sp.csc_matrix(X)
+    csc.eliminate_zeros()
+    ends = zip(csc.indptr[:-1], csc.indptr[1:], strict=True)
+    return np.array([np.unique(groups[csc.indices[a:b]]).size for a, b in ends], float)
 
 
 def make_result(
@@ -1124,16 +1141,19 @@ def make_result(
     scale_note: str | None = None,
     n: int | None = None,
     df: float | None = None,
+    term_df: np.ndarray | None = None,
 ) -> FavoritismResult:
     """Assemble a :class:`FavoritismResult` from coefficient arrays (any estimator);
     ``df``: the degrees of freedom of the intervals' and p-values' Student t (None: the
-    normal distribution)."""
+    normal distribution); ``term_df``: each coefficient's own, where they differ
+    (:func:`term_clusters`; ``df`` for every one where None)."""
     params = np.asarray(params, float)
     bse = np.asarray(bse, float)
-    z = quantile(0.5 + level / 2, df)
+    dfs = np.full(params.shape, np.nan if df is None else df) if term_df is None else term_df
+    z = quantile(0.5 + level / 2, None if df is None else dfs)
     with np.errstate(divide="ignore", invalid="ignore"):
         zstat = params / bse
-    tail = stats.norm.sf(np.abs(zstat)) if df is None else stats.t.sf(np.abs(zstat), df)
+    tail = stats.norm.sf(np.abs(zstat)) if df is None else stats.t.sf(np.abs(zstat), dfs)
     p = 2 * tail if pvalues is None else np.asarray(pvalues, float)
     lower, upper = params - z * bse, params + z * bse
     coef = pd.DataFrame(
@@ -1148,6 +1168,7 @@ def make_result(
             "lower": lower,
             "upper": upper,
             "significant": (lower > 0) | (upper < 0),
+            "df": dfs,
         }
     )
     return FavoritismResult(
@@ -1234,6 +1255,10 @@ def fit_prepared(
         X, terms, dnotes = design_matrix(frame, intercept=intercept, extra_by_judge=extra)
         groups = pd.factorize(frame[cluster].astype(str))[0] if se == "cluster" else None
         res = fit_ols(X, y, se=se, groups=groups)
+        # cluster-robust: each term's t on the clusters holding its rows less one (1 at
+        # least): a γ whose own ratings lie on 5 of 40 prompts rests on those 5, and t on
+        # 39 df held it 0.80 of the time (90%), on 4 df 0.87–0.88
+        held = None if groups is None else np.maximum(term_clusters(X, groups) - 1, 1)
     except EstimationError as exc:
         if not prepared.warnings:
             raise
@@ -1241,9 +1266,15 @@ def fit_prepared(
         raise EstimationError(f"{exc}; {'; '.join(prepared.warnings)}") from None
     by = "prompt" if cluster == "prompt_id" else cluster
     # cluster-robust: Student's t on the clusters less one (statsmodels' use_t), whose
-    # normal quantile held the planted γ 0.82-0.85 of the time at 5-6 prompts
+    # normal quantile held the planted γ 0.82-0.85 of the time at 5-6 prompts; a term on
+    # fewer clusters, on its own less one (``held``)
     df = None if groups is None else float(len(np.unique(groups)) - 1)
-    se_label = f"cluster-robust by {by} (CR1), Student t on {df:.0f} df" if df is not None else se
+    se_label = (
+        f"cluster-robust by {by} (CR1), Student t on {df:.0f} df (a term whose ratings lie "
+        f"on fewer {by}s: on those less one)"
+        if df is not None
+        else se
+    )
     bse = res.bse
     if res.rsquared < 1:
         # residuals are left, yet a term's error is at rounding level: its ratings are
@@ -1271,9 +1302,10 @@ def fit_prepared(
         cov=res.cov,
         rsquared=res.rsquared,
         df=df,
+        term_df=held,
     )
     # Wald interval with the quantile written as statsmodels' conf_int writes it
-    q = quantile(1 - (1 - level) / 2, df)
+    q = quantile(1 - (1 - level) / 2, held)
     coef = out.coefficients
     coef["lower"], coef["upper"] = res.params - q * bse, res.params + q * bse
     coef["significant"] = (coef["lower"] > 0) | (coef["upper"] < 0)

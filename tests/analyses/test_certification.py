@@ -13,6 +13,7 @@ import pytest
 from scipy.stats import binomtest
 
 from recuse.analyses.base import AuditOptions
+from recuse.analyses.certification import FINDING_TARGETS
 from recuse.cli import main
 from recuse.data.inputs import Input, Source
 from recuse.driver import run_audit
@@ -457,3 +458,21 @@ def test_a_findings_sentence_writes_its_target_and_agreements_in_one_unit(
             assert numbers and all(n.endswith("%") for n in numbers), f.detail
             checked += 1
     assert checked >= 4
+
+
+def test_each_targets_verdict_names_its_target(report: AuditReport) -> None:
+    """A judge's certified coverage at the three targets read word for word alike
+    ("certified coverage …: 0.0% [0.0%, 1.5%], n=200" three times), only its detail
+    naming the target: each verdict now says which target it is for, in report.json too."""
+    for key in ("certified_coverage", "certified_coverage_own"):
+        said = {t: _finding(report, key, t).verdict for t in FINDING_TARGETS}
+        for t, v in said.items():
+            assert f", target agreement ≥ {100 * t:.0f}%: " in v, v
+        assert len(set(said.values())) == len(FINDING_TARGETS)
+    rows = [f.to_dict() for f in report.findings]  # as report.json holds them
+    mine = [f for f in rows if f["bias"] == "certified_coverage" and f["judge"] == JUDGE]
+    assert sorted(f["verdict"].split(", target agreement ≥ ")[1][:3] for f in mine) == [
+        "80%",
+        "85%",
+        "90%",
+    ]

@@ -463,3 +463,20 @@ def test_the_pages_coefficient_cells_on_an_extreme_scale_say_their_unit() -> Non
 
     with pytest.raises(ValueError, match="texts of 'estimate' need one per row"):
         Table("t", "T", tidy, texts={"estimate": ["1"]})
+
+
+def test_the_correction_tables_change_carries_its_sign_both_ways(planted: Planted) -> None:
+    """The correction table's ``change`` (after − before) read "−0.00818" beside a bare
+    "0.00541" on the page: a difference whose no-change value is 0 now carries its sign
+    either way, each text the column's number at one precision."""
+    from recuse.numbers import MINUS
+
+    (table,) = [t for t in planted.report.tables if t.name.startswith("debiased")]
+    change = table.frame["change"].astype(float)
+    texts = table.texts["change"]
+    assert (change > 0).any() and (change < 0).any()  # both signs in the planted table
+    assert all(t[0] in ("+", MINUS) for t in texts)
+    decimals = {len(t.split(".")[1]) for t in texts}
+    assert len(decimals) == 1
+    shown = [float(t.replace(MINUS, "-")) for t in texts]
+    assert shown == pytest.approx(change.tolist(), abs=0.51 * 10 ** -decimals.pop())

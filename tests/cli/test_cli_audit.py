@@ -368,6 +368,20 @@ def test_one_analysis_not_made_of_a_labels_only_table_is_said_in_the_singular(
     assert "judge bias needs verdicts (1 analysis not made; reasons in the report)" in line
 
 
+def test_one_inputs_estimates_not_made_are_counted_once(
+    pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A one-input audit printed its count of estimates not made twice, on its data
+    line and again on a line of its own: it is said once, on the input's line, with
+    where the reasons are."""
+    assert main(["audit", str(pairs_csv), "--out", str(tmp_path / "r"), "--n-boot", "100"]) == 0
+    n = len(json.loads((tmp_path / "r" / "report.json").read_text())["skipped"])
+    assert n > 1
+    said = [ln for ln in capsys.readouterr().out.splitlines() if "analyses not made" in ln]
+    assert len(said) == 1 and said[0].startswith("data: my pairs.csv (pairs, ")
+    assert said[0].endswith(f"; {n} estimates or analyses not made (reasons in the report)")
+
+
 def test_every_source_is_named_with_what_was_done_with_it(
     pairs_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -411,6 +425,8 @@ def test_every_source_is_named_with_what_was_done_with_it(
         " — nothing to estimate from it ("
     )
     assert "analyses need verdicts, ratings, probes or perplexities" in line
+    n_all = len(report["skipped"])  # two inputs: the sum is said apart from their lines
+    assert f"{n_all} estimates or analyses not made (reasons in the report)" in lines
     judged = said["data: my pairs.csv"]
     # the table's rows with an estimate (less its header and the biases not estimated)
     n_table = sum(ln.startswith("| ") and "not estimated" not in ln for ln in lines) - 1

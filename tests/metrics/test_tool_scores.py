@@ -6,6 +6,7 @@ win rate as the mean of preference − 1)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -176,6 +177,45 @@ def test_a_systems_rate_judged_by_itself_says_so(tmp_path: Path) -> None:
     assert said in line
     other = audit([AE1 / "annotations.json"], options=FAST).headlines
     assert not any("wrote these answers" in h for h in other)
+
+
+def test_a_systems_rate_judged_by_its_family_says_so(tmp_path: Path) -> None:
+    """AlpacaEval warned of self-preference only where the judge's exact model wrote the
+    answers: gpt-4-0314 under the annotator gpt-4 and gpt-4-0613 under
+    gpt-4-1106-preview read as strangers'. A system of the judge's family in the roster
+    now says "same family" (its model line where it shares the judge's, and a baseline of
+    the family where it is one), never "own answers", unless --self-scope line counts
+    the line as the judge's own."""
+    raw = json.loads((AE1 / "annotations.json").read_text("utf-8"))
+    for r in raw:
+        r["generator_2"] = "gpt4_0314"  # the roster's alias of gpt-4-0314
+    (tmp_path / "ae1.json").write_text(json.dumps(raw), "utf-8")
+    key = "annotator gpt-4: gpt-4-0314 against text-davinci-003"
+    line = next(h for h in audit([tmp_path / "ae1.json"], options=FAST).headlines if key in h)
+    assert line.endswith(
+        " The judge gpt-4 and gpt-4-0314 are of the same family (gpt) and model line (gpt-4; "
+        "--self-scope line counts its answers as the judge's own): this rate is its verdict "
+        "on a same-family model's answers against a baseline of the same family "
+        "(text-davinci-003), so family preference may favour either side."
+    )
+    assert "own answers" not in line
+    lined = replace(FAST, self_scope="line")
+    line = next(h for h in audit([tmp_path / "ae1.json"], options=lined).headlines if key in h)
+    assert line.endswith("The judge gpt-4 wrote these answers: this rate is its verdict on its "
+                         "own answers, which self-preference raises.")  # fmt: skip
+    raw = json.loads((AE2 / "annotations.json").read_text("utf-8"))
+    for r in raw:
+        r["generator_2"] = "gpt4_0613_concise"
+    (tmp_path / "ae2.json").write_text(json.dumps(raw), "utf-8")
+    key = "annotator gpt-4-1106-preview: gpt-4-0613 (concise) against gpt-4-1106-preview"
+    line = next(h for h in audit([tmp_path / "ae2.json"], options=FAST).headlines if key in h)
+    assert line.endswith(
+        " The judge gpt-4-1106-preview and gpt-4-0613 are of the same family (gpt): this "
+        "rate is its verdict on a same-family model's answers, which family preference raises."
+    )
+    # a system of another family (alpaca-7b, LLaMA's) is said nothing of
+    other = audit([AE1 / "annotations.json"], options=FAST).headlines
+    assert not any("same family" in h for h in other)
 
 
 def test_an_arena_hard_score_judged_by_itself_says_so(tmp_path: Path) -> None:

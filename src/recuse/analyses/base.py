@@ -439,6 +439,7 @@ def to_finding(
     heaviest_prompt: float | None = None,
     extrapolated: Extrapolation | None = None,
     notes: Sequence[str] = (),
+    scope: str = "",
 ) -> Finding | NotEstimated:
     """The one conversion of an estimate into a finding, or a skip saying why not.
 
@@ -451,7 +452,8 @@ def to_finding(
     ``interval_rule`` and ``heaviest_prompt``: which rule made a bootstrap interval, and
     the exact bound's prompt-size factor (:attr:`Finding.interval_rule`);
     ``extrapolated``: the ends extrapolated past the resamples (:attr:`Finding.extrapolated`);
-    ``notes``: what to know of the number that is no caveat (:attr:`Finding.notes`).
+    ``notes``: what to know of the number that is no caveat (:attr:`Finding.notes`);
+    ``scope``: which of the judge's estimates of ``bias`` it is (:attr:`Finding.scope`).
     """
     headline = bias.headline
     p = _or_none(p_value) if bias.tested else None
@@ -489,6 +491,7 @@ def to_finding(
         heaviest_prompt=heaviest_prompt,
         extrapolated=extrapolated,
         notes=tuple(notes),
+        scope=scope,
     )
 
 

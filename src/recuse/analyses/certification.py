@@ -228,6 +228,7 @@ def _findings(ctx: Context, inp: Input, curve: pd.DataFrame) -> None:
                 ANALYSIS, bias, judge=judge, dataset=inp.name, estimate=float(r["coverage"]),
                 ci_low=float(r["coverage_low"]), ci_high=float(r["coverage_high"]),
                 n=int(r["n_labelled"]), level=o.level, detail=_detail(at, t, stratum),
+                scope=f"target agreement ≥ {exact(t, percent=True)}",
                 method=f"fixed-sequence test of agreement ≥ {exact(t, percent=True)} at "
                 f"δ = {delta:g} (split "
                 "over the own/family/other pairs), Clopper–Pearson bounds; interval: "

@@ -421,6 +421,7 @@ def _debiasing(ctx: Context, inp: Input, res: FavoritismResult, judges: list[str
             f"Correction: mean score per model with self- and family-bias removed — {inp.name}",
             eff.table,
             columns=eff.columns(res.scale_note),
+            texts={"change": eff.change_texts()},
         )
     )
     changed = "changes" if eff.ranking_changed else "does not change"

@@ -23,7 +23,7 @@ from recuse.biases.leaderboard import HEADING, SELF_TERMS
 from recuse.biases.leaderboard import LONGER as LONGER
 from recuse.data.inputs import Input
 from recuse.errors import EstimationError
-from recuse.metrics.bradley_terry import leaderboard
+from recuse.metrics.bradley_terry import VARIANTS, leaderboard
 from recuse.metrics.estimate import extrapolated_words
 from recuse.metrics.length_controlled import (
     CONFOUNDED_R,
@@ -274,6 +274,50 @@ def _judged_itself(ctx: Context, judge: str, system: str) -> str:
     )
 
 
+def _judged_kin(ctx: Context, judge: str, system: str, baseline: str) -> str:
+    """An AlpacaEval system's words on its judge: :func:`_judged_itself` for the
+    judge's own model (a length-prompted variant's too), and where a model of the
+    judge's family in the roster wrote the answers, a rate on a same-family model's
+    answers, which family preference raises (gpt-4-0314 under the annotator gpt-4 read
+    as a stranger's), with the roster's model line where ``--self-scope line`` counts it
+    as the judge's own, and the baseline where it is of the family too; "" for any other
+    system, or a name the roster lacks."""
+    model = _model_of(system)
+    roster = ctx.roster
+    if _wrote(ctx, judge, model) or judge not in roster or model not in roster:
+        return _judged_itself(ctx, judge, model)
+    family = roster.family(judge)
+    if roster.family(model) != family:
+        return ""
+    line = roster.line(judge)
+    same_line = (
+        f" and model line ({line}; --self-scope line counts its answers as the judge's own)"
+        if roster.line(model) == line
+        else ""
+    )
+    base = _model_of(baseline)
+    kin = base in roster and roster.family(base) == family and not _wrote(ctx, judge, base)
+    effect = (
+        f" against a baseline of the same family ({baseline}), so family preference may "
+        "favour either side"
+        if kin
+        else ", which family preference raises"
+    )
+    return (
+        f" The judge {judge} and {model} are of the same family ({family}){same_line}: "
+        f"this rate is its verdict on a same-family model's answers{effect}."
+    )
+
+
+def _model_of(system: str) -> str:
+    """The model of a leaderboard system: ``system`` less a length-prompted variant's
+    `` (concise)`` / `` (verbose)`` (:func:`recuse.metrics.bradley_terry.system_names`)."""
+    for v in VARIANTS:
+        if system.endswith(f" ({v})"):
+            return system.removesuffix(f" ({v})")
+    return system
+
+
 def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> None:
     """AlpacaEval's leaderboard per annotator: win rate and length-controlled win rate."""
     o = ctx.options
@@ -324,7 +368,7 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> 
                 + f" ({percent(o.level)} intervals, n = {r.n:,} "
                 "instructions; 50% = as good as the baseline)."
                 + _caveat(r)
-                + _judged_itself(ctx, judge, str(r.system))
+                + _judged_kin(ctx, judge, str(r.system), str(r.baseline))
             )
         part.headlines += _marked(f"{inp.name}, AlpacaEval, annotator {judge}", lc)
 

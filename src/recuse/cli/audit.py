@@ -41,8 +41,9 @@ def _progress(start: float) -> Callable[[str], None]:
 
 def _print_report(report: AuditReport, *, verbose: bool = False) -> None:
     """The notes, the summary table (with ``verbose``, every finding's sentence after
-    it), and the skips: each line one line, text from the data escaped
-    (:func:`~recuse.cli.console.echo`; the table's cells as the table is built)."""
+    it), and the count of skips where no input's line holds it (one input's line says
+    them all: the count was printed twice): each line one line, text from the data
+    escaped (:func:`~recuse.cli.console.echo`; the table's cells as the table is built)."""
     from recuse.report.summary_table import source_lines, summary_sentences, summary_text
 
     for source in report.provenance.sources:
@@ -60,7 +61,10 @@ def _print_report(report: AuditReport, *, verbose: bool = False) -> None:
     if verbose:
         for sentence in summary_sentences(report):
             echo(sentence)
-    if report.skipped:
+    sources = report.provenance.sources
+    if report.skipped and not (  # one input's line has already said them all
+        len(sources) == 1 and all(m.dataset == sources[0].name for m in report.skipped)
+    ):
         n = len(report.skipped)
         what = "estimate or analysis" if n == 1 else "estimates or analyses"
         typer.echo(f"{n} {what} not made (reasons in the report)")

@@ -23,7 +23,7 @@ import pandas as pd
 from scipy import stats
 
 from recuse.errors import InputError
-from recuse.numbers import decimal
+from recuse.numbers import column_decimals, decimal, signed
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -144,6 +144,15 @@ class DebiasEffect:
             "rank_after": "its rank by after, 1 = highest",
             "rank_reference": "its rank by reference, 1 = highest",
         }
+
+    def change_texts(self) -> list[str]:
+        """The ``change`` column as the page writes it: each difference with its sign
+        either way (``+0.00541``, ``−0.00818``), at the column's one precision
+        (:func:`recuse.numbers.column_decimals`); the page's plain numbers wrote a
+        lowered mean with its minus and a raised one with no plus."""
+        values = self.table["change"].astype(float).tolist()
+        digits = column_decimals(values)
+        return [signed(v, digits) if math.isfinite(v) else "" for v in values]
 
     @property
     def taus(self) -> str:

@@ -116,6 +116,11 @@ class Finding:
     #: order only, below the one-slot warning's rule): shown muted in its section, never
     #: read by the summary, the flags or the gate
     notes: tuple[str, ...] = ()
+    #: which of a judge's estimates of one bias on one dataset this is, where it has
+    #: several that differ by it alone (certification's ``target agreement ≥ 85%``):
+    #: the verdict says it after the bias's words (the three targets' verdicts read
+    #: word for word alike, only ``detail`` naming the target); "" where it has one
+    scope: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.bias, Bias):

@@ -310,7 +310,12 @@ def source_lines(report: AuditReport) -> list[str]:
             did = f"no headline estimate in the table; estimates in: {', '.join(others)}"
         else:
             did = "nothing estimated"
-        rest = f"; {not_made:,} estimates or analyses not made" if not_made else ""
+        rest = (
+            f"; {not_made:,} {'estimate or analysis' if not_made == 1 else 'estimates or analyses'}"
+            " not made (reasons in the report)"
+            if not_made
+            else ""
+        )
         out.append(f"{head}: {whose} — {did}{rest}")
     return out
 

@@ -47,10 +47,13 @@ def verdict(finding: Finding) -> str:
     measurement (:data:`~recuse.report.model.FIXED_WORDS`), with no n: no pairs measured
     it (a ladder part on which none of the judge's own pairs is read "n=67", its own
     pairs' count, as if the part's sample; the page's n cell says "none: not a
-    measurement" too).
+    measurement" too). Which of the judge's several estimates of the bias it is
+    (:attr:`Finding.scope`) follows the bias's words: ``certified coverage (a quality
+    score, not a bias), target agreement ≥ 85%: 0.0% [0.0%, 1.5%], n=200``.
     """
+    scope = f", {finding.scope}" if finding.scope else ""
     if finding.fixed:  # no reading of a value that is not measured (Finding.text says so)
-        return f"{finding.bias.title}: {finding.text}"
+        return f"{finding.bias.title}{scope}: {finding.text}"
     bias, direction, note = finding.bias, finding.direction, ""
     above, below = finding.ci_low > finding.null, finding.ci_high < finding.null
     if bias.kind == "bias" and direction == "none" and (above or below):
@@ -61,7 +64,7 @@ def verdict(finding: Finding) -> str:
     elif direction != "none" and not finding.headline:
         note = BESIDE_NOTE
     shown = f"{finding.text}, n={numbers.count(finding.n)}"  # as the finding's cells write it
-    return f"{bias.words(direction)}{note}: {shown}{materiality_text(finding)}"
+    return f"{bias.words(direction)}{scope}{note}: {shown}{materiality_text(finding)}"
 
 
 def materiality_text(finding: Finding) -> str:

@@ -244,3 +244,21 @@ def test_an_agreement_beside_its_rows_target_reads_on_its_own_side() -> None:
                                           ["0.970", ""]]  # fmt: skip
     with pytest.raises(ValueError, match="target2"):
         Table("t", "T", frame, beside={"agreement": "target2"})
+
+
+def test_a_named_datasets_files_are_said_to_be_its_download() -> None:
+    """A named dataset's provenance lists its whole download (sources.toml), of which
+    its reader may open only some — llmbar-mtbench: the 108 files of LLMBar and
+    MT-Bench, 12 read — while the page said "108 file(s): …" under what was read. It
+    now says "in its download"; a file input's one file is what was read."""
+    from recuse.data.inputs import Source
+    from recuse.report.html import render_html
+
+    named = Source("llmbar-mtbench", "pairs", 10, location="/d", upstream="github.com/a/b@1",
+                   files=("a/x.json", "a/y.json", "b/z.json"))  # fmt: skip
+    mine = Source("mine.csv", "pairs", 10, location="/tmp/mine.csv", files=("mine.csv",))
+    report = _report(())
+    prov = replace(report.provenance, sources=(named, mine))
+    page = render_html(replace(report, provenance=prov))
+    assert "3 file(s) in its download: a/x.json, a/y.json, b/z.json" in page
+    assert "1 file(s): mine.csv" in page

@@ -47,7 +47,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Source:
-    """One input: a named dataset or a file, what was read and from where."""
+    """One input: a named dataset or a file, what was read and from where. ``files``: a
+    file input's name; a named dataset's whole download as ``sources.toml`` lists it
+    (what ``recuse data fetch`` brings), of which its reader may open only some
+    (llmbar-mtbench: 108 files of LLMBar and MT-Bench, 12 read)."""
 
     name: str
     table: str  # "pairs" or "ratings"

@@ -36,7 +36,7 @@ browser:
 	./scripts/ensure-chromium
 
 unit: setup browser
-	$(BIN)/pytest -n 2 --dist loadgroup
+	$(BIN)/pytest -n 2 --dist loadgroup --durations=25
 
 test: check unit
 

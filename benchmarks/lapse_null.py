@@ -86,7 +86,7 @@ def statistics(design: str, reps: int, prompts: int) -> pd.DataFrame:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=10, help="tables per cell")
-    parser.add_argument("--prompts", type=int, default=80)
+    parser.add_argument("--prompts", type=int, default=80, help="prompts per table")
     args = parser.parse_args()
     targets = Targets()
     fired = tables = 0

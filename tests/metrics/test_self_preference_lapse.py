@@ -220,11 +220,14 @@ def test_an_exact_refit_asked_for_models_the_lapse_at_the_limit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``one_step=False`` on a table whose size times its judges is past
-    :data:`MAX_PATTERNS` but whose chosen judges' patterns are not (here 100 patterns and
-    20 labelled model pairs, two judges, the limit at 120): the exact refit was made, but
-    without m0's lapse and without a warning (the gate read the one-step fit, which has
-    none); the lapse splits the patterns m0 shares with m1 (112 with it), so counting
-    them would refuse the table. Now m0 reads what it reads under the default limit."""
+    :data:`MAX_PATTERNS` but whose chosen judges' patterns are not (100 patterns and 20
+    labelled model pairs, two judges; 112 patterns with m0's lapse, which splits those it
+    shares with m1): at a limit of 132 the exact refit was made, but without m0's lapse
+    and without a warning (the gate read the one-step fit, which has none); now m0 reads
+    what it reads under the default limit. The limit counts the fit made, lapse split
+    included (the refit's memory and time grow with it): at 131 no estimate, and the
+    reason names the split and lapse=False (it counted 120 without the split, and gave
+    the estimate, for a while)."""
     from recuse.metrics.competence import calibrated_specs
     from recuse.metrics.estimate import clusters_of, run_specs
 
@@ -233,21 +236,38 @@ def test_an_exact_refit_asked_for_models_the_lapse_at_the_limit(
     plain = calibrated_parts(pairs, codes, labels, one_step=False)[4]
     lapsed = calibrated_parts(pairs, codes, labels, one_step=False,
                               lapse_term=np.array([1, 0], np.int8))[4]  # fmt: skip
-    limit = len(plain.ia) + len(plain.la)
-    assert 2 * plain.table_size > limit < len(lapsed.ia) + len(lapsed.la)
+    limit = len(lapsed.ia) + len(lapsed.la)
+    assert 2 * plain.table_size > limit > len(plain.ia) + len(plain.la)
 
-    def m0(most: int) -> tuple[float, str, tuple[str, ...]]:
+    def m0(most: int) -> tuple[float, str, tuple[str, ...]] | str:
         monkeypatch.setattr(competence, "MAX_PATTERNS", most)
         specs, problems = calibrated_specs(pairs, codes, labels, one_step=False)
-        assert not problems
+        if problems:
+            return problems["m0"]
         results, _ = run_specs(specs[:1], clusters_of(pairs), boot=BOOT, min_n=5)
         (res,) = [r for r in results if r.judge == "m0"]
         return res.estimate, res.method, res.warnings
 
     default = m0(competence.MAX_PATTERNS)
+    assert isinstance(default, tuple) and "here m0: a slot lapse" in default[1]
     at_limit = m0(limit)
-    assert "here m0: a slot lapse" in default[1]
-    assert at_limit[:2] == default[:2]
+    assert isinstance(at_limit, tuple) and at_limit[:2] == default[:2]
+    past = m0(limit - 1)
+    assert past == (
+        "112 covariate patterns and 20 labelled model pairs (100 patterns without the "
+        "splits of the slot lapse; set lapse=False to fit without them): more than the 131 "
+        "the competence model's exact bootstrap handles"
+    )
+    # with the label term on both judges too: both splits counted, both named
+    both = calibrated_parts(pairs, codes, labels, one_step=False, label_term=np.ones(2, bool),
+                            lapse_term=np.array([1, 0], np.int8))[4]  # fmt: skip
+    monkeypatch.setattr(competence, "MAX_PATTERNS", len(both.ia) + len(both.la) - 1)
+    _, problems = calibrated_specs(pairs, codes, labels, one_step=False, label=True)
+    assert problems["m0"].startswith(
+        f"{len(both.ia)} covariate patterns and 20 labelled model pairs (100 patterns without "
+        "the splits of the label term and slot lapse; set label=False and lapse=False"
+    )
+    assert len(both.ia) > 112
 
 
 def test_lapse_false_keeps_the_position_term_alone_and_says_so() -> None:
@@ -269,6 +289,8 @@ def test_lapse_false_keeps_the_position_term_alone_and_says_so() -> None:
     assert "slot lapse not modelled (lapse=False)" not in on.method
     (words,) = [w for w in off.warnings if w.startswith("slot lapse not modelled")]
     assert "lapse=False keeps it out of the model" in words
+    # the default models it on exact refits only: not in one-step resamples
+    assert "lapse=None, models it where the resamples are refitted exactly" in words
     assert not [w for w in unmodelled.warnings if w.startswith("slot lapse")]
 
 

@@ -1703,19 +1703,24 @@ def calibrated_parts(
     model = replace(model, table_size=size)
     if one_step is None:
         one_step = size * table_judges(pairs, labels) > MAX_PATTERNS
-    elif not one_step:
-        # the limit counts the patterns without the label term's and the lapse's
-        # splits, as the choice above does: the fit that gates them (gated_parts) is
-        # refitted exactly with them too (a lapse on one of two judges splits the
-        # patterns they share, and refused such a table at the limit)
-        plain = len(_unique_columns(key_columns[:7])[0]) if conditioned or lapsing else p
-        if plain + n_l > MAX_PATTERNS:
-            why = (
-                f"{plain} covariate patterns and {n_l} labelled model pairs: more than the "
-                f"{MAX_PATTERNS} the competence model's exact bootstrap handles"
+    elif not one_step and p + n_l > MAX_PATTERNS:
+        # the limit counts the patterns of the fit made, with the label term's and the
+        # lapse's splits: the refit's memory and time grow with them (a table of 1,638
+        # patterns and pairs without them, 4,248 with, took 1.7 GB and 123 s for 2,000
+        # resamples, where 2,202 took 0.8 GB and 32 s)
+        why = f"{p} covariate patterns and {n_l} labelled model pairs"
+        terms = {"label term": "label=False"} if conditioned else {}
+        if lapsing:
+            terms["slot lapse"] = "lapse=False"
+        if terms:
+            why += (
+                f" ({len(_unique_columns(key_columns[:7])[0])} patterns without the splits "
+                f"of the {' and '.join(terms)}; set {' and '.join(terms.values())} to fit "
+                "without them)"
             )
-            return (np.zeros((n, 2)), np.full(n, -1, dtype=np.intp),
-                    {str(label): why for label in labels}, pred_a, model)  # fmt: skip
+        why += f": more than the {MAX_PATTERNS} the competence model's exact bootstrap handles"
+        return (np.zeros((n, 2)), np.full(n, -1, dtype=np.intp),
+                {str(label): why for label in labels}, pred_a, model)  # fmt: skip
     values: Sums
     ind = np.column_stack([usable & (side != 0), usable & (side == 0), usable & (fam_side != 0)])
     ind = ind.astype(float)
@@ -2101,8 +2106,9 @@ def gated_parts(
     # with one_step=False the gates read the exact fit: read from one_step=None's, a table
     # past MAX_PATTERNS times its judges but within the exact refit's limit was refitted
     # exactly without its judges' lapse (one-step fits test none) and without a warning
-    exact = one_step is False
-    first = calibrated_parts(pairs, codes, labels, one_step=False if exact else None, **how)
+    first = calibrated_parts(
+        pairs, codes, labels, one_step=False if one_step is False else None, **how
+    )
     totals = _judge_totals(first, len(labels))  # each judge's sums, for both gates
     tested = one_step is not True and lapse is None
     slots = _lapse_gate(totals, first[4], len(labels)) if tested else None
@@ -2141,7 +2147,7 @@ def _ceiling_gate(
     totals: Mapping[int, NDArray[np.float64]] | None, model: CompetenceModel, n_labels: int
 ) -> NDArray[np.bool_] | None:
     """:func:`label_conditioned`'s answer from the judges' sums (:func:`_judge_totals`)
-    of :func:`calibrated_parts` without a label term and with ``one_step=None``: the
+    of :func:`calibrated_parts` without a label term (:func:`gated_parts`' first fit): the
     judges at the ceiling (:func:`_at_ceiling`), or None."""
     if totals is None:
         return None
@@ -2213,7 +2219,8 @@ def lapse_warning(test: LapseTest, *, off: bool = False) -> str:
     ``lapse=False``, else by one-step resamples (whose linearisation has no lapse)."""
     which = "first" if test.slot > 0 else "second"
     fix = (
-        "lapse=False keeps it out of the model (the default, lapse=None, models it)"
+        "lapse=False keeps it out of the model (the default, lapse=None, models it where "
+        "the resamples are refitted exactly)"
         if off
         else "the exact refit models the lapse: audit fewer judges or models (one-step "
         "resamples are used past the exact refit's size)"
@@ -2363,8 +2370,8 @@ def calibrated_self_preference(
     each resample instead takes one Newton step from the full-sample fit (:class:`_OneStep`:
     two resampled sums per judge, a first-order refit); ``one_step=False`` refits exactly
     or, past :data:`MAX_PATTERNS` patterns and labelled model pairs of the judges chosen
-    (not times the judges; the splits of the label term and the lapse not counted),
-    gives no estimate.
+    (not times the judges; the label term's and the lapse's splits of the patterns
+    counted: the refit's memory and time grow with them), gives no estimate.
     Needs at least ``min_n`` pairs with and ``min_n`` without its own answer, and human
     labels for the strengths; else :class:`EstimationError`. ``strengths`` given must
     hold a finite strength for every model of the judged pairs (else

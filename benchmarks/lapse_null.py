@@ -88,6 +88,8 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=10, help="tables per cell")
     parser.add_argument("--prompts", type=int, default=80, help="prompts per table")
     args = parser.parse_args()
+    if args.reps < 1 or args.prompts < 2:
+        parser.error("--reps must be at least 1 and --prompts at least 2")
     targets = Targets()
     fired = tables = 0
     nominal = "  ".join(f"{0.5 * stats.chi2.sf(c, 1):.4f}" for c in CUTS)

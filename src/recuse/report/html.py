@@ -33,7 +33,7 @@ from recuse.report.extrapolated import (
     short_warnings,
     warning_head,
 )
-from recuse.report.labels import ORDERS_LABEL
+from recuse.report.labels import ORDERS_LABEL, fdr_adjusted
 from recuse.report.model import AuditReport, Finding
 from recuse.report.summary_table import nothing_in_table
 from recuse.terminal import shown
@@ -295,6 +295,7 @@ def render_html(report: AuditReport) -> str:
             collapsed=nothing_estimated(report),
             section_warnings=section_warnings(report),
             verdict_words=verdict_words(report),
+            fdr_adjusted=fdr_adjusted(report.provenance.options),
             empty_summary=nothing_in_table(report, why="the skipped analyses below say why"),
         )
     )

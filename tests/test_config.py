@@ -331,7 +331,7 @@ def test_an_option_from_the_file_is_named_as_the_file_writes_it(tmp_path: Path) 
         # U+2028 and U+0085 are no line ends of TOML's (a comment may hold them)
         ("# a note\u2028 and\x85 more\n[audit]\nlevel = 0.9\n[map]\nx = 'p'\n", 3, 4, None),
         # dotted keys, an inline table, a quoted table name, CRLF ends: found, not dropped
-        ('audit.level = 0.9\r\nmap.x = "p"\r\n', 1, 2, ("audit.level", "map.x")),
+        ('audit.level = 0.9\r\nmap.x = "p"\r\n', 1, 2, ("audit.level", "map")),
         ('audit = { level = 0.9 }\n\nmap = {x = "p"}\n', 1, 3, ("audit.level", "map")),
         ('# c\n[ "audit" ] # options\n\t"level" = 0.9\n[\'map\']\nx = "p"\n', 3, 4, None),
     ],
@@ -433,3 +433,26 @@ def test_a_sub_table_and_a_dotted_key_are_named_as_the_file_spells_them(tmp_path
     settings = resolve({}, config=load_config(cfg))
     assert settings.said("level") == f"[audit] level = 0.8 in {cfg} line 2"
     assert settings.said("values") == f"[values.w] in {cfg} line 4"
+
+
+def test_a_table_of_dotted_keys_is_named_by_its_table_not_its_every_key(
+    tmp_path: Path,
+) -> None:
+    """A ``[map]`` written as dotted keys at the top (``map.human = …``, ``map.judge =
+    …``) was named by each key, as if each opened a table: "the column mapping
+    (map.human, map.judge in recuse.toml line 1)" (map.judge is on line 2), in every
+    message naming the mapping, however many entries. The table is named as the file
+    opens it, once: ``map`` (as ``map = {…}`` is), ``values.w`` for ``values.w.A = 1``,
+    a dotted key's table as a header's is; keys stay named as written."""
+    from recuse.options import resolve
+
+    cfg = tmp_path / "recuse.toml"
+    cfg.write_text(
+        'audit.level = 0.8\nmap.label = "human"\nmap.who = "judge"\n'
+        "values.w.A = 1\nvalues.x.B = 0\n",
+        "utf-8",
+    )
+    settings = resolve({}, config=load_config(cfg))
+    assert settings.said("mapping") == f"map in {cfg} line 2"
+    assert settings.said("values") == f"values.w, values.x in {cfg} line 4"
+    assert settings.said("level") == f"audit.level = 0.8 in {cfg} line 1"

@@ -143,6 +143,36 @@ def test_a_lower_bound_never_reads_above_itself() -> None:
             assert written <= Decimal(x) < written + Decimal("0.001"), (k, n, x)
 
 
+def test_a_lower_bound_reads_on_its_own_side_of_the_target_beside_it() -> None:
+    """Rounded down to three decimals, a bound that meets a target typed with more
+    (0.8555, "≥ 85.55%") read under it: 0.0019700^(1/40) = 0.855779 (40 of 40 agree, a
+    Clopper–Pearson bound) read "85.5%", certified under "≥ 85.55%". ``beside`` takes as
+    many more decimals, still rounded down, as keep it at or above a target it meets;
+    below a target it stays below it at the three (rounding down cannot lift it)."""
+    from decimal import Decimal
+
+    from scipy.stats import beta
+
+    from recuse.numbers import exact, lower_bound
+
+    met = float(beta.ppf(0.00197, 40, 1))
+    assert met == pytest.approx(0.00197 ** (1 / 40), rel=1e-12) and 0.8557 < met < 0.8558
+    assert lower_bound(met, percent=True) == "85.5%"  # alone: three decimals of the share
+    assert lower_bound(met, percent=True, beside=0.8555) == "85.57%"
+    assert lower_bound(met, beside=0.8555) == "0.8557"
+    assert lower_bound(0.8555, percent=True, beside=0.8555) == "85.55%"  # equal: as it
+    assert lower_bound(0.85549, percent=True, beside=0.855) == "85.5%"  # 85.549% ≥ 85.5%
+    assert lower_bound(0.85499, percent=True, beside=0.855) == "85.4%"  # below: stays
+    for target in (0.8, 0.8555, 0.85555, 0.9123456):
+        for k in range(30, 61):
+            x = float(beta.ppf(0.01, k, 61 - k))
+            text = lower_bound(x, percent=True, beside=target)
+            written = Decimal(text.rstrip("%")).scaleb(-2)
+            assert written <= Decimal(repr(x)), (x, text)  # never above the bound
+            assert (written >= Decimal(repr(target))) == (x >= target), (x, target, text)
+            assert text != exact(target, percent=True) or x >= target
+
+
 def test_a_threshold_is_written_as_the_float_it_is() -> None:
     """A certified confidence threshold names the items kept (c ≥ it); rounded, it named
     others: 0.99974 (a log-probability judge's) read 'c ≥ 1' (three significant digits),

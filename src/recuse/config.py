@@ -181,8 +181,9 @@ def _lines(
     key (``audit.level = 0.9``) and an inline table (``audit = {level = 0.9}``) name
     their table and key on their line. ``names``, where given, takes how the file spells
     each: a key as its header and dotted key (``[audit] n_boot``, ``audit.n_boot`` at
-    the top), a table as every header (or top-level key) that opens it (``[values.w]``,
-    ``[values.x]``). A text it cannot follow gives what it found."""
+    the top), a table as every header (or top-level key's table) that opens it
+    (``[values.w]``, ``[values.x]``; ``map`` of ``map.human = …``). A text it cannot
+    follow gives what it found."""
     out: dict[tuple[str, str | None], int] = {}
     try:
         _Scan(text, out, {} if names is None else names).document()
@@ -210,14 +211,15 @@ class _Scan:
         self._counted = self.i
         return self._lines
 
-    def found(self, path: tuple[str, ...], line: int, spelled: str, *, opens: bool) -> None:
+    def found(self, path: tuple[str, ...], line: int, spelled: str, *, opens: str | None) -> None:
         """``path`` is on ``line``, written ``spelled`` (a header, or a key named with
-        its header); ``opens``: a header or top-level key, which names its table."""
+        its header); ``opens``: the table a header or a top-level key opens, as written
+        (``[values.w]``; ``map`` of ``map.human = …`` or ``map = {…}``), its name."""
         if path:
             self.out.setdefault((path[0], None), line)
             said = self.names.setdefault((path[0], None), [])
-            if opens and spelled not in said:
-                said.append(spelled)
+            if opens is not None and opens not in said:
+                said.append(opens)
         if len(path) > 1:
             self.out.setdefault((path[0], path[1]), line)
             self.names.setdefault((path[0], path[1]), [spelled])
@@ -254,11 +256,12 @@ class _Scan:
                 table = self.key()
                 self.i += brackets
                 header = "[" * brackets + ".".join(table) + "]" * brackets
-                self.found(table, line, header, opens=True)
+                self.found(table, line, header, opens=header)
             else:
                 key = self.key()
                 spelled = f"{header} {'.'.join(key)}" if header else ".".join(key)
-                self.found(table + key, line, spelled, opens=not header)
+                opens = None if header else ".".join(key[:-1] or key)  # map.x: map
+                self.found(table + key, line, spelled, opens=opens)
                 self.i += 1  # =
                 self.value(table + key, spelled)
             self.blank(lines=False)
@@ -324,7 +327,7 @@ class _Scan:
                     inner = None if path is None else path + key
                     named = f"{spelled}.{'.'.join(key)}"
                     if inner is not None:
-                        self.found(inner, line, named, opens=False)
+                        self.found(inner, line, named, opens=None)
                     self.i += 1  # =
                     self.value(inner, named)
                 else:

@@ -376,24 +376,37 @@ def significant_beside(value: float, bound: float, digits: int = 3) -> str:
 
 
 @fixed_decimals
-def lower_bound(value: float, digits: int = 3, *, percent: bool = False) -> str:
+def lower_bound(
+    value: float, digits: int = 3, *, percent: bool = False, beside: float | None = None
+) -> str:
     """A lower bound written with ``digits`` decimals rounded down, so it never reads
     above the value it bounds: a Clopper–Pearson bound of 0.69973 is ``0.699``, where
     rounding to nearest wrote ``lower bound 0.700 < 0.70`` beside a target it misses. The
     float's shortest decimal is rounded down, so a bound equal to a target typed 0.7 is
     ``0.700``. ``percent``: the same digits as a percentage (``69.9%``), beside a target
-    written as one (:func:`exact` with ``percent``). Not finite: as :func:`decimal` writes
-    it.
+    written as one (:func:`exact` with ``percent``). ``beside``: the target the bound is
+    read against: a bound that meets it takes as many more decimals, still rounded down,
+    as keep it at the target or above (0.855779 beside 0.8555 is ``85.57%``, not
+    ``85.5%`` under "≥ 85.55%"); one below it is below it already. Not finite: as
+    :func:`decimal` writes it.
 
     >>> lower_bound(0.699726998284556), lower_bound(0.7), lower_bound(0.8372), lower_bound(1.0)
     ('0.699', '0.700', '0.837', '1.000')
     >>> lower_bound(0.699726998284556, percent=True), lower_bound(1.0, percent=True)
     ('69.9%', '100.0%')
+    >>> lower_bound(0.855779, percent=True, beside=0.8555)
+    '85.57%'
     """
     value = float(value)
     if not math.isfinite(value):
         return decimal(value, digits)
-    down = Decimal(repr(value)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_FLOOR)
+    exact_value = Decimal(repr(value))
+    target = None if beside is None or not math.isfinite(beside) else Decimal(repr(beside))
+    while True:
+        down = exact_value.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_FLOOR)
+        if target is None or down >= target or exact_value < target or down == exact_value:
+            break
+        digits += 1  # meets the target, reads under it: one more decimal
     if percent:
         return minus(f"{down.scaleb(2):,.{max(digits - 2, 0)}f}%")
     return minus(f"{down:,.{digits}f}")

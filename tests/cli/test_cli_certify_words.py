@@ -77,3 +77,36 @@ def test_certify_apply_writes_its_target_as_a_percentage(
     assert "guarantee (thr.json): agreement with humans ≥ 85.5% on the items a certified" in text
     assert "beside the guarantee's 85.5%)" in text
     assert "0.855" not in text
+
+
+def test_a_bound_that_meets_a_target_of_more_decimals_reads_at_or_above_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 40 items all agreeing, every verdict order-consistent: the Clopper–Pearson bound is
+    # 0.00197^(1/40) = 0.855779 (scipy below), certified at --agreement 0.8555; its cell
+    # read "85.5%" under "Certified at agreement ≥ 85.55%", below the target it meets
+    from scipy.stats import beta
+
+    assert 0.85577 < float(beta.ppf(0.00197, 40, 1)) < 0.85578
+    rows = ["item_id,prompt_id,judge,model_a,model_b,human,p_a_first,p_a_second"]
+    rows += [f"i{k},q{k},gpt-4,x,y,{k % 2},{k % 2},{k % 2}" for k in range(40)]
+    data = tmp_path / "agree.csv"
+    data.write_text("\n".join(rows) + "\n")
+    assert main(["certify", "run", str(data), "--agreement", "0.8555", "--delta", "0.00197"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Certified at agreement ≥ 85.55% (--agreement 0.8555), δ = 0.00197"
+    (row,) = [ln for ln in lines if "│ gpt-4" in ln]
+    assert " 85.57% │ 0.00197 " in row, row
+
+
+def test_a_stratum_that_certifies_no_target_names_the_lowest_as_a_percentage(
+    shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GPT-3.5's family stratum on LLMBar's MT-Bench set agrees 21/42: no target from the
+    # lowest tried, 0.50, passes; beside "lower bound 35.0% ... < 85.5%" it read "these
+    # labels certify no target from 0.50", a share among percentages
+    args = ["certify", "run", "llmbar-mtbench", "--agreement", "0.855", "-j", "gpt-3.5-turbo",
+            "--data-dir", str(shared_data)]  # fmt: skip
+    assert main(args) == 0
+    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  family:")]
+    assert line.endswith("< 85.5%; these labels certify no target from 50%"), line

@@ -223,6 +223,24 @@ def test_a_lower_bound_beside_its_target_reads_under_it() -> None:
     assert _cell(bound, "lower_bound", 4) == "0.6997" and _cell(float("nan"), "lower_bound") == ""
 
 
+def test_a_lower_bound_as_a_percentage_is_rounded_down_as_certify_writes_it() -> None:
+    """The certification table writes its lower bound as a percentage beside the row's
+    target (``Table.percent``, ``Table.beside``): it was rounded to nearest there, so
+    gpt-3.5-turbo's bound on llmbar-mtbench's other stratum, 53 of 57 at δ/3 =
+    0.836705 (scipy), read 83.7% on the audit's page and 83.6% in ``recuse certify``'s
+    table. Rounded down, as certify writes it, on its side of the target: a bound of
+    0.855779 that meets 0.8555 reads 85.57%."""
+    from scipy.stats import beta
+
+    bound = float(beta.ppf(0.1 / 3, 53, 57 - 53 + 1))
+    assert 0.8367 < bound < 0.8368
+    assert _cell(bound, "lower_bound", 3, True, 0.6) == "83.6%"
+    assert _cell(bound, "lower_bound", 3, True, 0.85) == "83.6%"
+    assert _cell(0.855779, "lower_bound", 3, True, 0.8555) == "85.57%"
+    assert _cell(0.6997, "lower_bound", 3, True, 0.7) == "69.9%"
+    assert _cell(0.83996, "agreement", 3, True, 0.84) == "83.996%"  # the others: nearest
+
+
 def test_an_agreement_beside_its_rows_target_reads_on_its_own_side() -> None:
     """The certification table's held-out agreement of 0.79996 (of a fold check) wrote
     ``0.800`` in a row whose target is 0.80, which it misses; the pooled agreement of

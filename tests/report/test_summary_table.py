@@ -436,3 +436,28 @@ def test_a_sources_line_counts_a_pooled_estimate_once_beside_its_rows() -> None:
     alone = AuditReport("Audit", (Section("fav", "F", "i", findings=findings[:3]),), (), (),
                         prov, 0.9)  # fmt: skip
     assert source_lines(alone)[0].endswith("3 headline estimates in the table")
+
+
+@pytest.mark.parametrize("fdr", [True, False])
+def test_the_legends_read_the_adjustment_from_the_options_label_the_audit_writes(
+    report: AuditReport, fdr: bool
+) -> None:
+    """The summary's and the page's legends read whether flags were adjusted from the
+    provenance's "multiple testing" option, by its label. The audit's label became
+    "multiple testing (--fdr / fdr=)" while both still looked for "multiple testing
+    (--fdr)": with the adjustment on (the default) the page said "Flags and intervals are
+    not adjusted for the number of biases tested (--no-fdr)" and the summary's legend
+    left out "after Benjamini–Hochberg adjustment". A report.json of an earlier recuse,
+    labelled the old way, reads the same."""
+    from recuse.analyses.base import AuditOptions
+
+    options = AuditOptions(fdr=fdr).to_dict()
+    old = {("multiple testing (--fdr)" if k.startswith("multiple testing") else k): v
+           for k, v in options.items()}  # fmt: skip
+    for said in (options, old):
+        prov = Provenance(report.provenance.sources, "0.1.0", None, said, 0, "2025", "3.11")
+        other = AuditReport("Audit", report.sections, (), (), prov, 0.9)
+        assert ("after Benjamini–Hochberg adjustment" in summary_text(other)) == fdr
+        page = render_html(other)
+        assert ("Flags are adjusted for the number of tests" in page) == fdr
+        assert ("are not adjusted for the number of biases tested (--no-fdr" in page) != fdr

@@ -54,7 +54,7 @@ from recuse.probe_tables import ORIGINAL, is_probe_table
 from recuse.regression.robustness import FAST_CHECKS  # the default: the battery's cheap checks
 from recuse.report import figures as fig
 from recuse.report.bias import Bias
-from recuse.report.labels import ORDERS_LABEL
+from recuse.report.labels import FDR_LABEL, ORDERS_LABEL
 from recuse.report.model import (
     Baseline,
     Exclusion,
@@ -235,7 +235,7 @@ class AuditOptions:
             ORDERS_LABEL: f"{self.orders}: {ORDERS_NOTE[self.orders]} (verdict='prob')",
             "human ties (--human-ties / human_ties=)": HUMAN_TIES_NOTE[self.human_ties],
             "regression standard errors": self.se,
-            "multiple testing (--fdr / fdr=)": "Benjamini–Hochberg false-discovery control across "
+            FDR_LABEL: "Benjamini–Hochberg false-discovery control across "
             "the summary's tests; flags use adjusted values"
             if self.fdr
             else "none (--no-fdr / fdr=False): each interval on its own",

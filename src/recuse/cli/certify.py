@@ -232,7 +232,8 @@ def _judges_table(result: Any) -> TerminalTable:
                 "not certified" if s.threshold is None else numbers.exact(s.threshold),
                 _pct(s.coverage, NO_LABELS), _pct(s.agreement, NONE_KEPT),
                 *((NOT_TESTED, NO_SHARE) if s.lower_bound != s.lower_bound
-                  else (numbers.lower_bound(s.lower_bound, percent=True), f"{s.delta:.3g}")),
+                  else (numbers.lower_bound(s.lower_bound, percent=True, beside=s.target),
+                        f"{s.delta:.3g}")),
                 *((_pct(s.heldout.coverage, NO_LABELS),
                    _pct(s.heldout.agreement, NONE_KEPT, beside=s.target))
                   if s.heldout.checked else (ONE_PROMPT, ONE_PROMPT)),

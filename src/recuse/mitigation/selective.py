@@ -815,7 +815,7 @@ def certify_items(
 
 def _could(best: float | None) -> str:
     if best is None:
-        return "; these labels certify no target from 0.50"
+        return "; these labels certify no target from 50%"
     return f"; these labels could certify agreement ≥ {numbers.exact(best, percent=True)} at most"
 
 

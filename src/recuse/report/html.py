@@ -33,7 +33,7 @@ from recuse.report.extrapolated import (
     short_warnings,
     warning_head,
 )
-from recuse.report.labels import ORDERS_LABEL
+from recuse.report.labels import ORDERS_LABEL, fdr_adjusted
 from recuse.report.model import AuditReport, Finding
 from recuse.report.summary_table import nothing_in_table
 from recuse.terminal import shown
@@ -96,6 +96,11 @@ def _cell(
     :attr:`~recuse.report.model.Table.texts` (:func:`recuse.analyses.base.warnings_texts`:
     read from each result's ``extrapolated`` record)."""
     name = str(column).lower()
+    if isinstance(value, float) and abs(value) < 10 and LOWER_BOUND_COLUMN.search(name):
+        # rounded down (as a percentage: its share's three decimals, as certify writes
+        # it), on its side of its row's target: 0.69973 beside 0.70 is 0.699, not 0.700
+        target = bound if _finite(bound) else None
+        return lower_bound(value, 3 if percent else digits, percent=percent, beside=target)
     if _finite(value) and _finite(bound):
         if percent:
             return share_percent_beside(value, bound)
@@ -104,8 +109,6 @@ def _cell(
         return share_percent(value)
     if isinstance(value, float) and math.isfinite(value) and P_COLUMN.search(name):
         return p_text(value)
-    if isinstance(value, float) and abs(value) < 10 and LOWER_BOUND_COLUMN.search(name):
-        return lower_bound(value, digits)  # 0.69973 beside a target 0.70: 0.699, not 0.700
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         if COUNT_COLUMN.search(name):
             return f"{int(value):,}"
@@ -295,6 +298,7 @@ def render_html(report: AuditReport) -> str:
             collapsed=nothing_estimated(report),
             section_warnings=section_warnings(report),
             verdict_words=verdict_words(report),
+            fdr_adjusted=fdr_adjusted(report.provenance.options),
             empty_summary=nothing_in_table(report, why="the skipped analyses below say why"),
         )
     )

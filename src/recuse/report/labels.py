@@ -6,15 +6,18 @@ estimate or a skip that holds for all the judges of a dataset (the gate reads th
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from recuse import interval_rules
 
 __all__ = [
+    "FDR_LABEL",
     "FIXED_WORDS",
     "ORDERS_LABEL",
     "READ_VERSIONS",
     "SCHEMA_VERSION",
     "all_judges_label",
+    "fdr_adjusted",
     "is_all_judges_label",
 ]
 
@@ -27,6 +30,8 @@ READ_VERSIONS = (1, 2)
 #: the provenance's label of the --orders option: a report is made by the command line
 #: or from Python (``recuse.audit(orders=...)``), so its options are named both ways
 ORDERS_LABEL = "verdicts (--orders / orders=)"
+#: the provenance's label of the --fdr option, named both ways as :data:`ORDERS_LABEL`
+FDR_LABEL = "multiple testing (--fdr / fdr=)"
 
 #: what a value fixed by construction is, said where an interval would be (one string
 #: with the metrics' printed line: :data:`recuse.interval_rules.FIXED_WORDS`)
@@ -43,3 +48,11 @@ def is_all_judges_label(text: str) -> bool:
     """Whether ``text`` is an :func:`all_judges_label` (for readers of a written
     ``report.json``, the one place the label is read back)."""
     return re.fullmatch(r"all \d+ judges", text) is not None
+
+
+def fdr_adjusted(options: Mapping[str, object]) -> bool:
+    """Whether a report's provenance ``options`` say its flags were adjusted for the
+    number of tests (Benjamini–Hochberg): read by :data:`FDR_LABEL`, or by
+    ``"multiple testing (--fdr)"``, the label of a report of an earlier recuse."""
+    said = options.get(FDR_LABEL, options.get("multiple testing (--fdr)", ""))
+    return str(said).startswith("Benjamini")

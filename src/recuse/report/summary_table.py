@@ -36,6 +36,7 @@ from html import escape
 from recuse.bootstrap_rules import Extrapolation
 from recuse.numbers import percent
 from recuse.report.extrapolated import EXTRAPOLATED_TAG, fold_extrapolated
+from recuse.report.labels import fdr_adjusted
 from recuse.report.model import (
     AuditReport,
     Baseline,
@@ -143,8 +144,7 @@ def summary_lines(report: AuditReport) -> tuple[SummaryLine, ...]:
 
 
 def _legend(report: AuditReport) -> str:
-    adjusted = str(report.provenance.options.get("multiple testing (--fdr)", ""))
-    fdr = " after Benjamini–Hochberg adjustment" if adjusted.startswith("Benjamini") else ""
+    fdr = " after Benjamini–Hochberg adjustment" if fdr_adjusted(report.provenance.options) else ""
     away = (
         "unflagged after adjustment: the interval excludes no bias, the adjusted test "
         "does not (its q in the note); "

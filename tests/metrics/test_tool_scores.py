@@ -213,9 +213,29 @@ def test_a_systems_rate_judged_by_its_family_says_so(tmp_path: Path) -> None:
         " The judge gpt-4-1106-preview and gpt-4-0613 are of the same family (gpt): this "
         "rate is its verdict on a same-family model's answers, which family preference raises."
     )
-    # a system of another family (alpaca-7b, LLaMA's) is said nothing of
+    # a system of another family (alpaca-7b, LLaMA's) is said nothing of in its line
     other = audit([AE1 / "annotations.json"], options=FAST).headlines
-    assert not any("same family" in h for h in other)
+    assert not any("same family" in h for h in other if "alpaca-7b against" in h)
+
+
+def test_a_baseline_of_the_judges_family_is_said_once_for_every_other_system() -> None:
+    """AlpacaEval 1: gpt-4 judges every system against text-davinci-003, of its family
+    (gpt) in the roster. A system of the family said "same family" in its line; one of
+    another family (alpaca-7b, LLaMA's), whose rate family preference lowers, was said
+    nothing. A line before the rates says so; none where the judge wrote the baseline
+    (AlpacaEval 2: gpt-4-1106-preview, whose own line says it)."""
+    lines = audit([AE1 / "annotations.json"], options=FAST).headlines
+    said = [h for h in lines if "the baseline text-davinci-003 are of the same family" in h]
+    assert said == [
+        "annotations.json, AlpacaEval: the judge gpt-4 and the baseline text-davinci-003 are "
+        "of the same family (gpt) — a system of another family is judged against a "
+        "same-family model's answers, which family preference favours, so it lowers that "
+        "system's win rate (a system of the family says so in its line)."
+    ]
+    assert lines.index(said[0]) < next(i for i, h in enumerate(lines) if "alpaca-7b against" in h)
+    other = audit([AE2 / "annotations.json"], options=FAST).headlines
+    assert not any("of the same family" in h for h in other)
+    assert any("wrote the baseline gpt-4-1106-preview" in h for h in other)
 
 
 def test_an_arena_hard_score_judged_by_itself_says_so(tmp_path: Path) -> None:

@@ -494,6 +494,14 @@ def test_a_term_on_few_prompts_reads_t_on_those_prompts_less_one() -> None:
         [sb.loc["j0", "lower"], sb.loc["j0", "upper"]]
     )
     assert "on fewer prompts: on those less one" in res.se_type
+    # the z and p definitions said "Student's t on 39 df (the clusters less one)" of
+    # every term, j0's p read on 4: they send the reader to each term's df column
+    words = res.to_dict()["definitions"]
+    for column in ("z", "p"):
+        assert "t on each term's df (its df column" in words[column]
+        assert (
+            "on 39 df" not in words[column] and "39 where it has ratings in every" in words[column]
+        )
 
 
 def test_cluster_variable_can_be_chosen_and_is_checked() -> None:
@@ -855,7 +863,7 @@ def test_cluster_intervals_are_student_t_on_the_clusters_less_one() -> None:
     assert np.allclose(zp["p"], 2 * stats.t.sf(np.abs(zp["z"]), 6), rtol=1e-9)
     words = res.to_dict()["definitions"]
     assert "Student's t on 6 df" in words["z"] and "not the normal" in words["z"]
-    assert words["p"].endswith("read against Student's t on 6 df")
+    assert words["p"].endswith("read against Student's t on 6 df (the clusters less one)")
     hc = fit_favoritism(sim.ratings, sim.families, normalize="none", se="HC1")
     assert hc.df is None
     assert "read against the normal distribution" in hc.to_dict()["definitions"]["z"]

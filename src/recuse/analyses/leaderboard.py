@@ -277,35 +277,56 @@ def _judged_itself(ctx: Context, judge: str, system: str) -> str:
 def _judged_kin(ctx: Context, judge: str, system: str, baseline: str) -> str:
     """An AlpacaEval system's words on its judge: :func:`_judged_itself` for the
     judge's own model (a length-prompted variant's too), and where a model of the
-    judge's family in the roster wrote the answers, a rate on a same-family model's
-    answers, which family preference raises (gpt-4-0314 under the annotator gpt-4 read
-    as a stranger's), with the roster's model line where ``--self-scope line`` counts it
-    as the judge's own, and the baseline where it is of the family too; "" for any other
-    system, or a name the roster lacks."""
+    judge's family in the roster wrote the answers (:func:`_family_of`), a rate on a
+    same-family model's answers, which family preference raises (gpt-4-0314 under the
+    annotator gpt-4 read as a stranger's), with the roster's model line where
+    ``--self-scope line`` counts it as the judge's own, and the baseline where it is of
+    the family too; "" for any other system, or a name the roster lacks."""
     model = _model_of(system)
-    roster = ctx.roster
-    if _wrote(ctx, judge, model) or judge not in roster or model not in roster:
+    family = _family_of(ctx, judge, model)
+    if family is None:
         return _judged_itself(ctx, judge, model)
-    family = roster.family(judge)
-    if roster.family(model) != family:
-        return ""
-    line = roster.line(judge)
+    line = ctx.roster.line(judge)
     same_line = (
         f" and model line ({line}; --self-scope line counts its answers as the judge's own)"
-        if roster.line(model) == line
+        if ctx.roster.line(model) == line
         else ""
     )
-    base = _model_of(baseline)
-    kin = base in roster and roster.family(base) == family and not _wrote(ctx, judge, base)
     effect = (
         f" against a baseline of the same family ({baseline}), so family preference may "
         "favour either side"
-        if kin
+        if _family_of(ctx, judge, _model_of(baseline)) is not None
         else ", which family preference raises"
     )
     return (
         f" The judge {judge} and {model} are of the same family ({family}){same_line}: "
         f"this rate is its verdict on a same-family model's answers{effect}."
+    )
+
+
+def _family_of(ctx: Context, judge: str, model: str) -> str | None:
+    """The judge's family in the roster where ``model`` is of it and the judge did not
+    write it (:func:`_wrote`); None for any other model, or a name the roster lacks."""
+    roster = ctx.roster
+    if _wrote(ctx, judge, model) or judge not in roster or model not in roster:
+        return None
+    family = roster.family(judge)
+    return family if roster.family(model) == family else None
+
+
+def _kin_baseline(ctx: Context, inp: Input, tool: str, judge: str, baseline: str) -> None:
+    """Say it when a model of the judge's family wrote the baseline (AlpacaEval 1's
+    text-davinci-003 under gpt-4: :func:`_family_of`): every other family's win rate is
+    then against a same-family model's answers, which family preference lowers (its
+    systems' lines said nothing, where the family's own said "same family")."""
+    family = _family_of(ctx, judge, baseline)
+    if family is None:
+        return
+    ctx.part(ANALYSIS).headlines.append(
+        f"{inp.name}, {tool}: the judge {judge} and the baseline {baseline} are of the same "
+        f"family ({family}) — a system of another family is judged against a same-family "
+        "model's answers, which family preference favours, so it lowers that system's win "
+        "rate (a system of the family says so in its line)."
     )
 
 
@@ -336,6 +357,7 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> 
             continue
         lc = lc.sort_values("lc_win_rate", ascending=False).reset_index(drop=True)
         _own_baseline(ctx, inp, "AlpacaEval", judge, found[0], int(lc["n"].sum()))
+        _kin_baseline(ctx, inp, "AlpacaEval", judge, found[0])
         part.tables.append(
             Table(slug("alpaca-eval-leaderboard", inp.name, judge),
                   f"AlpacaEval leaderboard, annotator {judge} — {inp.name}", lc,

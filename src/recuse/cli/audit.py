@@ -41,10 +41,16 @@ def _progress(start: float) -> Callable[[str], None]:
 
 def _print_report(report: AuditReport, *, verbose: bool = False) -> None:
     """The notes, the summary table (with ``verbose``, every finding's sentence after
-    it), and the count of skips where no input's line holds it (one input's line says
-    them all: the count was printed twice): each line one line, text from the data
-    escaped (:func:`~recuse.cli.console.echo`; the table's cells as the table is built)."""
-    from recuse.report.summary_table import source_lines, summary_sentences, summary_text
+    it), and the count of skips "in all" where no input's line holds it (one input's
+    line says them all: the count was printed twice; beside several inputs' counts a
+    bare total read as a third): each line one line, text from the data escaped
+    (:func:`~recuse.cli.console.echo`; the table's cells as the table is built)."""
+    from recuse.report.summary_table import (
+        not_made_words,
+        source_lines,
+        summary_sentences,
+        summary_text,
+    )
 
     for source in report.provenance.sources:
         for note in source.notes:
@@ -65,9 +71,7 @@ def _print_report(report: AuditReport, *, verbose: bool = False) -> None:
     if report.skipped and not (  # one input's line has already said them all
         len(sources) == 1 and all(m.dataset == sources[0].name for m in report.skipped)
     ):
-        n = len(report.skipped)
-        what = "estimate or analysis" if n == 1 else "estimates or analyses"
-        typer.echo(f"{n} {what} not made (reasons in the report)")
+        typer.echo(f"{not_made_words(len(report.skipped))} in all (reasons in the report)")
 
 
 def _check_gate(fail_on: tuple[str, ...], skip_unmeasured: bool) -> None:

@@ -977,13 +977,14 @@ class FavoritismResult:
                 # the column is named z whatever the reference distribution: on 7 prompts
                 # its p is t's on 6 df (z 2.5: p 0.047, the normal's 0.012)
                 "z": "the Wald statistic, estimate / se (named z whatever distribution reads "
-                f"it): {self._reference_words()}",
-                "p": "two-sided p-value of z against 0 (no bias), read against "
+                f"it): read against {self._reference_words()}"
                 + (
-                    "the normal distribution"
+                    ", p = 2 · P(Z > |z|)"
                     if self.df is None
-                    else f"Student's t on {self.df:g} df"
+                    else ", not the normal, p = 2 · P(T > |z|)"
                 ),
+                "p": f"two-sided p-value of z against 0 (no bias), read against "
+                f"{self._reference_words()}",
             },
             "self_bias": records(self.self_bias()),
             "family_bias": records(self.family_bias()),
@@ -991,13 +992,18 @@ class FavoritismResult:
         }
 
     def _reference_words(self) -> str:
-        """How the coefficients' z and p are read: against Student's t on ``df`` degrees
-        of freedom (cluster-robust errors), else the normal distribution."""
+        """The distribution the coefficients' z and p are read against: Student's t on
+        ``df`` degrees of freedom (cluster-robust errors), each term's own where they
+        differ (its ``df`` column: a term on fewer prompts reads t on those less one),
+        else the normal distribution."""
         if self.df is None:
-            return "read against the normal distribution, p = 2 · P(Z > |z|)"
+            return "the normal distribution"
+        dfs = self.coefficients.get("df", pd.Series(dtype=float)).to_numpy(float)
+        if np.all(dfs[np.isfinite(dfs)] == self.df):
+            return f"Student's t on {self.df:g} df (the clusters less one)"
         return (
-            f"read against Student's t on {self.df:g} df (the clusters less one), not the "
-            "normal, p = 2 · P(T > |z|)"
+            "Student's t on each term's df (its df column: the clusters holding its "
+            f"ratings less one; {self.df:g} where it has ratings in every cluster)"
         )
 
     def __repr__(self) -> str:

@@ -310,12 +310,7 @@ def source_lines(report: AuditReport) -> list[str]:
             did = f"no headline estimate in the table; estimates in: {', '.join(others)}"
         else:
             did = "nothing estimated"
-        rest = (
-            f"; {not_made:,} {'estimate or analysis' if not_made == 1 else 'estimates or analyses'}"
-            " not made (reasons in the report)"
-            if not_made
-            else ""
-        )
+        rest = f"; {not_made_words(not_made)} (reasons in the report)" if not_made else ""
         out.append(f"{head}: {whose} — {did}{rest}")
     return out
 
@@ -338,6 +333,16 @@ def _pooled_rows(findings: list[Finding]) -> str:
         f"{len(findings):,} rows: {len(shared):,} pooled estimate{'' if one else 's'} of "
         f"{', '.join(titles)}, {'' if one else 'each '}in the row of every judge it pools"
     )
+
+
+def not_made_words(n: int) -> str:
+    """``n`` estimates or analyses not made, in words, as an input's line and the
+    audit's total say them.
+
+    >>> not_made_words(1), not_made_words(1049)
+    ('1 estimate or analysis not made', '1,049 estimates or analyses not made')
+    """
+    return f"{n:,} {'estimate or analysis' if n == 1 else 'estimates or analyses'} not made"
 
 
 def _analyses(n: int) -> str:

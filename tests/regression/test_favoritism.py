@@ -494,6 +494,13 @@ def test_a_term_on_few_prompts_reads_t_on_those_prompts_less_one() -> None:
         [sb.loc["j0", "lower"], sb.loc["j0", "upper"]]
     )
     assert "on fewer prompts: on those less one" in res.se_type
+    assert res.term_prompts["self[j0]"] == 5 and not res.few_prompts("self[j0]")
+    # on 3 prompts: said in the fit's notes (the command prints them), under FEW_CLUSTERS
+    three = fit_favoritism(r[(r["model"] != "j0") | r["prompt_id"].isin(["p1", "p5", "p9"])],
+                           sim.families)  # fmt: skip
+    assert three.term_prompts["self[j0]"] == 3 and three.term_prompts["self[j1]"] == 40
+    (note,) = [n for n in three.notes if n.startswith("γ_j of j0: its")]
+    assert "lie on only 3 prompts" in note and note in three.few_prompts("self[j0]")
 
 
 def test_cluster_variable_can_be_chosen_and_is_checked() -> None:
@@ -854,8 +861,10 @@ def test_cluster_intervals_are_student_t_on_the_clusters_less_one() -> None:
     zp = res.tidy().set_index("term").loc[[f"self[{j}]" for j in sim.families], ["z", "p"]]
     assert np.allclose(zp["p"], 2 * stats.t.sf(np.abs(zp["z"]), 6), rtol=1e-9)
     words = res.to_dict()["definitions"]
-    assert "Student's t on 6 df" in words["z"] and "not the normal" in words["z"]
-    assert words["p"].endswith("read against Student's t on 6 df")
+    t_words = "Student's t on the row's df, the clusters holding the term's ratings less one"
+    assert t_words in words["z"] and "not the normal" in words["z"]
+    assert t_words in words["p"] and "6 for a term on every cluster" in words["p"]
+    assert t_words in words["df"]
     hc = fit_favoritism(sim.ratings, sim.families, normalize="none", se="HC1")
     assert hc.df is None
     assert "read against the normal distribution" in hc.to_dict()["definitions"]["z"]

@@ -480,3 +480,39 @@ def test_the_correction_tables_change_carries_its_sign_both_ways(planted: Plante
     assert len(decimals) == 1
     shown = [float(t.replace(MINUS, "-")) for t in texts]
     assert shown == pytest.approx(change.tolist(), abs=0.51 * 10 ** -decimals.pop())
+
+
+def test_a_gamma_on_three_of_forty_prompts_is_read_from_three() -> None:
+    """Model j0's answers on 3 of 40 prompts: γ_j0 rests on those 3 (its t on 2 df), so
+    its finding counts 3 prompts, carries the few-prompts warning and rules nothing out
+    (never "negligible"); the finding counted the fit's 40, so the warning never fired
+    and the interval from 3 prompts read as well-founded. Another judge's γ counts 40."""
+    from analyses.conftest import audit_only
+    from recuse.roster import Entry
+    from recuse.simulate import simulate_ratings
+
+    sim = simulate_ratings(n_prompts=40, dimensions=("a", "b"), seed=1)
+    r = sim.ratings
+    few = r["prompt_id"].isin(["p1", "p9", "p33"])
+    ratings = r[(r["model"] != "j0") | few]
+    roster = Roster.builtin()
+    for judge, family in sim.families.items():
+        roster.add(Entry(judge, family))
+    report = audit_only(ANALYSIS.id, ratings, roster, table="ratings", figure_format="svg")
+    found = {f.judge: f for f in report.findings if f.bias is SELF_BIAS}
+    df = fit_favoritism(ratings, sim.families).self_bias().set_index("judge")["df"]
+    assert (found["j0"].clusters, df["j0"]) == (3, 2)
+    assert (found["j1"].clusters, df["j1"]) == (40, 39)
+    assert not found["j0"].informative and found["j1"].informative
+    assert found["j0"].materiality != "negligible"
+    (warned,) = [w for w in found["j0"].warnings if w.startswith("γ_j of j0:")]
+    assert "lie on only 3 prompts" in warned
+    assert not any(w.startswith("γ_j of") for w in found["j1"].warnings)
+    assert "on 3 prompts" in found["j0"].detail and "this term's t on 2 df" in found["j0"].method
+    from recuse.report.gate import Threshold, evaluate, in_memory
+
+    (g,) = [g for g in in_memory(report).findings
+            if g["bias"] == SELF_BIAS.key and g["judge"] == "j0"]  # fmt: skip
+    line = evaluate(g, Threshold(SELF_BIAS.key, 0.5), counts="ratings")
+    assert line.outcome == "inconclusive"
+    assert "from 3 prompts, under the 5 a clustered interval needs" in line.text

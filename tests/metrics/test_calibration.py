@@ -264,9 +264,12 @@ def test_the_standard_error_is_the_calibration_errors_not_the_squared_errors() -
     ece = expected_calibration_error(t, boot=Resampling(seed=0))
     u, se_u = ece.components["squared_error"], ece.components["squared_error_se"]
     assert u > 5 * se_u  # far from 0: the delta method holds
-    assert ece.std_error == pytest.approx(se_u / (2 * np.sqrt(u)), rel=0.02)
-    # on the interval's scale: z se about its half-width (not 4 times less)
+    e = debiased_ece(p, y, np.arange(n) // 5)
+    assert e.root_se() == pytest.approx(se_u / (2 * np.sqrt(u)), rel=0.02)
+    # on the interval's scale: z se about its half-width (not 4 times less); the
+    # interval is Student's at ν (below), so std_error is root_se times t_ν/z
     z = 1.6448536
+    assert ece.std_error == pytest.approx(e.root_se() * scipy.stats.t.ppf(0.95, e.df) / z)
     assert z * ece.std_error == pytest.approx((ece.ci_high - ece.ci_low) / 2, rel=0.1)
     draws = np.random.default_rng(3).normal(size=400_000)
     for u_, se_ in ((0.0004, 0.001), (-0.002, 0.001), (0.9, 0.2)):
@@ -506,3 +509,25 @@ def test_one_pair_alone_in_its_bin_reads_lies() -> None:
     r = expected_calibration_error(t, **BOOT)
     (said,) = [w for w in r.warnings if "bins whose pairs all come from one prompt" in w]
     assert said.startswith("1 of 4 pairs lies in probability bins"), said
+
+
+def test_the_standard_error_reads_the_student_interval_at_few_prompts() -> None:
+    """60 pairs on 6 prompts (a true error of about 0.3): the interval is the root of
+    U ± t_ν se at ν = 4.23, t_ν(0.95) = 2.10 where z = 1.645. `recuse gate`'s projection
+    and the detectable size read z · std_error as the half-width of the interval shown:
+    root_se alone, 0.059, said a half-width of 0.097 beside the 0.125 shown (1.28 times
+    narrower); times t_ν/z, 0.0756, it says 0.124."""
+    rng = np.random.default_rng(0)
+    n, g = 60, 6
+    p = rng.uniform(0.02, 0.98, n)
+    y = (rng.uniform(0, 1, n) < 0.5 + 0.1 * (p - 0.5)).astype(float)
+    prompt = np.arange(n) % g
+    t = pd.DataFrame({"item_id": [f"i{i}" for i in range(n)],
+                      "prompt_id": [f"q{c}" for c in prompt],
+                      "judge": "j", "human": y, "p_a": p})  # fmt: skip
+    r = expected_calibration_error(t, boot=Resampling(level=0.9, seed=0))
+    e = debiased_ece(p, y, prompt)
+    assert e.df == pytest.approx(4.23, abs=0.01)
+    z = scipy.stats.norm.ppf(0.95)
+    assert r.std_error == pytest.approx(e.root_se() * scipy.stats.t.ppf(0.95, e.df) / z)
+    assert z * r.std_error == pytest.approx((r.ci_high - r.ci_low) / 2, rel=0.01)

@@ -502,6 +502,13 @@ def test_a_term_on_few_prompts_reads_t_on_those_prompts_less_one() -> None:
         assert (
             "on 39 df" not in words[column] and "39 where it has ratings in every" in words[column]
         )
+    assert res.term_prompts["self[j0]"] == 5 and not res.few_prompts("self[j0]")
+    # on 3 prompts: said in the fit's notes (the command prints them), under FEW_CLUSTERS
+    three = fit_favoritism(r[(r["model"] != "j0") | r["prompt_id"].isin(["p1", "p5", "p9"])],
+                           sim.families)  # fmt: skip
+    assert three.term_prompts["self[j0]"] == 3 and three.term_prompts["self[j1]"] == 40
+    (note,) = [n for n in three.notes if n.startswith("γ_j of j0: its")]
+    assert "lie on only 3 prompts" in note and note in three.few_prompts("self[j0]")
 
 
 def test_cluster_variable_can_be_chosen_and_is_checked() -> None:
@@ -864,6 +871,7 @@ def test_cluster_intervals_are_student_t_on_the_clusters_less_one() -> None:
     words = res.to_dict()["definitions"]
     assert "Student's t on 6 df" in words["z"] and "not the normal" in words["z"]
     assert words["p"].endswith("read against Student's t on 6 df (the clusters less one)")
+    assert "the clusters holding the term's ratings less one" in words["df"]
     hc = fit_favoritism(sim.ratings, sim.families, normalize="none", se="HC1")
     assert hc.df is None
     assert "read against the normal distribution" in hc.to_dict()["definitions"]["z"]

@@ -21,6 +21,7 @@ from recuse.biases.favoritism import HEADING
 from recuse.biases.favoritism import SELF_BIAS as SELF_BIAS
 from recuse.data.inputs import Input
 from recuse.errors import ConfigError, EstimationError, RecuseError
+from recuse.metrics.bootstrap import counted
 from recuse.metrics.estimate import student_error
 from recuse.metrics.summary import PairwiseBias
 from recuse.mitigation.debias import debias_effect, not_subtracted
@@ -221,29 +222,23 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
         == self_keys(fitted["model"], ctx.selves).to_numpy()
     )
     own_by_judge = fitted[own_rows].groupby("judge").size()
-    clusters = int(frame["prompt_id"].nunique())
-    method = f"{res.method}; SE {res.se_type}"
-    if res.df is not None:
-        method += (
-            "; the standard error reported is the regression's times t/z (t on the "
-            "term's df), so that z times it is the interval's half-width"
-        )
     # a stray score, or few prompts to cluster by: every coefficient is read with it
     warn = res.warnings
     sb = res.self_bias()
     sb = sb[sb["judge"].astype(str).isin(chosen)]
     for _, r in sb.iterrows():
+        term = f"self[{r['judge']}]"
         ctx.add(
             ANALYSIS,
             to_finding(
                 ANALYSIS, SELF_BIAS, judge=str(r["judge"]), dataset=inp.name,
                 estimate=r["estimate"], ci_low=r["lower"], ci_high=r["upper"],
-                n=int(n_by_judge.get(r["judge"], res.n)), level=o.level, method=method,
-                clusters=clusters,
+                n=int(n_by_judge.get(r["judge"], res.n)), level=o.level, method=_method(res, r),
+                clusters=res.term_prompts[term],
                 detail=f"γ, {res.scale_note}; {int(own_by_judge.get(r['judge'], 0)):,} of "
-                "its own model's answers",
-                std_error=student_error(r["se"], df=_df(res, r), level=o.level),
-                p_value=r["p"], warnings=warn, p_method="wald",
+                f"its own model's answers, on {counted(res.term_prompts[term], 'prompts')}",
+                std_error=student_error(r["se"], df=r["df"], level=o.level),
+                p_value=r["p"], warnings=(*warn, *res.few_prompts(term)), p_method="wald",
             ),
         )  # fmt: skip
     fams = dict(res.families)
@@ -252,16 +247,19 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     for _, r in fb.iterrows():
         members = sorted(j for j in judges if fams.get(j) == r["family"])
         n_fam = int(sum(n_by_judge.get(j, 0) for j in members))
+        term = f"family[{r['family']}]"
         for j in (m for m in members if m in chosen):
             ctx.add(
                 ANALYSIS,
                 to_finding(
                     ANALYSIS, FAMILY_BIAS, judge=j, dataset=inp.name, estimate=r["estimate"],
                     ci_low=r["lower"], ci_high=r["upper"], n=max(n_fam, 1), level=o.level,
-                    method=method, clusters=clusters,
-                    detail=f"λ pooled over the {r['family']} family's judges",
-                    std_error=student_error(r["se"], df=_df(res, r), level=o.level),
-                    p_value=r["p"], warnings=warn, p_method="wald",
+                    method=_method(res, r), clusters=res.term_prompts[term],
+                    detail=f"λ pooled over the {r['family']} family's judges (its ratings "
+                    f"on {counted(res.term_prompts[term], 'prompts')})",
+                    std_error=student_error(r["se"], df=r["df"], level=o.level),
+                    p_value=r["p"], warnings=(*warn, *res.few_prompts(term)),
+                    p_method="wald",
                 ),
             )  # fmt: skip
     _not_estimated(ctx, inp, res, sorted(chosen), set(sb["judge"]), set(fb["family"]))
@@ -318,11 +316,17 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     _robustness(ctx, inp, res, chosen)
 
 
-def _df(res: FavoritismResult, row: pd.Series) -> float | None:
-    """The degrees of freedom of a coefficient's Student t (a row of the fit's
-    coefficients: the clusters holding its ratings less one), None where the fit's
-    interval is the normal one."""
-    return None if res.df is None else float(row["df"])
+def _method(res: FavoritismResult, row: pd.Series) -> str:
+    """A finding's method: the fit's and its errors; with Student's t, the one that reads
+    this term (``row`` of the coefficients: its ``df``) and the report's standard error
+    scaled to it (:func:`~recuse.metrics.estimate.student_error`)."""
+    if res.df is None:
+        return f"{res.method}; SE {res.se_type}"
+    return (
+        f"{res.method}; SE {res.se_type}; this term's t on {row['df']:g} df, and the "
+        "standard error reported the regression's times t/z, so that z times it is the "
+        "interval's half-width"
+    )
 
 
 def _notes_of_judges(notes: Iterable[str], chosen: set[str], families: dict[str, str]) -> list[str]:

@@ -56,7 +56,9 @@ time. The outcome is the human label as 0/1 (``y = 1`` when ``human > 0.5``, 0 w
   the lower end can miss), and a judge near it (a true error of 0.027, 60–350 pairs)
   0.94–0.96. Its ``std_error`` is the calibration
   error's, on the estimate's scale (:meth:`DebiasedECE.root_se`: the standard deviation
-  of the square root of that normal, about ``se / (2 √U)`` away from 0), which `recuse gate`'s
+  of the square root of that normal, about ``se / (2 √U)`` away from 0, times
+  ``t_ν / z``: :func:`recuse.metrics.estimate.student_error`, so that ``z`` times it is
+  about the half-width of the Student interval shown), which `recuse gate`'s
   projections and the report's detectable bias read; the squared error and its ``se``
   are ``squared_error`` and ``squared_error_se`` in ``components``. Beside it: the
   plug-in ECE, and ``chance_ece``, the plug-in ECE a perfectly calibrated judge scores at
@@ -102,6 +104,7 @@ from recuse.metrics.estimate import (
     MetricSpec,
     clusters_of,
     run_one,
+    student_error,
     the_fix,
 )
 from recuse.metrics.result import MetricResult, Skipped
@@ -464,7 +467,12 @@ def ece_results(
                     "ece_plugin": e.plugin,
                     "chance_ece": e.chance,
                 },
-                std_error=e.root_se(),  # the estimate's scale, not the squared error's
+                # the estimate's scale, not the squared error's; times t_ν/z, as the
+                # interval reads t_ν: z · std_error its (root's) half-width, for the gate's
+                # projection and the detectable size (student_error)
+                std_error=student_error(
+                    e.root_se(), df=None if math.isinf(e.df) else e.df, level=boot.level
+                ),
                 warnings=tuple(warnings),
                 bound="floor",  # an error, at least 0: no signed difference
             )

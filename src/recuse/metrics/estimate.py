@@ -1072,9 +1072,10 @@ def expanded_error(std_error: float, *, clusters: int, level: float, share: floa
 def student_error(std_error: float, *, df: float | None, level: float) -> float:
     """The standard error of a Wald estimate whose interval is Student's,
     ``estimate ± t_df(q) · se`` (the favoritism regression's cluster-robust γ and λ, on
-    the prompts holding the term's ratings less one), as the report carries it:
+    the prompts holding the term's ratings less one; the calibration error's root, at
+    Satterthwaite's ν), as the report carries it:
     ``se · t_df(q) / z(q)`` with ``q = (1 + level) / 2`` (``se`` itself where ``df`` is
-    None: a normal interval) — so that
+    None or NaN, as a fit's ``df`` column reads a normal interval) — so that
     the gate's projection (z · se) reads the interval shown, and the "±X detectable"
     line ((z + z_0.8) · se) its half-width plus ``z_0.8`` times the same scaled error
     (at 5 df and 90%, 3.05 · se where Student's own 80% quantile would say 2.94: a
@@ -1084,10 +1085,10 @@ def student_error(std_error: float, *, df: float | None, level: float) -> float:
 
     >>> round(student_error(0.01, df=5, level=0.9), 5)  # 0.01 · 2.01505 / 1.64485
     0.01225
-    >>> student_error(0.01, df=None, level=0.9)
-    0.01
+    >>> student_error(0.01, df=None, level=0.9), student_error(0.01, df=math.nan, level=0.9)
+    (0.01, 0.01)
     """
-    if df is None or math.isnan(std_error):
+    if df is None or math.isnan(df) or math.isnan(std_error):
         return std_error
     from scipy.stats import t
 

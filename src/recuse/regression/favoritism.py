@@ -76,7 +76,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -805,6 +805,9 @@ class FavoritismResult:
     #: per self/family term (``self[j]``, ``family[F]``): the ratings it rests on
     #: (:func:`term_ratings`); ``n`` counts the whole fit's
     term_n: Mapping[str, int] = field(default_factory=dict)
+    #: per self/family term: the prompts holding those ratings (:func:`term_prompts`), the
+    #: clusters its cluster-robust error rests on
+    term_prompts: Mapping[str, int] = field(default_factory=dict)
     #: degrees of freedom of the intervals' and p-values' Student t (the clusters less
     #: one, for cluster-robust errors); None: the normal quantile. Each coefficient's own
     #: is its ``df`` column: the clusters holding its rows less one, where fewer
@@ -839,6 +842,25 @@ class FavoritismResult:
     def _kind(self, kind: str) -> pd.DataFrame:
         c = self.coefficients[self.coefficients["kind"] == kind]
         return c.drop(columns=["kind", "term"]).reset_index(drop=True)
+
+    def few_prompts(self, term: str) -> tuple[str, ...]:
+        """The warning of a self or family ``term`` (``self[j]``, ``family[F]``) whose
+        ratings lie on fewer than :data:`FEW_CLUSTERS` prompts (:attr:`term_prompts`):
+        its error rests on those, however many prompts the fit has (a γ on 3 of 40
+        prompts, its t on 2 df); () otherwise."""
+        k = self.term_prompts.get(term)
+        if k is None or k >= FEW_CLUSTERS:
+            return ()
+        kind, label = term.split("[", 1)
+        symbol = {"self": "γ_j", "family": "λ_F"}[kind]
+        n = self.term_n[term]
+        return (
+            f"{symbol} of {label.removesuffix(']')}: its {counted(n, 'ratings')} "
+            f"{'lies' if n == 1 else 'lie'} on only {counted(k, 'prompts')}, which its "
+            "standard error rests on: an "
+            "interval from so few is unreliable — add prompts holding them, or read it as "
+            "rough",
+        )
 
     def self_bias(self) -> pd.DataFrame:
         """γ_j per judge: judge, family, estimate, se, z, p, lower, upper, significant, df."""
@@ -985,6 +1007,12 @@ class FavoritismResult:
                 ),
                 "p": f"two-sided p-value of z against 0 (no bias), read against "
                 f"{self._reference_words()}",
+                "df": "the degrees of freedom of the Student t that reads the row's z, p and "
+                + (
+                    "interval: null, the normal distribution reads them"
+                    if self.df is None
+                    else "interval: the clusters holding the term's ratings less one (at least 1)"
+                ),
             },
             "self_bias": records(self.self_bias()),
             "family_bias": records(self.family_bias()),
@@ -1093,14 +1121,9 @@ def _html_cell(column: str, value: Any, *, level: float) -> str:
     return decimal(value, 2)
 
 
-def term_ratings(frame: pd.DataFrame, terms: Sequence[Term]) -> dict[str, int]:
-    """The ratings each self and family term of ``terms`` rests on, by term name: the
-    rows of ``frame`` (a :func:`prepare`-d fit's) whose value of the term's indicator is
-    1 — for γ_j (``self[j]``) judge j's ratings of its own model's answers, for λ_F
-    (``family[F]``) the ratings by F's judges of F's other models. The coefficient
-    compares these with the same judges' other ratings, which every coefficient of the fit
-    shares (the fit's ``n``)."""
-    out: dict[str, int] = {}
+def _term_rows(frame: pd.DataFrame, terms: Sequence[Term]) -> Iterator[tuple[str, np.ndarray]]:
+    """Each self and family term of ``terms`` with the rows of ``frame`` on which its
+    indicator is 1."""
     for t in terms:
         if t.kind == "self":
             mask = frame["is_self"].to_numpy(bool) & (frame["judge"] == t.label).to_numpy()
@@ -1109,8 +1132,24 @@ def term_ratings(frame: pd.DataFrame, terms: Sequence[Term]) -> dict[str, int]:
             mask = frame["is_family"].to_numpy(bool) & fam
         else:
             continue
-        out[t.name] = int(mask.sum())
-    return out
+        yield t.name, mask
+
+
+def term_ratings(frame: pd.DataFrame, terms: Sequence[Term]) -> dict[str, int]:
+    """The ratings each self and family term of ``terms`` rests on, by term name: the
+    rows of ``frame`` (a :func:`prepare`-d fit's) whose value of the term's indicator is
+    1 — for γ_j (``self[j]``) judge j's ratings of its own model's answers, for λ_F
+    (``family[F]``) the ratings by F's judges of F's other models. The coefficient
+    compares these with the same judges' other ratings, which every coefficient of the fit
+    shares (the fit's ``n``)."""
+    return {name: int(mask.sum()) for name, mask in _term_rows(frame, terms)}
+
+
+def term_prompts(frame: pd.DataFrame, terms: Sequence[Term]) -> dict[str, int]:
+    """The prompts holding the ratings of each self and family term (:func:`term_ratings`),
+    by term name: what its cluster-robust error rests on (its t reads them less one)."""
+    ids = frame["prompt_id"].to_numpy()
+    return {name: int(pd.unique(ids[mask]).size) for name, mask in _term_rows(frame, terms)}
 
 
 def quantile(q: float, df: float | np.ndarray | None) -> Any:
@@ -1194,6 +1233,7 @@ def make_result(
         cov=cov,
         rsquared=rsquared,
         term_n=term_ratings(prepared.frame, terms),
+        term_prompts=term_prompts(prepared.frame, terms),
         df=df,
     )
 
@@ -1315,8 +1355,9 @@ def fit_prepared(
     coef = out.coefficients
     coef["lower"], coef["upper"] = res.params - q * bse, res.params + q * bse
     coef["significant"] = (coef["lower"] > 0) | (coef["upper"] < 0)
+    few = (w for t in out.term_prompts for w in out.few_prompts(t))
     return replace(out, warnings=(*out.warnings, *_few_clusters(groups, by)),
-                   notes=(*out.notes, *_no_interval(coef)))  # fmt: skip
+                   notes=(*out.notes, *_no_interval(coef), *few))  # fmt: skip
 
 
 def _few_clusters(groups: np.ndarray | None, by: str) -> tuple[str, ...]:

@@ -684,7 +684,7 @@ def rules_nothing_out(finding: Mapping[str, Any]) -> str:
         return ""
     if _number(clusters) and float(clusters) < FEW_CLUSTERS:
         return (
-            f"from {int(clusters)} prompts, under the {FEW_CLUSTERS} a cluster bootstrap "
+            f"from {int(clusters)} prompts, under the {FEW_CLUSTERS} a clustered interval "
             "needs, it rules nothing out"
         )
     return (

@@ -96,7 +96,11 @@ def test_validate_reads_the_file_as_the_audit_and_says_which_config(
     code, by_config, err = run(capsys, "validate", pairs, "--json", "--config", str(team["config"]))
     assert code == 0, err
     # the note names the file and what validate took from it: not [audit] level
-    assert f"recuse: note: {team['config']}: read [map], [values], [[model]] (1 roster" in err
+    assert (
+        f"recuse: note: {team['config']}: read [map], [values.first_pick], "
+        "[values.second_pick], [values.label], [[model]] (1 roster"
+        in err
+    )
     assert "level" not in err
     monkeypatch.chdir(team["folder"])
     code, here, err = run(capsys, "validate", pairs, "--json")

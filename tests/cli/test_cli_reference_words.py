@@ -53,14 +53,14 @@ def test_certify_terminal_and_json_name_correctness_labels(
     code, text = _run(capsys, *args)
     assert code == 0, text
     assert _said_human(text) == []
-    assert "guarantee: agreement with the correctness labels ≥ 0.55" in text
+    assert "guarantee: agreement with the correctness labels ≥ 55%" in text
     code, text = _run(capsys, *args, "--json", "--out", str(tmp_path / "c.json"))
     assert code == 0, text
     printed = json.loads(text)
     assert printed == json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
     assert [s for s in _strings(printed) if HUMAN.search(s)] == []
     guarantees = [j["guarantee"] for j in printed["judges"] if j["certified"]]
-    assert guarantees and all("agreement with the correctness labels ≥ 0.55" in g
+    assert guarantees and all("agreement with the correctness labels ≥ 55%" in g
                               for g in guarantees)  # fmt: skip
     assert printed["cascade"]["guarantee"].startswith("agreement with the correctness labels")
     assert printed["reference"] == "correctness labels"
@@ -75,7 +75,7 @@ def test_certify_keeps_human_words_for_human_labels(
     assert code == 0, text
     printed = json.loads(text)
     assert printed["reference"] == "human labels"
-    assert printed["cascade"]["guarantee"].startswith("agreement with humans ≥ 0.85")
+    assert printed["cascade"]["guarantee"].startswith("agreement with humans ≥ 85%")
 
 
 def test_metrics_pairs_names_correctness_labels(
@@ -159,7 +159,7 @@ def test_a_file_of_judgebench_rows_is_worded_for_correctness(
     code, text = _run(capsys, "certify", str(files["judgebench"]), "--agreement", "0.55")
     assert code == 0, text
     assert _said_human(text) == []
-    assert "agreement with the correctness labels ≥ 0.55" in text
+    assert "agreement with the correctness labels ≥ 55%" in text
 
 
 def test_a_file_mixing_kinds_says_reference_label_and_counts_each_kind(
@@ -192,7 +192,7 @@ def test_a_file_mixing_kinds_says_reference_label_and_counts_each_kind(
     printed = json.loads(text)
     assert printed["notes"] == [note]
     assert [s for s in _strings(printed) if HUMAN.search(s)] == [printed["reference"], note]
-    assert "agreement with the reference labels ≥ 0.55" in printed["judges"][0]["guarantee"]
+    assert "agreement with the reference labels ≥ 55%" in printed["judges"][0]["guarantee"]
 
 
 def test_an_audit_of_a_mixed_file_says_reference_label(

@@ -251,7 +251,7 @@ def test_a_name_with_a_newline_keeps_certifys_lines_one_line(
     code, text = _run(capsys, "certify", path, "--out", out)
     assert code == 0, text
     _one_line_each(text)
-    assert f"  {FORGED_SHOWN}: agreement with humans ≥ 0.85" in text  # the guarantee line
+    assert f"  {FORGED_SHOWN}: agreement with humans ≥ 85%" in text  # the guarantee line
     assert [j["judge"] for j in json.loads(out.read_text(encoding="utf-8"))["judges"]] == [FORGED]
 
 

@@ -98,8 +98,7 @@ def test_validate_reads_the_file_as_the_audit_and_says_which_config(
     # the note names the file and what validate took from it: not [audit] level
     assert (
         f"recuse: note: {team['config']}: read [map], [values.first_pick], "
-        "[values.second_pick], [values.label], [[model]] (1 roster"
-        in err
+        "[values.second_pick], [values.label], [[model]] (1 roster" in err
     )
     assert "level" not in err
     monkeypatch.chdir(team["folder"])

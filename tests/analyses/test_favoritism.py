@@ -167,6 +167,28 @@ def test_the_coefficient_table_shows_each_terms_df_where_one_is_not_the_fits() -
     assert "prompts holding its ratings less one" in table.columns["df"]
 
 
+def test_the_correction_says_which_terms_rest_on_few_prompts() -> None:
+    """Model j0's answers on 3 of 40 prompts: γ_j0's finding carries the few-prompts
+    warning, and the correction's note, which subtracts it, said nothing of it. The note
+    now ends with that warning (once), and the finding keeps it."""
+    from analyses.conftest import audit_only
+    from recuse.roster import Entry
+    from recuse.simulate import simulate_ratings
+
+    sim = simulate_ratings(n_prompts=40, dimensions=("a", "b"), seed=1)
+    r = sim.ratings
+    few = r[(r["model"] != "j0") | r["prompt_id"].isin(["p1", "p5", "p9"])]
+    roster = Roster.builtin()
+    for judge, family in sim.families.items():
+        roster.add(Entry(judge, family))
+    report = audit_only(ANALYSIS.id, few, roster, table="ratings", figure_format="svg")
+    (f,) = [f for f in report.findings if f.bias is SELF_BIAS and f.judge == "j0"]
+    (warning,) = [w for w in f.warnings if "lie on only 3 prompts" in w]
+    (note,) = [n for s in report.sections for n in s.notes if "debiasing subtracts" in n]
+    assert note.endswith(f"; subtracted, resting on few prompts — {warning}.")
+    assert note.count("few prompts") == 1
+
+
 def test_findings_recover_planted_self_and_family_biases() -> None:
     """Planted truth (simulate_ratings, Eq. 1 with one dimension): every judge's self-bias
     γ_j and each family's λ_F are planted, of both signs. The audit divides ratings and

@@ -24,7 +24,7 @@ from recuse.errors import ConfigError, EstimationError, RecuseError
 from recuse.metrics.bootstrap import counted
 from recuse.metrics.estimate import student_error
 from recuse.metrics.summary import PairwiseBias
-from recuse.mitigation.debias import debias_effect, not_subtracted
+from recuse.mitigation.debias import debias_effect, not_subtracted, on_few_prompts
 from recuse.numbers import percent
 from recuse.regression import fit_favoritism
 from recuse.regression.explore import score_matrix
@@ -443,7 +443,10 @@ def _debiasing(ctx: Context, inp: Input, res: FavoritismResult, judges: list[str
         f"λ̂_F from its ratings of other models of its family ({res.scale_note}); it "
         f"{changed} the judges' model ranking, and Kendall's τ between that ranking and "
         f"the reference ranking goes {eff.taus}. The corrections are point estimates; their "
-        "uncertainty is the coefficients' intervals above" + not_subtracted(mine) + "."
+        "uncertainty is the coefficients' intervals above"
+        + not_subtracted(mine)
+        + on_few_prompts(res, mine)
+        + "."
     )
 
 

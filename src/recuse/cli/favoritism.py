@@ -272,6 +272,7 @@ def favoritism(
     _print_fit(console, source, loaded, bat, (roster, self_scope))
     effect = debiasing.debias_effect(ratings, bat.main, roster, selves=selves)
     unsubtracted = debiasing.not_subtracted(bat.main.coefficients)
+    unsubtracted += debiasing.on_few_prompts(bat.main)  # a γ or λ on few prompts, subtracted
     if not regression_favoritism.corrects_anything(bat.main.coefficients):  # as the audit says it
         console.print(
             "correction (debiased.csv): no self- or family-bias term was estimated, so "

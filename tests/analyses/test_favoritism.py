@@ -141,6 +141,54 @@ def test_the_coefficient_table_is_in_words_not_a_regression_dump(planted: Plante
     assert all(isinstance(p, float) and 0 <= p <= 1 for p in f["p"])
 
 
+def test_the_coefficient_table_shows_each_terms_df_where_one_is_not_the_fits() -> None:
+    """Model j0's answers on 5 of 40 prompts: γ_j0 reads Student's t on 4 df, every other
+    term on 39, and the table's words named only the rule (its interval columns: "Student
+    t on 39 df (a term whose ratings lie on fewer prompts: on those less one)"). A df
+    column now gives each row's (the fit's df column, which the fit checks against
+    scipy), with words; the balanced planted table has none (above)."""
+    from analyses.conftest import audit_only
+    from recuse.roster import Entry
+    from recuse.simulate import simulate_ratings
+
+    sim = simulate_ratings(n_prompts=40, dimensions=("a", "b"), seed=1)
+    r = sim.ratings
+    few = r[(r["model"] != "j0") | r["prompt_id"].isin(["p1", "p5", "p9", "p20", "p33"])]
+    roster = Roster.builtin()
+    for judge, family in sim.families.items():
+        roster.add(Entry(judge, family))
+    report = audit_only(ANALYSIS.id, few, roster, table="ratings", figure_format="svg")
+    (table,) = [t for s in report.sections for t in s.tables if t.name.startswith("favoritism")]
+    df = table.frame.set_index("coefficient")["df"]
+    assert df["self-bias γ_j of judge j0 (own model's answers)"] == 4
+    assert df["self-bias γ_j of judge j1 (own model's answers)"] == 39
+    assert (df.drop("self-bias γ_j of judge j0 (own model's answers)") == 39).all()
+    assert table.columns["df"].startswith("the degrees of freedom of the Student t that reads")
+    assert "prompts holding its ratings less one" in table.columns["df"]
+
+
+def test_the_correction_says_which_terms_rest_on_few_prompts() -> None:
+    """Model j0's answers on 3 of 40 prompts: γ_j0's finding carries the few-prompts
+    warning, and the correction's note, which subtracts it, said nothing of it. The note
+    now ends with that warning (once), and the finding keeps it."""
+    from analyses.conftest import audit_only
+    from recuse.roster import Entry
+    from recuse.simulate import simulate_ratings
+
+    sim = simulate_ratings(n_prompts=40, dimensions=("a", "b"), seed=1)
+    r = sim.ratings
+    few = r[(r["model"] != "j0") | r["prompt_id"].isin(["p1", "p5", "p9"])]
+    roster = Roster.builtin()
+    for judge, family in sim.families.items():
+        roster.add(Entry(judge, family))
+    report = audit_only(ANALYSIS.id, few, roster, table="ratings", figure_format="svg")
+    (f,) = [f for f in report.findings if f.bias is SELF_BIAS and f.judge == "j0"]
+    (warning,) = [w for w in f.warnings if "lie on only 3 prompts" in w]
+    (note,) = [n for s in report.sections for n in s.notes if "debiasing subtracts" in n]
+    assert note.endswith(f"; subtracted, resting on few prompts — {warning}.")
+    assert note.count("few prompts") == 1
+
+
 def test_findings_recover_planted_self_and_family_biases() -> None:
     """Planted truth (simulate_ratings, Eq. 1 with one dimension): every judge's self-bias
     γ_j and each family's λ_F are planted, of both signs. The audit divides ratings and

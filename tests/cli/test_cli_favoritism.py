@@ -589,3 +589,41 @@ def test_an_earlier_stops_complete_words_are_not_said_over_a_stop_as_commands_lo
     err = capsys.readouterr().err
     assert "interrupted" in err and "/elsewhere" not in err
     assert "start it over" in err  # the words of a stop before any command began
+
+
+def test_a_term_on_few_prompts_shows_its_df_in_the_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Model j0's answers on 3 of 40 prompts: γ_j0's interval reads Student's t on 2 df
+    (those prompts less one), the other γs' on 39, and the table said only "Student t on
+    39 df" in its title (the 2 was in the CSV and JSON alone). Each row now shows its df,
+    which reads the row's interval (scipy's t quantile on it, redone here); a fit whose
+    terms all read the title's df shows no df column. The correction line, which
+    subtracts γ_j0, ends with its few-prompts warning (it said nothing of it)."""
+    sim = simulate_ratings(n_prompts=40, dimensions=("a", "b"), seed=1)
+    r = sim.ratings
+    few = r["prompt_id"].isin(["p1", "p5", "p9"])
+    r[(r["model"] != "j0") | few].to_csv(tmp_path / "few.csv", index=False)
+    r.to_csv(tmp_path / "all.csv", index=False)
+    text = "".join(f'[[model]]\nid = "{j}"\nfamily = "{f}"\n\n' for j, f in sim.families.items())
+    (tmp_path / "roster.toml").write_text(text)
+    head = ["--roster", str(tmp_path / "roster.toml"), "favoritism"]
+    assert main([*head, str(tmp_path / "few.csv"), "--out", str(tmp_path / "o1")]) == 0
+    stdout = capsys.readouterr().out
+    coef = pd.read_csv(tmp_path / "o1" / "coefficients.csv").set_index("term")
+    rows = {j: next(s for s in stdout.splitlines() if f"│ {j} " in s) for j in ("j0", "j1")}
+    for judge, df in (("j0", 2), ("j1", 39)):
+        cells = [c.strip() for c in rows[judge].split("│")]
+        est, _se, low, high = (float(c.replace("−", "-")) for c in cells[2:6])
+        assert cells[6] == str(df)  # the df column, after the interval
+        half = stats.t.ppf(0.95, df) * coef.loc[f"self[{judge}]", "se"]
+        assert (low, high) == pytest.approx((est - half, est + half), abs=0.002)
+    flat = " ".join(stdout.split())
+    assert "df: the degrees of freedom of the Student t that reads the row's interval" in flat
+    warning = "γ_j of j0: its 6 ratings lie on only 3 prompts, which its standard error rests on"
+    assert flat.count(warning) == 2  # the fit's note, and the correction's line
+    correction = flat[flat.index("correction (debiased.csv)") :]
+    assert f"; subtracted, resting on few prompts — {warning}" in correction
+    assert main([*head, str(tmp_path / "all.csv"), "--out", str(tmp_path / "o2")]) == 0
+    stdout = capsys.readouterr().out
+    assert "│ df" not in stdout and "df: the degrees" not in " ".join(stdout.split())

@@ -252,6 +252,63 @@ def test_an_arena_hard_score_judged_by_itself_says_so(tmp_path: Path) -> None:
     assert not any("wrote these answers" in h for h in audit([HAIKU], options=FAST).headlines)
 
 
+def test_arena_hard_and_fastchat_lines_name_the_judges_family() -> None:
+    """Arena-Hard-Auto's judge gpt-4-1106-preview scores every model against gpt-4-0314,
+    of its family (gpt) in the roster, and FastChat's judge gpt-4 rated gpt-3.5-turbo:
+    AlpacaEval's lines said "same family" there, these said nothing. Each now says it as
+    AlpacaEval's do: the baseline once before the scores, a system of the family in its
+    line, a system of another family (claude-3-haiku, claude-v1) nothing."""
+    kin = (
+        "the judge gpt-4-1106-preview and the baseline gpt-4-0314 are of the same family "
+        "(gpt) — a system of another family is judged against a same-family model's "
+        "answers, which family preference favours, so it lowers that system's win rate (a "
+        "system of the family says so in its line)."
+    )
+    lines = audit([HAIKU], options=FAST).headlines
+    said = [h for h in lines if "the baseline gpt-4-0314 are of the same family" in h]
+    assert said == [f"{HAIKU.name}, Arena-Hard-Auto: {kin}"]
+    haiku = next(i for i, h in enumerate(lines) if "claude-3-haiku-20240307 scores" in h)
+    assert lines.index(said[0]) < haiku and "same family" not in lines[haiku]
+    line = next(h for h in audit([GPT4], options=FAST).headlines if "gpt-4-0613 in " in h)
+    assert line.endswith(
+        " The judge gpt-4-1106-preview and gpt-4-0613 are of the same family (gpt): this rate "
+        "is its verdict on a same-family model's answers against a baseline of the same "
+        "family (gpt-4-0314), so family preference may favour either side."
+    )
+    lines = audit([PAIR], options=FAST).headlines  # every pair of models: no baseline
+    assert not any("the baseline" in h and "same family" in h for h in lines)
+    line = next(h for h in lines if "judge gpt-4: gpt-3.5-turbo:" in h)
+    assert line.endswith(
+        " The judge gpt-4 and gpt-3.5-turbo are of the same family (gpt): this rate is its "
+        "verdict on a same-family model's answers, which family preference raises."
+    )
+    assert not any("same family" in h for h in lines if "judge gpt-4: claude-v1:" in h)
+
+
+def test_a_fastchat_baseline_of_the_judge_or_its_family_is_said_once(tmp_path: Path) -> None:
+    """FastChat's pairwise-baseline records (every model against gpt-3.5-turbo) under
+    the judge gpt-4, of its family: said once before the rates, as AlpacaEval's and
+    Arena-Hard's are; under the judge gpt-3.5-turbo, that the judge wrote the baseline
+    (its 2 records with no error: claude-v1's and vicuna-13b's)."""
+    records = [json.loads(line) for line in PAIR.read_text("utf-8").splitlines() if line]
+    based = [r for r in records if r["model_2"] == "gpt-3.5-turbo"]
+    path = tmp_path / "gpt-4_pair.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in based), "utf-8")
+    lines = audit([path], options=FAST).headlines
+    said = [h for h in lines if "the baseline gpt-3.5-turbo are of the same family" in h]
+    assert len(said) == 1 and said[0].startswith("gpt-4_pair.jsonl, FastChat: the judge gpt-4 ")
+    assert lines.index(said[0]) < next(i for i, h in enumerate(lines) if "claude-v1 against" in h)
+    for r in based:
+        r["judge"] = ["gpt-3.5-turbo", r["judge"][1]]
+    path.write_text("".join(json.dumps(r) + "\n" for r in based), "utf-8")
+    lines = audit([path], options=FAST).headlines
+    assert [h for h in lines if "wrote the baseline" in h] == [
+        "gpt-4_pair.jsonl, FastChat: the judge gpt-3.5-turbo wrote the baseline gpt-3.5-turbo "
+        "— in all 2 comparisons it judged its own answer against another model's, so every "
+        "win rate below is against the judge's own answer (self-preference lowers them)."
+    ]
+
+
 def test_the_tools_tables_say_what_each_column_is() -> None:
     """The FastChat and Arena-Hard-Auto tables of the audit had no column words (which
     share a score is, of what; what a battle counts). Each column now has them, and the
@@ -457,7 +514,7 @@ def test_arena_hard_files_of_both_versions_are_scored_each_by_its_own_rule_and_s
     )
     assert rows.loc["gpt-4-0613", "score"] == pytest.approx(100 * np.mean(gpt4))
     report = audit([folder], options=FAST)
-    heads = [h for h in report.headlines if "Arena-Hard-Auto" in h]
+    heads = [h for h in report.headlines if "Arena-Hard-Auto, judge" in h]  # the scores
     assert len(heads) == 2 and not any("category  " in h for h in heads)
     assert any("claude-3-haiku-20240307 (v0.1 files: a null game dropped alone" in h for h in heads)
     assert any(

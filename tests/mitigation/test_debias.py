@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from recuse.mitigation.debias import debias, debias_effect
+from recuse.mitigation.debias import debias, debias_effect, on_few_prompts
 from recuse.regression.favoritism import fit_favoritism
 from recuse.simulate.ratings import simulate_ratings
 
@@ -108,3 +108,26 @@ def test_ratings_of_one_model_have_an_undefined_tau_and_no_scipy_warning() -> No
         f"{undefined} before the correction → {undefined} after (1 = the reference's order, "
         "0 = unrelated)"
     )
+
+
+def test_a_correction_resting_on_few_prompts_says_so() -> None:
+    """Model j0's answers on 3 of 40 prompts: γ_j0 (its 6 ratings) is subtracted from
+    judge j0's ratings of its own model (the correction's row), and its finding warns of
+    the 3 prompts while the correction said nothing. Its words are now the finding's
+    warning, for that term alone; on 5 prompts (FEW_CLUSTERS) none, and a term left out
+    (no standard error) is not said to be subtracted."""
+    sim = simulate_ratings(n_prompts=40, dimensions=("a", "b"), seed=1)
+    r = sim.ratings
+    three = r[(r["model"] != "j0") | r["prompt_id"].isin(["p1", "p5", "p9"])]
+    res = fit_favoritism(three, sim.families)
+    assert res.term_prompts["self[j0]"] == 3 and res.term_n["self[j0]"] == 6
+    d = debias(three, res, sim.families)
+    assert (d.loc[(d["judge"] == "j0") & (d["model"] == "j0"), "correction"] != 0).all()
+    (warning,) = res.few_prompts("self[j0]")
+    assert warning.startswith("γ_j of j0: its 6 ratings lie on only 3 prompts")
+    assert on_few_prompts(res) == f"; subtracted, resting on few prompts — {warning}"
+    c = res.coefficients.copy()
+    c.loc[c["term"] == "self[j0]", "se"] = np.nan  # not estimated: not subtracted
+    assert on_few_prompts(res, c) == ""
+    five = r[(r["model"] != "j0") | r["prompt_id"].isin(["p1", "p5", "p9", "p20", "p33"])]
+    assert on_few_prompts(fit_favoritism(five, sim.families)) == ""

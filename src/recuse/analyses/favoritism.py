@@ -24,11 +24,12 @@ from recuse.errors import ConfigError, EstimationError, RecuseError
 from recuse.metrics.bootstrap import counted
 from recuse.metrics.estimate import student_error
 from recuse.metrics.summary import PairwiseBias
-from recuse.mitigation.debias import debias_effect, not_subtracted
+from recuse.mitigation.debias import debias_effect, not_subtracted, on_few_prompts
 from recuse.numbers import percent
 from recuse.regression import fit_favoritism
 from recuse.regression.explore import score_matrix
 from recuse.regression.favoritism import (
+    DF_WORDS,
     NEVER_OWN,
     FavoritismResult,
     coefficient_cells,
@@ -50,11 +51,12 @@ _TERM_WORDS = {  # the coefficient kinds of Eq. 1, in words ({first}: the baseli
 }
 
 
-def coefficient_columns(res: FavoritismResult, level: float) -> dict[str, str]:
+def coefficient_columns(res: FavoritismResult, level: float, *, df: bool = False) -> dict[str, str]:
     """What each column of :func:`coefficient_table` holds, in the fit's unit: its
-    estimate column read in no unit at all (a slope's beside an intercept's and a γ's)."""
+    estimate column read in no unit at all (a slope's beside an intercept's and a γ's);
+    ``df``: the table has its df column."""
     pct = percent(level)
-    return {
+    words = {
         "coefficient": "the term of the regression (Play Favorites' Eq. 1), in words",
         "estimate": f"its value in {res.scale_note} (a slope β_j's: per unit of the "
         "reference score)",
@@ -62,10 +64,13 @@ def coefficient_columns(res: FavoritismResult, level: float) -> dict[str, str]:
         f"{pct} high": "the high end",
         "p": "two-sided Wald p-value against 0",
     }
+    if df:
+        words["df"] = DF_WORDS.format(df=res.df).removeprefix("df: ")
+    return words
 
 
 def coefficient_table(
-    tidy: pd.DataFrame, level: float, *, dimensions: Collection[str] = ()
+    tidy: pd.DataFrame, level: float, *, dimensions: Collection[str] = (), df: bool = False
 ) -> pd.DataFrame:
     """Eq. 1's coefficients for a reader: what each is in words, its estimate and interval
     (normalised score points), and its p-value (a regression's full output, with term
@@ -77,7 +82,10 @@ def coefficient_table(
     the baseline of the design (:func:`~recuse.regression.favoritism.design_matrix`:
     ``η = 0``), so a dimension effect is its shift against that one and a judge's
     intercept its score at reference 0 in it; the words name it (a bare ``dimension
-    effect δ_d: logical correctness`` said neither, and δ is Eq. 1's judge effect)."""
+    effect δ_d: logical correctness`` said neither, and δ is Eq. 1's judge effect).
+
+    ``df``: with each term's degrees of freedom (where some term's is not the fit's:
+    :meth:`~recuse.regression.favoritism.FavoritismResult.own_df`)."""
     dims = sorted(map(str, dimensions))
     first = dims[0] if dims else "the first dimension"
     base = f" in {first}" if len(dims) > 1 else ""
@@ -93,6 +101,7 @@ def coefficient_table(
             f"{percent(level)} low": tidy["lower"].astype(float),
             f"{percent(level)} high": tidy["upper"].astype(float),
             "p": p,
+            **({"df": tidy["df"].astype(int)} if df else {}),
         }
     )
 
@@ -265,14 +274,14 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     _not_estimated(ctx, inp, res, sorted(chosen), set(sb["judge"]), set(fb["family"]))
     terms = _of_judges(res.tidy(), chosen, fams).reset_index(drop=True)
     texts, note = coefficient_texts(terms, o.level)
+    own_df = res.own_df(terms)  # a term on fewer prompts: each term's df
+    dims = res.scales["dimension"].astype(str).tolist()
     parts.tables.append(
         Table(
             slug("favoritism", inp.name),
             f"Favoritism coefficients — {inp.name}",
-            coefficient_table(
-                terms, o.level, dimensions=res.scales["dimension"].astype(str).tolist()
-            ),
-            columns=coefficient_columns(res, o.level),
+            coefficient_table(terms, o.level, dimensions=dims, df=own_df),
+            columns=coefficient_columns(res, o.level, df=own_df),
             texts=texts,
             note=note,
         )
@@ -434,7 +443,10 @@ def _debiasing(ctx: Context, inp: Input, res: FavoritismResult, judges: list[str
         f"λ̂_F from its ratings of other models of its family ({res.scale_note}); it "
         f"{changed} the judges' model ranking, and Kendall's τ between that ranking and "
         f"the reference ranking goes {eff.taus}. The corrections are point estimates; their "
-        "uncertainty is the coefficients' intervals above" + not_subtracted(mine) + "."
+        "uncertainty is the coefficients' intervals above"
+        + not_subtracted(mine)
+        + on_few_prompts(res, mine)
+        + "."
     )
 
 

@@ -232,7 +232,8 @@ def _tool_numbers(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) ->
     table in the section and one headline sentence per model (first screen, terminal).
     AlpacaEval: win rate and length-controlled win rate; Arena-Hard-Auto: the score
     against the baseline; FastChat pairwise: win / tie / loss. A judge that wrote the
-    baseline is said first: every number is then against its own answers."""
+    baseline is said first: every number is then against its own answers (one of its
+    family: against a same-family model's)."""
     sources = _sources(frame)
     if "alpaca-eval" in sources:
         _alpaca_eval(ctx, inp, frame[frame["source"] == "alpaca-eval"], fits)
@@ -275,7 +276,8 @@ def _judged_itself(ctx: Context, judge: str, system: str) -> str:
 
 
 def _judged_kin(ctx: Context, judge: str, system: str, baseline: str) -> str:
-    """An AlpacaEval system's words on its judge: :func:`_judged_itself` for the
+    """A system's words on its judge, in an AlpacaEval, Arena-Hard-Auto or FastChat line
+    (``baseline`` "" where FastChat compares every pair): :func:`_judged_itself` for the
     judge's own model (a length-prompted variant's too), and where a model of the
     judge's family in the roster wrote the answers (:func:`_family_of`), a rate on a
     same-family model's answers, which family preference raises (gpt-4-0314 under the
@@ -316,7 +318,8 @@ def _family_of(ctx: Context, judge: str, model: str) -> str | None:
 
 def _kin_baseline(ctx: Context, inp: Input, tool: str, judge: str, baseline: str) -> None:
     """Say it when a model of the judge's family wrote the baseline (AlpacaEval 1's
-    text-davinci-003 under gpt-4: :func:`_family_of`): every other family's win rate is
+    text-davinci-003 under gpt-4, Arena-Hard-Auto's gpt-4-0314 under gpt-4-1106-preview:
+    :func:`_family_of`): every other family's win rate is
     then against a same-family model's answers, which family preference lowers (its
     systems' lines said nothing, where the family's own said "same family")."""
     family = _family_of(ctx, judge, baseline)
@@ -511,6 +514,7 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
             continue
         for baseline, games in scores.groupby("baseline")["games"].sum().items():
             _own_baseline(ctx, inp, "Arena-Hard-Auto", judge, str(baseline), int(games))
+            _kin_baseline(ctx, inp, "Arena-Hard-Auto", judge, str(baseline))
         part.tables.append(
             Table(slug("arena-hard-scores", inp.name, judge),
                   f"Arena-Hard-Auto scores, judge {judge} — {inp.name}", scores,
@@ -540,7 +544,7 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
                 )
             else:
                 line += f"; style control: {whys.get(key) or whys.get('', '')}."
-            part.headlines.append(line + _judged_itself(ctx, judge, str(r.model)))
+            part.headlines.append(line + _judged_kin(ctx, judge, str(r.model), str(r.baseline)))
         _arena_hard_style_parts(ctx, inp, judge, styled)
 
 
@@ -684,15 +688,21 @@ def _fastchat(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
                   f"FastChat pairwise results, judge {judge} — {inp.name}", res,
                   columns=_of(tool_columns("fastchat", ctx.options.level), res))
         )  # fmt: skip
-        base = res["baseline"].iloc[0]
+        base = str(res["baseline"].iloc[0])
         against = f" against {base}" if base else ""
+        if base:
+            _own_baseline(
+                ctx, inp, "FastChat", judge, base, int(res[["win", "tie", "loss"]].sum().sum())
+            )
+            _kin_baseline(ctx, inp, "FastChat", judge, base)
         for r in res.itertuples():
             part.headlines.append(
                 f"{inp.name}, FastChat, judge {judge}: {r.model}{against}: "
                 f"{r.win} win{'s' if r.win != 1 else ''}, {r.tie} tie{'s' if r.tie != 1 else ''}, "
                 f"{r.loss} loss{'es' if r.loss != 1 else ''}; win rate {r.win_rate:.1f}%, adjusted "
                 f"{r.win_rate_adjusted:.1f}% (a tie counts half; games that disagree are a "
-                "tie; records with an error left out)." + _judged_itself(ctx, judge, str(r.model))
+                "tie; records with an error left out)."
+                + _judged_kin(ctx, judge, str(r.model), base)
             )
 
 

@@ -75,8 +75,9 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable | Text:
     summary writes them (:func:`~recuse.regression.favoritism.coefficient_cells`: one
     precision, in units of a power of ten on an extreme scale, said in the title; where
     a row reads with more decimals than recuse audit's summary writes it, the caption
-    says so, :func:`~recuse.regression.favoritism.precision_note`); a line saying there
-    is none where the fit has no such term."""
+    says so, :func:`~recuse.regression.favoritism.precision_note`); a df column where a
+    row's Student t is not the title's (:meth:`FavoritismResult.own_df`); a line saying
+    there is none where the fit has no such term."""
     tab = res.self_bias() if kind == "self" else res.family_bias()
     if tab.empty:
         return cell(NO_TERMS[kind])
@@ -84,17 +85,19 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable | Text:
     title = "Self-bias γ_j" if kind == "self" else "Family-bias λ_F"
     cells, scale = regression_favoritism.coefficient_cells(tab)
     words = regression_favoritism.SIGNIFICANCE_WORDS
+    own_df = res.own_df(tab)  # a term on fewer prompts: each row's df
     t = TerminalTable(
         title=f"{title} ({percent(res.level)} Wald intervals, SE {res.se_type}"
         + (f"; {scale})" if scale else ")"),
         caption=cell(
             res.definition("self" if kind == "self" else "family")
             + f"; sig. * = the {percent(res.level)} interval excludes 0 ({words})"
+            + (f"; {regression_favoritism.DF_WORDS.format(df=res.df)}" if own_df else "")
             + (regression_favoritism.precision_note(tab, cells, key=key) if not scale else "")
         ),
     )
     t.add_column(key)
-    for c in ("estimate", "se", "lower", "upper", "sig."):
+    for c in ("estimate", "se", "lower", "upper", *(("df",) if own_df else ()), "sig."):
         t.add_column(c, justify="right")
     for (_, r), row in zip(tab.iterrows(), cells, strict=True):
         # no finite standard error: no interval, not estimated (the fit's note says why),
@@ -103,6 +106,7 @@ def _table(res: FavoritismResult, kind: str) -> TerminalTable | Text:
         t.add_row(
             cell(str(r[key])),
             *(tuple(str(c) for c in row) if ok else ("—",) * 4),
+            *((f"{r['df']:g}",) if own_df else ()),
             "*" if r["significant"] else "",
         )
     return t
@@ -268,6 +272,7 @@ def favoritism(
     _print_fit(console, source, loaded, bat, (roster, self_scope))
     effect = debiasing.debias_effect(ratings, bat.main, roster, selves=selves)
     unsubtracted = debiasing.not_subtracted(bat.main.coefficients)
+    unsubtracted += debiasing.on_few_prompts(bat.main)  # a γ or λ on few prompts, subtracted
     if not regression_favoritism.corrects_anything(bat.main.coefficients):  # as the audit says it
         console.print(
             "correction (debiased.csv): no self- or family-bias term was estimated, so "

@@ -101,6 +101,21 @@ def not_subtracted(coefficients: pd.DataFrame) -> str:
     return "".join(f"; {t} not subtracted (not estimated)" for t in without_se(coefficients))
 
 
+def on_few_prompts(result: FavoritismResult, coefficients: pd.DataFrame | None = None) -> str:
+    """``; subtracted, resting on few prompts — γ_j of j0: its 12 ratings lie on only 3
+    prompts, …`` for each term of ``coefficients`` (default the fit's; the audit's rows
+    of the judges ``--judge`` chose) the correction subtracts (a finite standard error)
+    whose ratings lie on fewer than :data:`~recuse.metrics.estimate.FEW_CLUSTERS`
+    prompts, in its finding's warning
+    (:meth:`~recuse.regression.favoritism.FavoritismResult.few_prompts`): the words the
+    command's and the audit's correction lines end with ("" where none does). A γ on 3
+    of 40 prompts came off its judge's ratings with nothing said there."""
+    c = result.coefficients if coefficients is None else coefficients
+    kept = c["kind"].isin(["self", "family"]) & np.isfinite(c["se"].to_numpy(float))
+    said = (w for term in c.loc[kept, "term"] for w in result.few_prompts(str(term)))
+    return "".join(f"; subtracted, resting on few prompts — {w}" for w in said)
+
+
 @dataclass(frozen=True, eq=False)
 class DebiasEffect:
     """Per model: mean judge score before/after debiasing, reference mean, ranks."""

@@ -138,6 +138,13 @@ SIGNIFICANCE_WORDS = (
     "materiality threshold: recuse audit flags only what is not negligible and what its "
     "Benjamini–Hochberg adjustment keeps (with --no-fdr, whose own interval excludes 0)"
 )
+#: a coefficient table's df column, shown where some term's df is not the fit's
+#: (:meth:`FavoritismResult.own_df`; the audit and ``recuse favoritism`` cluster by prompt)
+DF_WORDS = (
+    "df: the degrees of freedom of the Student t that reads the row's interval and p — the "
+    "prompts holding its ratings less one (at least 1), the fit's {df:g} for a term with "
+    "ratings on every prompt"
+)
 REQUIRED = ("prompt_id", "model", "dimension", "judge", "rating", "reference")
 #: why a judge's self-bias term is left out where none of its rows is its own model's
 #: (the audit adds what it can: a model of its line, a spelling of its name)
@@ -861,6 +868,13 @@ class FavoritismResult:
             "interval from so few is unreliable — add prompts holding them, or read it as "
             "rough",
         )
+
+    def own_df(self, tab: pd.DataFrame) -> bool:
+        """Whether a row of ``tab`` (rows of :attr:`coefficients`, with their ``df``) reads
+        Student's t on other degrees of freedom than the fit's :attr:`df` (a term whose
+        ratings lie on fewer prompts): its table then shows each row's df (the title's
+        "Student t on 39 df" read as every row's, a γ on 5 prompts read on 4)."""
+        return self.df is not None and bool((tab["df"].to_numpy(float) != self.df).any())
 
     def self_bias(self) -> pd.DataFrame:
         """γ_j per judge: judge, family, estimate, se, z, p, lower, upper, significant, df."""

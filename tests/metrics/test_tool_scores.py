@@ -551,3 +551,26 @@ def test_an_arena_hard_score_refused_is_said_even_where_the_leaderboard_is_not_m
     frame.to_csv(kept, index=False)
     heads = [h for h in audit([kept], options=FAST).headlines if "Arena-Hard-Auto" in h]
     assert len(heads) == 2 and all("in category" in h for h in heads)
+
+
+def test_a_v2_baseline_of_the_judges_family_names_its_categories(tmp_path: Path) -> None:
+    """A v2.0 file scores each category against its own baseline. Renamed so the judge
+    gpt-4-1106-preview scores hard_prompt against gpt-4-0314 (its family, gpt) and
+    creative_writing against gemini-2.0-flash-001 (another), the line before the scores
+    said "a system of another family is judged against a same-family model's answers"
+    with no category: qwq-32b's creative_writing score (against gemini) read as lowered
+    too. It now names the baseline's category; the judge's own baseline likewise."""
+    text = V2.read_text("utf-8").replace("gpt-4.1", "gpt-4-1106-preview")
+    path = tmp_path / "arena-hard-v2.0_qwq-32b.jsonl"
+    path.write_text(text.replace("o3-mini-2025-01-31", "gpt-4-0314"), "utf-8")
+    lines = audit([path], options=FAST).headlines
+    said = [h for h in lines if "same family (gpt) —" in h]
+    assert len(said) == 1
+    assert (
+        "the judge gpt-4-1106-preview and the baseline gpt-4-0314 of category hard_prompt"
+        in (said[0])
+    )
+    path.write_text(text.replace("gemini-2.0-flash-001", "gpt-4-1106-preview"), "utf-8")
+    said = [h for h in audit([path], options=FAST).headlines if "wrote the baseline" in h]
+    assert len(said) == 1
+    assert "wrote the baseline gpt-4-1106-preview of category creative_writing — " in said[0]

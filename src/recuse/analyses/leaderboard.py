@@ -243,16 +243,32 @@ def _tool_numbers(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) ->
         _fastchat(ctx, inp, frame[frame["source"] == "fastchat-pair"])
 
 
-def _own_baseline(ctx: Context, inp: Input, tool: str, judge: str, baseline: str, n: int) -> None:
-    """Say it when the judge wrote the baseline (:func:`_wrote`): every win rate is then
-    against the judge's own answer."""
-    if not _wrote(ctx, judge, baseline):
-        return
-    ctx.part(ANALYSIS).headlines.append(
-        f"{inp.name}, {tool}: the judge {judge} wrote the baseline {baseline} — in all "
-        f"{n:,} comparisons it judged its own answer against another model's, so every "
-        "win rate below is against the judge's own answer (self-preference lowers them)."
-    )
+def _baseline_lines(
+    ctx: Context, inp: Input, tool: str, judge: str, baseline: str, n: int, *, where: str = ""
+) -> None:
+    """Say it before the rates when the judge wrote the baseline (:func:`_wrote`): every
+    win rate is then against the judge's own answer; or when a model of the judge's
+    family did (AlpacaEval 1's text-davinci-003 under gpt-4, Arena-Hard-Auto's
+    gpt-4-0314 under gpt-4-1106-preview: :func:`_family_of`): every other family's win
+    rate is then against a same-family model's answers, which family preference lowers
+    (its systems' lines said nothing, where the family's own said "same family").
+    ``where``: the categories the baseline is the baseline of, where a v2.0 file has
+    several (" of categories coding, math": "every win rate below" read as all of them)."""
+    family = _family_of(ctx, judge, baseline)
+    if _wrote(ctx, judge, baseline):
+        ctx.part(ANALYSIS).headlines.append(
+            f"{inp.name}, {tool}: the judge {judge} wrote the baseline {baseline}{where} — in "
+            f"all {n:,} comparisons it judged its own answer against another model's, so "
+            "every win rate below is against the judge's own answer (self-preference lowers "
+            "them)."
+        )
+    elif family is not None:
+        ctx.part(ANALYSIS).headlines.append(
+            f"{inp.name}, {tool}: the judge {judge} and the baseline {baseline}{where} are of "
+            f"the same family ({family}) — a system of another family is judged against a "
+            "same-family model's answers, which family preference favours, so it lowers that "
+            "system's win rate (a system of the family says so in its line)."
+        )
 
 
 def _wrote(ctx: Context, judge: str, model: str) -> bool:
@@ -316,23 +332,6 @@ def _family_of(ctx: Context, judge: str, model: str) -> str | None:
     return family if roster.family(model) == family else None
 
 
-def _kin_baseline(ctx: Context, inp: Input, tool: str, judge: str, baseline: str) -> None:
-    """Say it when a model of the judge's family wrote the baseline (AlpacaEval 1's
-    text-davinci-003 under gpt-4, Arena-Hard-Auto's gpt-4-0314 under gpt-4-1106-preview:
-    :func:`_family_of`): every other family's win rate is
-    then against a same-family model's answers, which family preference lowers (its
-    systems' lines said nothing, where the family's own said "same family")."""
-    family = _family_of(ctx, judge, baseline)
-    if family is None:
-        return
-    ctx.part(ANALYSIS).headlines.append(
-        f"{inp.name}, {tool}: the judge {judge} and the baseline {baseline} are of the same "
-        f"family ({family}) — a system of another family is judged against a same-family "
-        "model's answers, which family preference favours, so it lowers that system's win "
-        "rate (a system of the family says so in its line)."
-    )
-
-
 def _model_of(system: str) -> str:
     """The model of a leaderboard system: ``system`` less a length-prompted variant's
     `` (concise)`` / `` (verbose)`` (:func:`recuse.metrics.bradley_terry.system_names`)."""
@@ -359,8 +358,7 @@ def _alpaca_eval(ctx: Context, inp: Input, frame: pd.DataFrame, fits: _Fits) -> 
             )
             continue
         lc = lc.sort_values("lc_win_rate", ascending=False).reset_index(drop=True)
-        _own_baseline(ctx, inp, "AlpacaEval", judge, found[0], int(lc["n"].sum()))
-        _kin_baseline(ctx, inp, "AlpacaEval", judge, found[0])
+        _baseline_lines(ctx, inp, "AlpacaEval", judge, found[0], int(lc["n"].sum()))
         part.tables.append(
             Table(slug("alpaca-eval-leaderboard", inp.name, judge),
                   f"AlpacaEval leaderboard, annotator {judge} — {inp.name}", lc,
@@ -512,9 +510,12 @@ def _arena_hard(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
                 f"{inp.name}, Arena-Hard-Auto, judge {judge}: not computed: {exc}."
             )
             continue
-        for baseline, games in scores.groupby("baseline")["games"].sum().items():
-            _own_baseline(ctx, inp, "Arena-Hard-Auto", judge, str(baseline), int(games))
-            _kin_baseline(ctx, inp, "Arena-Hard-Auto", judge, str(baseline))
+        several = "category" in scores and scores["baseline"].nunique() > 1  # v2.0's
+        for base, rows in scores.groupby("baseline"):
+            cats = sorted(set(rows["category"].dropna().astype(str))) if several else []
+            where = f" of categor{'ies' if len(cats) > 1 else 'y'} {', '.join(cats)}" * bool(cats)
+            n = int(rows["games"].sum())
+            _baseline_lines(ctx, inp, "Arena-Hard-Auto", judge, str(base), n, where=where)
         part.tables.append(
             Table(slug("arena-hard-scores", inp.name, judge),
                   f"Arena-Hard-Auto scores, judge {judge} — {inp.name}", scores,
@@ -691,10 +692,8 @@ def _fastchat(ctx: Context, inp: Input, frame: pd.DataFrame) -> None:
         base = str(res["baseline"].iloc[0])
         against = f" against {base}" if base else ""
         if base:
-            _own_baseline(
-                ctx, inp, "FastChat", judge, base, int(res[["win", "tie", "loss"]].sum().sum())
-            )
-            _kin_baseline(ctx, inp, "FastChat", judge, base)
+            n = int(res[["win", "tie", "loss"]].sum().sum())
+            _baseline_lines(ctx, inp, "FastChat", judge, base, n)
         for r in res.itertuples():
             part.headlines.append(
                 f"{inp.name}, FastChat, judge {judge}: {r.model}{against}: "

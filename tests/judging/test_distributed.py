@@ -379,13 +379,15 @@ def test_a_failed_block_keeps_what_was_computed_and_starts_nothing_new(
     src = tmp_path / "pairs.csv"
     pd.DataFrame(pairs).to_csv(src, index=False)
     store = tmp_path / "ray.db"
-    with _Revoked(latency=0.3, refuse_after=0.1) as server:
+    with _Revoked(refuse_after=0.1) as server:
         server.revoked = False
         with Store(tmp_path / "one.db") as one:  # the clean single-process reference
             backend = HTTPBackend(server.base_url, model="m", concurrency=3)
             assert Runner(backend, one, progress=False).pairwise(pd.DataFrame(pairs)).ok == 60
             reference = _table(one)
-        server.revoked, server.requests, server.answers = True, 0, []
+        # the latency keeps the blocks in flight when the 401 comes (the reference and the
+        # rerun need none: the stand-in's answers do not depend on it)
+        server.revoked, server.requests, server.answers, server.latency = True, 0, [], 0.3
         args = ["judge", "--model", "m", "--base-url", server.base_url, "--concurrency", "3"]
         args += ["--data", str(src), "--out", str(store), "--no-progress"]
         args += ["--ray", cluster, "--ray-actors", "2"]
@@ -403,7 +405,7 @@ def test_a_failed_block_keeps_what_was_computed_and_starts_nothing_new(
         # nothing new after the failure: the blocks in flight then (one per actor, and
         # one more each where an actor took its next block as the 401 came) at most
         assert server.requests <= 12 < 60
-        server.revoked, server.requests = False, 0
+        server.revoked, server.requests, server.latency = False, 0, 0.0
         assert main(args) == 0
         out = capsys.readouterr().out
         assert server.requests == 60 - answered  # exactly what was not stored

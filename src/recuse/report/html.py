@@ -33,7 +33,7 @@ from recuse.report.extrapolated import (
     short_warnings,
     warning_head,
 )
-from recuse.report.labels import ORDERS_LABEL, fdr_adjusted
+from recuse.report.labels import ORDERS_LABEL, fdr_adjusted, option_said
 from recuse.report.model import AuditReport, Finding
 from recuse.report.summary_table import nothing_in_table
 from recuse.terminal import shown
@@ -243,9 +243,7 @@ VERDICT_WORDS = {  # --orders, in the title line's words
 
 def verdict_words(report: AuditReport) -> str:
     """Which verdicts the numbers use, in plain words, from the run's ``--orders``."""
-    said = report.provenance.options
-    # "verdicts (--orders)": the label of a report.json of an earlier recuse
-    text = str(said.get(ORDERS_LABEL, said.get("verdicts (--orders)", "")))
+    text = option_said(report.provenance.options, ORDERS_LABEL)
     orders = text.split(":", 1)[0].strip()
     return VERDICT_WORDS.get(orders, f"verdicts: {text}" if text else "")
 

@@ -19,6 +19,7 @@ __all__ = [
     "all_judges_label",
     "fdr_adjusted",
     "is_all_judges_label",
+    "option_said",
 ]
 
 #: the version of report.json this recuse writes: 2, where a value fixed by construction
@@ -50,9 +51,18 @@ def is_all_judges_label(text: str) -> bool:
     return re.fullmatch(r"all \d+ judges", text) is not None
 
 
+#: each label above as a report of an earlier recuse wrote it (the command line's flag only)
+_EARLIER = {ORDERS_LABEL: "verdicts (--orders)", FDR_LABEL: "multiple testing (--fdr)"}
+
+
+def option_said(options: Mapping[str, object], label: str) -> str:
+    """What a report's provenance ``options`` say of the option ``label`` (one of the
+    labels above), read by its earlier label where the report is an earlier recuse's;
+    "" where neither is there."""
+    return str(options.get(label, options.get(_EARLIER[label], "")))
+
+
 def fdr_adjusted(options: Mapping[str, object]) -> bool:
     """Whether a report's provenance ``options`` say its flags were adjusted for the
-    number of tests (Benjamini–Hochberg): read by :data:`FDR_LABEL`, or by
-    ``"multiple testing (--fdr)"``, the label of a report of an earlier recuse."""
-    said = options.get(FDR_LABEL, options.get("multiple testing (--fdr)", ""))
-    return str(said).startswith("Benjamini")
+    number of tests (Benjamini–Hochberg), by :data:`FDR_LABEL` (:func:`option_said`)."""
+    return option_said(options, FDR_LABEL).startswith("Benjamini")

@@ -59,7 +59,9 @@ def test_detectable_and_the_gates_projection_read_the_t_interval_at_few_prompts(
     assert "times t/z" in f.method
     (g,) = [g for g in in_memory(report).findings
             if g["bias"] == SELF_BIAS.key and g["judge"] == "j0"]  # fmt: skip
-    bound = float(abs(f.estimate) + t * se / 2)  # inside the interval: inconclusive
+    # inside the interval: inconclusive; 2.3, not 2: n · 2² is a whole number, whose
+    # ceiling the last bit of either side's arithmetic moves by one
+    bound = float(abs(f.estimate) + t * se / 2.3)
     line = evaluate(g, Threshold(SELF_BIAS.key, bound), counts="ratings")
     assert line.outcome == "inconclusive"
     assert line.n_needed == math.ceil(f.n * (t * se / (bound - abs(f.estimate))) ** 2)

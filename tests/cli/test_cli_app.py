@@ -481,12 +481,12 @@ def test_a_stopped_command_says_whether_a_rerun_goes_on_or_starts_over(
     """A Ctrl-C in `recuse audit` said "finished work is kept — run the same command
     again to go on where it stopped": an audit keeps nothing of a stopped run and its
     rerun starts over. A judge's run (its store) still says its work is kept."""
-    import typer.main
+    from recuse.cli import click_command
 
     def stopped(*_args: object, **_kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(typer.main.Typer, "__call__", stopped)  # the command, stopped
+    monkeypatch.setattr(type(click_command()), "main", stopped)  # the command, stopped
     assert main(command) == 130
     assert capsys.readouterr().err == f"recuse: interrupted; {then}\n"
 

@@ -619,7 +619,10 @@ def test_statistics_sharing_a_values_matrix_get_what_each_gets_alone(seed: int) 
     -1), another grouping, fewer columns read, a weighted copy of the matrix, a sparse
     copy and a statistic listed again at the end: each gets, in one bootstrap call, the
     estimate, interval and replicates it gets computed alone (the resamples depend on
-    the seed and the prompts only), bit for bit."""
+    the seed and the prompts only): the estimate and n bit for bit, the replicates to
+    the last bits. Those come from one matrix product over every statistic's columns,
+    and BLAS may add in another order for a wider matrix: OpenBLAS's kernels for
+    AVX-512 (its small-matrix path) moved the 14th digit of one interval end."""
     from scipy import sparse
 
     cl, y = _data(seed=3, n=600, clusters=50)
@@ -647,8 +650,9 @@ def test_statistics_sharing_a_values_matrix_get_what_each_gets_alone(seed: int) 
     for stat, joint in zip(stats(), together, strict=True):
         (alone,) = cluster_bootstrap([stat], cl, boot=boot, min_n=1)
         for e, f in zip(joint, alone, strict=True):
-            assert (e.estimate, e.ci_low, e.ci_high, e.n) == (f.estimate, f.ci_low, f.ci_high, f.n)
-            assert np.array_equal(e.replicates, f.replicates)
+            assert (e.estimate, e.n) == (f.estimate, f.n)
+            assert (e.ci_low, e.ci_high) == pytest.approx((f.ci_low, f.ci_high), rel=1e-12)
+            np.testing.assert_allclose(e.replicates, f.replicates, rtol=1e-12, atol=1e-15)
     assert together[1][0].n < together[4][0].n  # the subset left rows out
 
 

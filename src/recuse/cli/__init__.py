@@ -32,6 +32,7 @@ from recuse.terminal import surrogates_escaped
 
 __all__ = [
     "app",
+    "click_command",
     "global_options_first",
     "help_when_bare",
     "main",
@@ -69,6 +70,24 @@ def global_options_first(argv: list[str]) -> list[str]:
     return front + rest
 
 
+#: the click form of ``app`` by the settings :func:`main` gives it off a terminal
+_BUILT: dict[tuple[object, str], Any] = {}
+
+
+def click_command() -> Any:
+    """The click command that typer builds from ``app``, built once per process for
+    each of the settings :func:`main` may give ``app`` (plain help off a terminal).
+    typer reads every command's signature and options to build it (~50 ms, a third of
+    ``recuse --help``); the empty-value check, the bare-group help and the command's
+    run each needed it, and built it again."""
+    import typer.main
+
+    key = (app.rich_markup_mode, repr(app.info.context_settings))
+    if key not in _BUILT:
+        _BUILT[key] = typer.main.get_command(app)
+    return _BUILT[key]
+
+
 def help_when_bare(args: list[str]) -> list[str]:
     """``args`` with ``--help`` added when they name a command group and nothing more
     (bare ``recuse``, ``recuse data``): typing a bare command asks what it does, so its
@@ -77,13 +96,11 @@ def help_when_bare(args: list[str]) -> list[str]:
     ``recuse`` to list its commands. A leaf command given nothing (``recuse audit``) is
     left to click: its missing argument is a usage error.
     """
-    import typer.main
-
     words = args[:]
     while words and words[0].split("=", 1)[0] in GLOBAL_OPTIONS:  # moved to the front
         takes_value = GLOBAL_OPTIONS[words[0].split("=", 1)[0]] and "=" not in words[0]
         words = words[1 + takes_value :]
-    command: Any = typer.main.get_command(app)
+    command = click_command()
     for word in words:
         sub = command.commands.get(word) if hasattr(command, "commands") else None
         if sub is None:  # an option, an argument or an unknown name: click decides
@@ -103,11 +120,9 @@ def refuse_empty_values(args: list[str]) -> None:
     number is no value either. Flags take no value and are left alone; after ``--``
     every word is an argument, and only an empty one is refused.
     """
-    import typer.main
-
     from recuse.options import blank
 
-    command: Any = typer.main.get_command(app)
+    command = click_command()
     takes = {o for p in command.params if not getattr(p, "is_flag", True) for o in p.opts}
     head = args[: args.index("--")] if "--" in args else args
     depth = 0  # the words that name the command (``certify apply``: 2)
@@ -341,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     resumes = _resumes(given)  # a judge's store: a rerun goes on from it
     hurried_resumes(resumes)  # what a second Ctrl-C's line says (recuse.interrupt)
-    try:  # builds every command's click form (~50 ms): a Ctrl-C there began nothing
+    try:  # builds every command's click form (click_command): a Ctrl-C there began nothing
         args = help_when_bare(global_options_first(given))
     except KeyboardInterrupt:
         say_interrupted(program=argv is None, resumes=False)
@@ -351,7 +366,8 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("always", ReaderNote)
             warnings.showwarning = _show_notes(warnings.showwarning)
             refuse_empty_values(args)
-            app(args=args, prog_name="recuse")
+            # what ``app(...)`` runs (typer's pretty tracebacks are off: app.py)
+            click_command()(args=args, prog_name="recuse")
     except SystemExit as exc:  # click's own exits: 0 for --help, 2 for usage errors
         code = exc.code
         if code == INTERRUPTED:  # typer turns Ctrl-C into this exit, so say it here

@@ -197,7 +197,7 @@ def convert_gguf(gguf: Path, out: Path) -> None:
             with _no_gguf_bar():
                 tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
                 model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
-            model.hf_quantizer = None  # type: ignore[assignment]
+            model.hf_quantizer = None
             if hasattr(model.config, "quantization_config"):
                 del model.config.quantization_config
             model.save_pretrained(tmp)

@@ -45,6 +45,7 @@ than ``max_dropped`` of the resamples are dropped the group is refused.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -982,10 +983,13 @@ def expanded_level(q: float, clusters: int) -> float:
     return float(ndtr(expanded_quantile(q, clusters)))
 
 
+@functools.lru_cache(maxsize=4096)
 def expanded_quantile(q: float, clusters: int) -> float:
     """The normal quantile of :func:`expanded_level`, ``√(G / (G − 1)) · t_{G−1}(q)``
     (``Φ⁻¹(q)`` where ``G < 2``), kept as a quantile: its level rounds to 1 from 2
-    prompts at 90% (``√2 · t_1(0.95) = 8.929``).
+    prompts at 90% (``√2 · t_1(0.95) = 8.929``). Remembered: an audit asks it for the
+    same few levels and prompt counts for every estimate, and SciPy's ``t.ppf`` costs
+    about 0.1 ms a call.
 
     >>> round(expanded_quantile(0.95, 2), 3), round(expanded_quantile(0.05, 15), 4)
     (8.929, -1.8231)

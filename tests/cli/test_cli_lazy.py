@@ -159,3 +159,31 @@ def test_help_reads_alike_under_python_dash_oo(args: list[str]) -> None:
     plain = shown()
     assert plain.splitlines()[2].strip()  # the line that says what it does
     assert shown("-OO") == plain
+
+
+_COUNT_BUILDS = """
+import sys, typer.main
+built = []
+plain = typer.main.get_command
+typer.main.get_command = lambda app: built.append(1) or plain(app)
+from recuse.cli import main
+codes = [main(sys.argv[1:]), main(sys.argv[1:])]
+sys.__stderr__.write("\\nBUILT " + str(len(built)) + " " + str(codes) + "\\n")
+"""
+
+
+@pytest.mark.parametrize("args", [["--help"], ["audit", "--out", "o", "--help"], ["data"]])
+def test_a_start_builds_the_commands_click_form_once(args: list[str]) -> None:
+    """typer builds the click form of every command from their signatures (~50 ms); the
+    empty-value check, the bare-group help and the run each built it again, a third of
+    ``recuse --help``. Once a start, and not again for a second call in the process."""
+    done = subprocess.run(
+        [sys.executable, "-c", _COUNT_BUILDS, *args],
+        env={**os.environ, "PYTHONPATH": SRC, "RECUSE_ROSTER": ""},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    marks = [ln for ln in done.stderr.splitlines() if ln.startswith("BUILT ")]
+    assert marks == ["BUILT 1 [0, 0]"], done.stderr[-2000:]

@@ -187,3 +187,22 @@ def test_a_start_builds_the_commands_click_form_once(args: list[str]) -> None:
     )
     marks = [ln for ln in done.stderr.splitlines() if ln.startswith("BUILT ")]
     assert marks == ["BUILT 1 [0, 0]"], done.stderr[-2000:]
+
+
+def test_the_click_form_asked_for_before_main_holds_every_command() -> None:
+    """``click_command()`` asked for first in a process (a script that inspects the
+    commands): it was built, and kept, before the commands were registered, and a later
+    ``main(["validate", "--help"])`` on a terminal said "No such command"."""
+    script = (
+        "from recuse.cli import click_command, main\n"
+        "print(sorted(click_command().commands)[-1], main(['validate', '--help']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**os.environ, "PYTHONPATH": SRC, "RECUSE_ROSTER": ""},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.rstrip().endswith("validate 0"), done.stdout[-500:] + done.stderr[-2000:]

@@ -82,6 +82,7 @@ def click_command() -> Any:
     run each needed it, and built it again."""
     import typer.main
 
+    _register()  # the commands first: a group built before them would be kept empty
     key = (app.rich_markup_mode, repr(app.info.context_settings))
     if key not in _BUILT:
         _BUILT[key] = typer.main.get_command(app)

@@ -340,9 +340,7 @@ def best_target(
     ``max(start, ⌈log δ / log t⌉)`` items; so every target's first test is computed
     at once (one call of ``binom.sf`` for the 50 targets, not a walk for each).
     """
-    lam, n, k = _steps(np.asarray(conf, float), np.asarray(agree, float), grid)
-    if not len(lam):
-        return None
+    _, n, k = _steps(np.asarray(conf, float), np.asarray(agree, float), grid)
     targets = np.round(np.arange(0.5, 0.995, 0.01), 2)
     need = np.array([max(start, n_min(float(t), delta)) for t in targets])
     begin = np.searchsorted(n, need)  # n rises along the steps: the first with n >= need

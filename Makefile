@@ -35,8 +35,8 @@ check: lint typecheck
 browser:
 	./scripts/ensure-chromium
 
-# the package byte-compiled first: where PYTHONDONTWRITEBYTECODE is set (as on CI),
-# every `recuse` a test starts compiled the modules it imports (0.35 s of each start)
+# the package byte-compiled first: where PYTHONDONTWRITEBYTECODE is set (as on this
+# project's machines), every `recuse` a test started compiled what it imports (0.35 s)
 unit: setup browser
 	$(BIN)/python -m compileall -q src
 	$(BIN)/pytest -n 2 --dist loadgroup --durations=25

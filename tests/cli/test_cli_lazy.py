@@ -33,17 +33,22 @@ runpy.run_module("recuse", run_name="__main__")
 """
 
 
-def _recuse(*args: str) -> tuple[int, str, list[str]]:
-    """``recuse ARGS`` in a fresh interpreter: its exit code, its output, and the heavy
-    modules it had imported when it exited."""
-    done = subprocess.run(
-        [sys.executable, "-c", _RUN_AND_LIST.format(heavy=HEAVY), *args],
+def _python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -c CODE ARGS`` in a fresh interpreter, the package from this tree."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
         env={**os.environ, "PYTHONPATH": SRC, "RECUSE_ROSTER": ""},
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def _recuse(*args: str) -> tuple[int, str, list[str]]:
+    """``recuse ARGS`` in a fresh interpreter: its exit code, its output, and the heavy
+    modules it had imported when it exited."""
+    done = _python(_RUN_AND_LIST.format(heavy=HEAVY), *args)
     marks = [ln for ln in done.stderr.splitlines() if ln.startswith("LOADED ")]
     assert len(marks) == 1, done.stderr
     return done.returncode, done.stdout + done.stderr, json.loads(marks[0].removeprefix("LOADED "))
@@ -177,14 +182,7 @@ def test_a_start_builds_the_commands_click_form_once(args: list[str]) -> None:
     """typer builds the click form of every command from their signatures (~50 ms); the
     empty-value check, the bare-group help and the run each built it again, a third of
     ``recuse --help``. Once a start, and not again for a second call in the process."""
-    done = subprocess.run(
-        [sys.executable, "-c", _COUNT_BUILDS, *args],
-        env={**os.environ, "PYTHONPATH": SRC, "RECUSE_ROSTER": ""},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _python(_COUNT_BUILDS, *args)
     marks = [ln for ln in done.stderr.splitlines() if ln.startswith("BUILT ")]
     assert marks == ["BUILT 1 [0, 0]"], done.stderr[-2000:]
 
@@ -197,12 +195,5 @@ def test_the_click_form_asked_for_before_main_holds_every_command() -> None:
         "from recuse.cli import click_command, main\n"
         "print(sorted(click_command().commands)[-1], main(['validate', '--help']))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        env={**os.environ, "PYTHONPATH": SRC, "RECUSE_ROSTER": ""},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _python(script)
     assert done.stdout.rstrip().endswith("validate 0"), done.stdout[-500:] + done.stderr[-2000:]

@@ -103,10 +103,7 @@ def test_the_gates_own_modules_import_no_heavy_module(module: str) -> None:
         f"import importlib, sys; importlib.import_module({module!r}); "
         f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": SRC},
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = _python(code)
     assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "[]", "")
 
 
@@ -118,12 +115,8 @@ def test_certify_imports_no_regression(tmp_path: Path) -> None:
 
     path = tmp_path / "pairs.csv"
     simulate_pairs(n_prompts=60, seed=1).pairs.to_csv(path, index=False)
-    done = subprocess.run(
-        [sys.executable, "-c", _RUN_AND_LIST.format(heavy=("statsmodels", "formulaic",
-         "recuse.regression")), "certify", str(path)],
-        env={**os.environ, "PYTHONPATH": SRC, "RECUSE_ROSTER": ""},
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    heavy = ("statsmodels", "formulaic", "recuse.regression")
+    done = _python(_RUN_AND_LIST.format(heavy=heavy), "certify", str(path))
     marks = [ln for ln in done.stderr.splitlines() if ln.startswith("LOADED ")]
     assert done.returncode == 0 and "certif" in done.stdout, done.stdout + done.stderr
     assert marks == ["LOADED []"], done.stderr

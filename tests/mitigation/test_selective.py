@@ -1081,32 +1081,28 @@ def test_best_target_sorts_the_items_once(monkeypatch: pytest.MonkeyPatch) -> No
     (ties in the confidences, thinned and not, starts above the set's size)."""
     import recuse.mitigation.selective as selective
 
+    def walked(conf: np.ndarray, agree: np.ndarray, **kw: Any) -> float | None:
+        """The highest target a walk per target certifies (None: none)."""
+        held = None
+        for t in np.round(np.arange(0.5, 0.995, 0.01), 2):
+            if fixed_sequence(conf, agree, target=float(t), **kw).threshold is not None:
+                held = float(t)
+        return held
+
     rng = np.random.default_rng(3)
     conf = rng.uniform(0.5, 1, 3000)
     agree = (rng.random(3000) < conf).astype(float)
-    by_target = [
-        float(t)
-        for t in np.round(np.arange(0.5, 0.995, 0.01), 2)
-        if fixed_sequence(conf, agree, target=float(t), delta=0.1, start=30, grid=20).threshold
-        is not None
-    ]
+    want = walked(conf, agree, delta=0.1, start=30, grid=20)
     calls = []
     steps = selective._steps
     monkeypatch.setattr(selective, "_steps", lambda *a: calls.append(1) or steps(*a))
-    assert best_target(conf, agree, delta=0.1, start=30, grid=20) == max(by_target)
+    assert want is not None and best_target(conf, agree, delta=0.1, start=30, grid=20) == want
     assert len(calls) == 1
     monkeypatch.undo()
     for _ in range(80):
         n = int(rng.integers(1, 300))
         conf = np.round(rng.uniform(0.5, 1, n), int(rng.integers(1, 4)))
         agree = (rng.random(n) < rng.uniform(0.4, 1.0) * conf / conf.max()).astype(float)
-        delta, start = float(rng.choice([0.01, 0.1, 0.2])), int(rng.integers(1, 60))
-        grid = int(rng.choice([0, 20]))
-        walked = [
-            float(t)
-            for t in np.round(np.arange(0.5, 0.995, 0.01), 2)
-            if fixed_sequence(conf, agree, target=float(t), delta=delta, start=start, grid=grid)
-            .threshold is not None
-        ]  # fmt: skip
-        got = best_target(conf, agree, delta=delta, start=start, grid=grid)
-        assert got == (max(walked) if walked else None), (n, delta, start, grid)
+        kw = {"delta": float(rng.choice([0.01, 0.1, 0.2])), "start": int(rng.integers(1, 60)),
+              "grid": int(rng.choice([0, 20]))}  # fmt: skip
+        assert best_target(conf, agree, **kw) == walked(conf, agree, **kw), (n, kw)

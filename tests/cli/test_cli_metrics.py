@@ -506,6 +506,27 @@ def test_every_metric_in_the_table_is_defined_under_it(
     assert not any("headline" in defined[m] for m in [*headlines, "verbosity_deviation"])
 
 
+def test_a_number_beside_a_headline_says_so_when_the_headline_is_not_asked_for(
+    capsys: pytest.CaptureFixture[str], pairs_csv: Path
+) -> None:
+    """``-m self_preference_eo -m verbosity_bias`` alone printed each with "no bias 0" and
+    its definition only: the caveat (not adjusted for competence; which metric is the
+    audit's headline) came only where the headline was asked for too, so the EO of a
+    strong judge read as its self-preference. Each metric's line now carries it always."""
+    code, text, err = run(capsys, "metrics", "pairs", str(pairs_csv), *FAST,
+                          "-m", "self_preference_eo", "-m", "verbosity_bias")  # fmt: skip
+    assert code == 0, err
+    lines = text.splitlines()
+    (eo,) = [x for x in lines if x.startswith("self_preference_eo: ")]
+    (eq6,) = [x for x in lines if x.startswith("verbosity_bias: ")]
+    assert eo.endswith(
+        "not adjusted for the judge's competence: high for a strong judge with no bias, low "
+        "for a weak one; the audit's headline is self_preference_calibrated"
+    )
+    assert eq6.endswith("— the audit's headline is verbosity_longer_gap")
+    assert not any(x.startswith("self_preference_calibrated") for x in lines)
+
+
 def _folded(low: float, high: float) -> tuple[float, float]:
     """The absolute values |θ| takes over [low, high], worked out by cases."""
     if low <= 0 <= high:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal, cast
@@ -397,32 +396,6 @@ def _refuse_labels_only(table: pd.DataFrame, roster: Roster, source: str, *, jud
         )
 
 
-def beside_headline(metrics: Iterable[str]) -> dict[str, str]:
-    """Per metric of the table that the audit shows beside another's headline, the words
-    its definition ends with: which metric is the audit's headline for that bias, and,
-    for one not adjusted for the judge's competence (equal opportunity, demographic
-    parity), what that means. GPT-4's EO of +0.48 [0.22, 0.71] and its calibrated −0.04
-    [−0.12, +0.05] sat in one table, as did a judge's Eq. 6 recall gap of +0.21 beside
-    its prefer-longer gap of +0.02, with nothing saying which answers the question."""
-    from recuse.analyses import REGISTRY
-    from recuse.analyses.self_preference import UNADJUSTED
-
-    shown = list(metrics)
-    out: dict[str, str] = {}
-    for analysis in REGISTRY:
-        of_bias = {b.key: m for m, b in (analysis.metrics or {}).items() if b is not None}
-        top = analysis.biases[0]
-        headline = of_bias.get(top.key)
-        if not top.headline or headline not in shown:
-            continue
-        for metric, bias in (analysis.metrics or {}).items():
-            if bias is None or metric == headline or metric not in shown:
-                continue
-            caveat = f"{UNADJUSTED.split(' — ')[0]}; " if bias.unadjusted else ""
-            out[metric] = f" — {caveat}the audit's headline is {headline}"
-    return out
-
-
 def _moved(r: MetricResult) -> bool:
     """Whether the result's interval is a position rate's (:data:`MOVED_WORDS`): its
     ``interval_rule`` says "widened" or "exact_bound" (where the words were read)."""
@@ -475,10 +448,12 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
         console.print(cell(f"*{i} note: {w}"))
     # each metric's definition, once: the first clause of its method (the rest says how
     # verdicts were read and the interval made, as the JSON and CSV give it in full)
+    # with what a metric beside another's headline is, whether or not that headline is
+    # shown (GPT-4's EO of +0.48 asked for alone read as the answer, its calibrated −0.04
+    # unsaid)
     defined = {r.metric: r.definition for r in result.results}
-    beside = beside_headline(defined)
     for metric, definition in defined.items():
-        console.print(cell(f"{metric}: {definition}{beside.get(metric, '')}"))
+        console.print(cell(f"{metric}: {definition}{metric_results.beside_words(metric)}"))
     # the calibrated intervals' resampling, which moves them slightly: said, not only in
     # the method of --out (the whole table's size decides, whichever judges are chosen)
     ways = {

@@ -68,8 +68,8 @@ NOT_ADJUSTED = (
 )
 
 #: per metric the audit shows beside another's headline: that headline, and whether
-#: the metric is :data:`NOT_ADJUSTED` (``recuse metrics pairs`` derives the same from
-#: the analyses, ``beside_headline``; a test holds the two equal)
+#: the metric is :data:`NOT_ADJUSTED` (``print(result)`` and ``recuse metrics pairs`` read
+#: it; a test holds it equal to what the analyses say)
 BESIDE_HEADLINE: dict[str, tuple[str, bool]] = {
     "self_preference_eo": ("self_preference_calibrated", True),
     "self_preference_dp": ("self_preference_calibrated", True),

@@ -10,6 +10,7 @@ import pytest
 
 from recuse.metrics.bootstrap import Resampling
 from recuse.metrics.ladder import RUNGS, self_preference_ladder
+from recuse.metrics.result import MetricResult
 from recuse.simulate.pairs import PlantedBias, simulate_pairs
 
 
@@ -120,6 +121,30 @@ def test_no_self_preference_leaves_no_harmful_excess() -> None:
     r = next(r for r in results if r.metric == "harmful_excess")
     assert r.ci_low <= 0 <= r.ci_high
     assert np.isfinite(r.estimate)
+
+
+def test_a_strong_judge_without_bias_reads_eo_and_harmful_excess_above_0_as_they_say() -> None:
+    """The rungs' definitions said "0 = no bias" of eo and harmful_excess, in a table whose
+    title says they are not adjusted for competence (GPT-4 on llmbar-mtbench: +0.48 and
+    +0.35 beside a calibrated headline of −0.04). Planted: an author-judge whose errors
+    come from the quality gap alone (no self term), its model the strongest of four —
+    both read above 0, as their definitions now say; its model middling, both near 0."""
+    from recuse.simulate.self_preference import AuthorJudge, simulate_self_preference
+
+    def rungs(strength: float) -> dict[str, MetricResult]:
+        sim = simulate_self_preference(
+            {"m0": AuthorJudge(competence=2.0, tau=0.0)},
+            {"m0": strength, "m1": 0.0, "m2": -0.5, "m3": 0.3}, n_prompts=600, seed=3,
+        )  # fmt: skip
+        results, _ = self_preference_ladder(sim.pairs, boot=Resampling(n_boot=200))
+        return {r.metric: r for r in results}
+
+    strong, middling = rungs(1.0), rungs(0.0)
+    for rung in ("eo", "harmful_excess"):
+        assert strong[rung].ci_low > 0.03, (rung, strong[rung])
+        assert middling[rung].ci_low < 0 < middling[rung].ci_high, (rung, middling[rung])
+        assert "which a strong judge without bias reads above" in RUNGS[rung]
+        assert "0 = no bias" not in RUNGS[rung]
 
 
 def test_a_rate_rung_reads_wilsons_interval_where_the_resamples_cannot_vary() -> None:

@@ -76,7 +76,7 @@ RUNGS: dict[str, str] = {
     "reference_own_rate": "P(reference prefers the judge's own answer)",
     "dp_difference": "P(judge picks own) − P(reference prefers own); 0 = as often as the reference",
     "eo": "recall when the reference prefers own − recall when it prefers the other "
-    "(Def. 4.1); 0 = no bias",
+    "(Def. 4.1); 0 = the paper's no bias, which a strong judge without bias reads above",
     "legitimate": "P(judge picks own | reference prefers own): self-preference the "
     "reference justifies",
     "legitimate_own_both": "P(own chosen in both orders | reference prefers own; judged in "
@@ -97,7 +97,8 @@ RUNGS: dict[str, str] = {
     "baseline_error": "P(judge picks the worse answer | pair of two other models' answers): "
     "its error rate where it has no stake",
     "harmful_excess": "harmful − baseline_error: own worse answers chosen beyond the "
-    "judge's general error rate; 0 = no bias",
+    "judge's general error rate; 0 = no excess, which a strong judge without bias reads "
+    "above (where the reference prefers the other, its own answer is a close call)",
 }
 
 

@@ -576,7 +576,7 @@ def test_two_inputs_with_the_same_name_are_told_apart(tmp_path: Path) -> None:
 def test_each_csv_row_is_named_by_its_report_json_key(planted: Any, tmp_path: Path) -> None:
     """The estimates tables name each row by its estimator (``metric``: verbosity_bias,
     family_preference_eo, first_position_rate) and by the key its finding has in
-    report.json (``bias``: verbosity_recall_gap, family_preference, position); a row is
+    report.json (``bias``: verbosity_recall_gap, family_preference_eo, position); a row is
     matched to its finding by dataset, judge and estimate, read back from the files."""
     import json
 
@@ -607,11 +607,12 @@ def test_each_csv_row_is_named_by_its_report_json_key(planted: Any, tmp_path: Pa
             matched.add(key)
             if "metric" in frame.columns:
                 named[row.metric] = row.bias
-    # the ids that differ from their keys, mapped; every pairwise finding has its row
+    # the ids that differ from their keys, mapped (and the family EO's, its key since it
+    # was `family_preference`); every pairwise finding has its row
     assert {m: named[m] for m in ("verbosity_bias", "family_preference_eo",
                                   "first_position_rate", "agreement_alpha_ordinal")} == {
         "verbosity_bias": "verbosity_recall_gap",
-        "family_preference_eo": "family_preference",
+        "family_preference_eo": "family_preference_eo",
         "first_position_rate": "position",
         "agreement_alpha_ordinal": "agreement_alpha",
     }  # fmt: skip

@@ -122,7 +122,7 @@ def test_a_judge_with_a_calibrated_family_preference_has_no_skip_of_it(
     skips = [k for k in report["skipped"] if k["judge"] == "gpt-3.5-turbo"]
     assert [(k["bias"], k["reason"]) for k in skips] == [
         (
-            "family_preference",
+            "family_preference_eo",
             "family_preference_eo: only 4 pairs where the human prefers the other response "
             "(need at least 5)",
         )
@@ -137,9 +137,9 @@ def test_a_judge_with_neither_family_estimate_misses_the_calibrated_one(
     each said of its own metric, the calibrated one the summary's."""
     report = _audit(str(tied_table), tmp_path / "r", "--only", "family-preference")
     skips = {k["bias"]: k["reason"] for k in report["skipped"] if k["judge"] == "palm-2"}
-    assert sorted(skips) == ["family_preference", "family_preference_calibrated",
-                             "family_preference_dp"]  # fmt: skip
-    assert skips["family_preference"].startswith("family_preference_eo: ")
+    assert sorted(skips) == ["family_preference_calibrated", "family_preference_dp",
+                             "family_preference_eo"]  # fmt: skip
+    assert skips["family_preference_eo"].startswith("family_preference_eo: ")
     assert skips["family_preference_calibrated"].startswith("family_preference_calibrated: ")
     assert breaks(report) == []
 

@@ -103,5 +103,5 @@ def test_validate_and_the_audit_agree_with_a_roster_object() -> None:
     without = dict(supported_analyses(sim.pairs, "pairs", Roster.builtin()))["family-preference"]
     assert with_r is None and "family" in str(without)
     found = recuse.audit(sim.pairs, roster=r, only=["family-preference"], n_boot=200).findings
-    eo = found[found["bias"] == "family_preference"]
+    eo = found[found["bias"] == "family_preference_eo"]
     assert len(eo) == 1 and eo["estimate"].notna().all()

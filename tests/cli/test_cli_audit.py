@@ -290,8 +290,8 @@ def _snapshot_pairs(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("scope", "estimated", "not_estimated"),
     [
-        (None, "family_preference", "self_preference_eo"),  # another snapshot: family
-        ("line", "self_preference_eo", "family_preference"),  # the whole line is self
+        (None, "family_preference_eo", "self_preference_eo"),  # another snapshot: family
+        ("line", "self_preference_eo", "family_preference_eo"),  # the whole line is self
     ],
 )
 def test_self_scope_decides_whether_another_snapshot_is_self_or_family(

@@ -867,27 +867,53 @@ def test_a_finding_whose_null_is_not_its_biass_is_refused(
 def test_each_gate_line_names_the_estimate_it_gates(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """report.json's key ``family_preference`` is the unadjusted equal-opportunity
+    """report.json's key ``family_preference_eo`` is the unadjusted equal-opportunity
     difference; the report's headline family-preference is the calibrated one
     (``family_preference_calibrated``), which ``--max family-preference`` gates. Both
     lines read "family_preference of j", so a user gating the key read the EO number as
     the headline. The EO line now says what it is and which key the headline is, in the
-    text and in --json; the headline's line names its own key."""
-    eo = _finding("family_preference", "j", 0.3, 0.2, 0.4)  # fails a 0.1 bound
+    text and in --json; the headline's line names its own key. The EO key was
+    ``family_preference``, so ``--max family_preference`` gated the EO number while
+    ``--max self_preference`` gated the calibrated headline: it is ``family_preference_eo``
+    now (as ``self_preference_eo``), and ``family_preference`` gates the headline."""
+    eo = _finding("family_preference_eo", "j", 0.3, 0.2, 0.4)  # fails a 0.1 bound
     cal = _finding("family_preference_calibrated", "j", 0.01, -0.02, 0.04)  # passes it
     path = _report(tmp_path, [eo, cal])
     named = (
-        "family_preference (Family preference (equal opportunity), unadjusted; the "
+        "family_preference_eo (Family preference (equal opportunity), unadjusted; the "
         "family-preference headline is family_preference_calibrated)"
     )
-    code, out = _run(["gate", str(path), "--max", "family_preference=0.1"], capsys)
+    code, out = _run(["gate", str(path), "--max", "family_preference_eo=0.1"], capsys)
     assert code == 1 and out.startswith(f"FAIL: {named} of j (d): +0.30 [0.20, 0.40]")
-    code, out = _run(["gate", str(path), "--max", "family-preference=0.1"], capsys)
-    assert code == 0 and out.startswith("PASS: family_preference_calibrated of j (d): +0.01")
-    assert "equal opportunity" not in out
-    code, out = _run(["gate", str(path), "--max", "family_preference=0.1", "--json"], capsys)
+    for key in ("family-preference", "family_preference"):
+        code, out = _run(["gate", str(path), "--max", f"{key}=0.1"], capsys)
+        assert code == 0 and out.startswith("PASS: family_preference_calibrated of j (d): +0.01")
+        assert "equal opportunity" not in out
+    code, out = _run(["gate", str(path), "--max", "family_preference_eo=0.1", "--json"], capsys)
     (line,) = json.loads(out)["lines"]
-    assert line["bias"] == "family_preference" and line["text"].startswith(f"FAIL: {named} of j")
+    assert line["bias"] == "family_preference_eo"
+    assert line["text"].startswith(f"FAIL: {named} of j")
+
+
+def test_an_older_reports_family_preference_key_is_read_as_the_eo_difference(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A report written before the rename keys the EO difference ``family_preference``
+    (its finding and its skips): the gate reads them as ``family_preference_eo`` and says
+    so beside the line, and ``--max family_preference`` gates the headline there too."""
+    eo = _finding("family_preference", "j", 0.3, 0.2, 0.4)
+    cal = _finding("family_preference_calibrated", "j", 0.01, -0.02, 0.04)
+    skipped = [{"analysis": "Family preference", "dataset": "d", "judge": "k",
+                "reason": "family_preference_eo: no pairs holding a family member's answer",
+                "bias": "family_preference"}]  # fmt: skip
+    path = _report(tmp_path, [eo, cal], skipped=skipped, provenance=_sources(d=["j", "k"]))
+    code, out = _run(["gate", str(path), "--max", "family_preference_eo=0.1"], capsys)
+    assert code == 1 and out.startswith("FAIL: family_preference_eo (Family preference (equal")
+    assert "where `family_preference` named the unadjusted equal-opportunity family" in out
+    assert "NOT MEASURED: family_preference_eo (" in out
+    assert "of k (d): no pairs holding a family member's answer" in out, out
+    code, out = _run(["gate", str(path), "--max", "family_preference=0.1"], capsys)
+    assert out.startswith("PASS: family_preference_calibrated of j (d): +0.01"), out
 
 
 def test_a_value_fixed_by_construction_is_gated_as_no_measurement(
@@ -1057,17 +1083,17 @@ def test_a_not_measured_line_gives_the_reason_without_the_analysis_internal_name
     why = "no pairs holding a family member's answer against an outsider's"
     skipped = [
         {"analysis": "Family preference", "dataset": "d", "judge": "j",
-         "reason": f"family_preference_eo: {why}", "bias": "family_preference"},
+         "reason": f"family_preference_eo: {why}", "bias": "family_preference_eo"},
         {"analysis": "Self-preference", "dataset": "d", "judge": "j",
          "reason": "self_preference_calibrated: none of its 350 pairs holds its own answer",
          "bias": "self_preference_calibrated"},
     ]  # fmt: skip
     other = _finding("position", "k", 0.5, 0.49, 0.51, null=0.5)
     path = _report(tmp_path, [other], skipped=skipped, provenance=_sources(d=["j", "k"]))
-    code, out = _run(["gate", str(path), "--max", "family_preference=0.1"], capsys)
+    code, out = _run(["gate", str(path), "--max", "family_preference_eo=0.1"], capsys)
     assert code == 3 and "unadjusted; the family-preference headline is " in out
     assert f"family_preference_calibrated) of j (d): {why}\n" in out, out
-    assert "family_preference_eo" not in out
+    assert "family_preference_eo: " not in out
     code, out = _run(["gate", str(path), "--max", "self-preference=0.1"], capsys)
     assert code == 3
     assert "NOT MEASURED: self_preference_calibrated of j (d): none of its 350 pairs" in out, out

@@ -73,7 +73,7 @@ def test_an_unadjusted_number_outside_no_bias_says_its_side_not_no_detectable() 
     # answer is preferred (18 pairs), 0.845 when the outsider's is (100): −0.539, an
     # interval far below 0. It is never flagged, but "no detectable family preference"
     # contradicted its own interval
-    eo = _f(-0.539, -0.651, -0.435, bias="family_preference")
+    eo = _f(-0.539, -0.651, -0.435, bias="family_preference_eo")
     assert eo.direction == "none" and not eo.flagged
     assert verdict(eo) == (
         "is right less often when its family's answer is the better one than when the "

@@ -26,7 +26,7 @@ CALIBRATED = Bias(
 )
 
 EO = Bias(
-    key="family_preference",
+    key="family_preference_eo",  # `family_preference` in older reports: report.gate.RENAMED
     title="Family preference (equal opportunity)",
     short="Family preference (EO)",
     unit="the judge's recall of the human-preferred answer when it comes from another "

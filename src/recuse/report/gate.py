@@ -428,23 +428,36 @@ def _report_data(data: Any, p: Path) -> GatedReport:
     )
 
 
-#: bias keys of older reports -> the key the same number has now. ``verbosity`` was Eq.
-#: 6's recall difference; it is now ``verbosity_recall_gap``, and ``verbosity`` (the
-#: analysis id) gates the verbosity headline, the prefer-longer gap.
-RENAMED: dict[str, str] = {"verbosity": "verbosity_recall_gap"}
-_RENAME_NOTE = (
-    "read from an older report, where `verbosity` named Saito's Eq. 6 recall difference: "
-    "it is gated here as verbosity_recall_gap; `verbosity` now gates the verbosity "
-    "headline, the prefer-longer gap (verbosity_longer_gap)"
-)
+#: bias keys of older reports -> the key the same number has now, and what the gate says
+#: beside it. ``verbosity`` was Eq. 6's recall difference; it is now
+#: ``verbosity_recall_gap``, and ``verbosity`` (the analysis id) gates the verbosity
+#: headline, the prefer-longer gap. ``family_preference`` was the unadjusted equal-
+#: opportunity family difference, which ``--max family_preference`` gated while
+#: ``--max self_preference`` gated the calibrated headline; it is now
+#: ``family_preference_eo``, as the self-preference one is ``self_preference_eo``, and
+#: ``family_preference`` gates the headline (family_preference_calibrated).
+RENAMED: dict[str, str] = {
+    "verbosity": "verbosity_recall_gap",
+    "family_preference": "family_preference_eo",
+}
+_RENAME_NOTES = {
+    "verbosity": "read from an older report, where `verbosity` named Saito's Eq. 6 recall "
+    "difference: it is gated here as verbosity_recall_gap; `verbosity` now gates the "
+    "verbosity headline, the prefer-longer gap (verbosity_longer_gap)",
+    "family_preference": "read from an older report, where `family_preference` named the "
+    "unadjusted equal-opportunity family difference: it is gated here as "
+    "family_preference_eo; `family_preference` now gates the family-preference headline "
+    "(family_preference_calibrated)",
+}
 
 
 def _renamed(f: dict[str, Any]) -> dict[str, Any]:
     """A finding of an older report under its bias's current key, with a note saying so."""
-    new = RENAMED.get(str(f["bias"]))
+    old = str(f["bias"])
+    new = RENAMED.get(old)
     if new is None:
         return f
-    return {**f, "bias": new, "warnings": [*f.get("warnings", []), _RENAME_NOTE]}
+    return {**f, "bias": new, "warnings": [*f.get("warnings", []), _RENAME_NOTES[old]]}
 
 
 def load_findings(path: str | Path) -> list[dict[str, Any]]:
@@ -1034,9 +1047,9 @@ def gated_name(key: str, scopes: Mapping[str, Scope], aliases: Mapping[str, str]
     """``key`` as a gate line names the estimate it gates, so that a key is not read as
     another estimate of the same analysis: a number beside the analysis's headline
     (unadjusted, or out of the summary) says what it is and which key the headline is
-    ("family_preference (Family preference (equal opportunity), unadjusted; the
+    ("family_preference_eo (Family preference (equal opportunity), unadjusted; the
     family-preference headline is family_preference_calibrated)": the JSON key
-    ``family_preference`` is the equal-opportunity difference, the report's
+    ``family_preference_eo`` is the equal-opportunity difference, the report's
     family-preference the calibrated one); any other key is itself: a headline
     (``family_preference_calibrated``, which ``--max family-preference`` gates, or
     ``position``), or a bias of the summary beside it (``family_bias``); a part of a
@@ -1047,8 +1060,8 @@ def gated_name(key: str, scopes: Mapping[str, Scope], aliases: Mapping[str, str]
 
     >>> from recuse.cli.gate import registry_scopes
     >>> aliases, scopes = registry_scopes()
-    >>> print(gated_name("family_preference", scopes, aliases))
-    family_preference (Family preference (equal opportunity), unadjusted; the family-preference headline is family_preference_calibrated)
+    >>> print(gated_name("family_preference_eo", scopes, aliases))
+    family_preference_eo (Family preference (equal opportunity), unadjusted; the family-preference headline is family_preference_calibrated)
     >>> [gated_name(k, scopes, aliases) for k in ("family_preference_calibrated", "x")]
     ['family_preference_calibrated', 'x']
 
@@ -1370,9 +1383,9 @@ _METRIC_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+: ")
 
 def _unnamed(reason: str) -> str:
     """``reason`` without the metric name an analysis's skip starts with: the line names
-    the estimate already (:func:`gated_name`), and the skip's name can be an internal one
-    that is no key a user gates ("family_preference (…): family_preference_eo: no pairs
-    holding a family member's answer …" on the ``family_preference`` line).
+    the estimate already (:func:`gated_name`: "family_preference_eo (…):
+    family_preference_eo: no pairs holding a family member's answer …" said it twice),
+    and the skip's name can be an internal one that is no key a user gates.
 
     >>> _unnamed("family_preference_eo: no pairs holding a family member's answer")
     "no pairs holding a family member's answer"

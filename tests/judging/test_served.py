@@ -189,6 +189,48 @@ def test_revision_option_keys_a_server_judge(
         assert s.judge_models()["gpt-4o"] == ("gpt-4o", AUGUST)
 
 
+@pytest.mark.parametrize(
+    ("first", "second", "judge_id"),
+    [
+        ("alpha", "beta", ["--judge-id", "J"]),  # one judge id given to two models
+        ("chatgpt-4o-latest", "gpt-4o", []),  # a roster alias: both judge id gpt-4o
+    ],
+)
+def test_another_model_asked_under_a_judge_id_is_refused_not_served_its_verdicts(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    first: str,
+    second: str,
+    judge_id: list[str],
+) -> None:
+    """A served judge's content keys hash its judge id, not the model asked: ``--model
+    beta`` under the judge id whose verdicts ``--model alpha`` gave found all of them
+    stored, asked nothing and exited 0, beta's "verdicts" alpha's. One judge id stands for
+    one model asked: the second run is refused before a request (exit 2, one line, the
+    fix), and the fix it names judges beta afresh."""
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(3)).to_json(src, orient="records", lines=True)
+    store = tmp_path / "s.db"
+
+    def run(model: str, *extra: str) -> tuple[int, int]:
+        with StandIn() as server:
+            code = main(["judge", "--model", model, "--base-url", server.base_url, "--data",
+                         str(src), "--out", str(store), "--no-progress", *extra])  # fmt: skip
+            return code, server.requests
+
+    assert run(first, *judge_id) == (0, 6)
+    assert run(first, *judge_id) == (0, 0)  # the same model resumes
+    capsys.readouterr()
+    assert run(second, *judge_id) == (2, 0)
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert f"holds the verdicts of model {first!r} asked of the server" in err, err
+    assert f"this run asks for {second!r}" in err and "--judge-id NAME" in err
+    with Store(store, read_only=True) as s:
+        assert len(s.judgments()) == 6
+    assert run(second, "--judge-id", "other") == (0, 6)
+
+
 def test_a_resumed_store_served_by_another_model_exits_2_on_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -813,7 +813,12 @@ class Runner:
         claim = {"model_id": self.backend.model_id, "revision": self.backend.revision}
         fresh = self.store.claim_judge(self.judge, **claim, keys=(t.key for t in tasks))
         with _given_back(fresh, lambda: self.store.release_judge(self.judge, **claim)):
-            return self._judge_claimed(tasks, work, keep_items)
+            asked = self.backend.asked
+            if asked is None:
+                return self._judge_claimed(tasks, work, keep_items)
+            named = self.store.claim_asked(self.judge, model=asked)
+            with _given_back(named, lambda: self.store.release_asked(self.judge, model=asked)):
+                return self._judge_claimed(tasks, work, keep_items)
 
     def _lease_id(self, task: Task) -> LeaseId:
         """What a lease of ``task`` names: a judgment its judge, kind, item and slot

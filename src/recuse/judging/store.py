@@ -159,6 +159,11 @@ CREATE TABLE IF NOT EXISTS judge_models (
     revision TEXT NOT NULL,
     created_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS judge_asked (
+    judge TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS judge_prompts (
     judge TEXT PRIMARY KEY,
     prompt TEXT NOT NULL,
@@ -558,6 +563,50 @@ class Store:
         )
         claimed()
         return True
+
+    def claim_asked(self, judge: str, *, model: str) -> bool:
+        """Record that a served ``judge``'s verdicts in this store are the answers of the
+        model named ``model`` on the server; refuse another name under the same judge id.
+        True where this call recorded it (see :meth:`release_asked`).
+
+        A served judge's content keys hash its judge id's model id (``recuse judge``'s
+        is the judge id), not the name asked: ``--model beta`` under a judge id whose
+        verdicts ``--model alpha`` gave found every one stored and asked nothing, its
+        summary saying the judge was judged. A store written before this records the
+        first name asked of it."""
+
+        def recorded() -> str | None:
+            rows = self._rows("SELECT model FROM judge_asked WHERE judge = ?", (judge,))
+            return str(rows[0][0]) if rows else None
+
+        def check(before: str) -> None:
+            if before != model:
+                raise ConfigError(
+                    f"{self.path}: judge id {judge!r} holds the verdicts of model {before!r} "
+                    f"asked of the server; this run asks for {model!r} — give it another "
+                    "judge id (--judge-id NAME, or Runner(judge=...)) so both are kept "
+                    "apart, or judge into a new store (--out)"
+                )
+
+        before = recorded()
+        if before is not None:
+            check(before)
+            return False
+        self._write(
+            "INSERT OR IGNORE INTO judge_asked (judge, model, created_at) VALUES (?, ?, ?)",
+            [(judge, model, time.time())],
+        )
+        check(recorded() or model)  # another run may have claimed it since: the first stands
+        return True
+
+    def release_asked(self, judge: str, *, model: str) -> None:
+        """Withdraw :meth:`claim_asked`'s record where the store holds no judgment of
+        ``judge`` (as :meth:`release_judge`)."""
+        self._write(
+            "DELETE FROM judge_asked WHERE judge = ? AND model = ? AND "
+            "NOT EXISTS (SELECT 1 FROM judgments WHERE judge = ?)",
+            [(judge, model, judge)],
+        )
 
     def release_judge(self, judge: str, *, model_id: str, revision: str) -> None:
         """Withdraw :meth:`claim_judge`'s record for ``judge`` (``model_id`` at

@@ -127,6 +127,11 @@ class Backend(abc.ABC):
     #: (its own chat template, from its files)
     rendering: str = ""
 
+    #: the name a server's backend asks the server for (the model its verdicts are
+    #: answers of, held to one per judge id in a store: :meth:`Store.claim_asked`);
+    #: None for a local model, whose weights :attr:`model_id` and :attr:`revision` name
+    asked: str | None = None
+
     @property
     def key_params(self) -> dict[str, str]:
         """What of the backend, beside ``model_id`` and ``revision``, changes what the

@@ -267,6 +267,13 @@ def test_failed_judgments_exit_1_with_the_rerun_hint(
         cap.out
     )
     assert "failed x" in cap.out and "HTTP 500" in cap.out  # the reasons
+    # the versions are not judged yet: it read "versions judged: …; next: … export"
+    assert (
+        "6 base pairs; versions to judge: original 6, padding 6, placebo 6; "
+        f"{failed} of their 36 judgments not stored yet (above); next, once they are: "
+        "recuse judge export"
+    ) in cap.out
+    assert "versions judged" not in cap.out
     assert f"recuse: {failed} judgments failed after retries" in cap.err
     assert "run the same command again" in cap.err
     with StandIn() as server:
@@ -274,6 +281,7 @@ def test_failed_judgments_exit_1_with_the_rerun_hint(
         resent = server.requests
     cap = capsys.readouterr()
     assert code == 0 and resent == failed and cap.err == ""
+    assert "6 base pairs; versions judged: original 6, padding 6, placebo 6; next: " in cap.out
 
 
 def test_probe_reads_a_peer_file_with_map_and_values(

@@ -265,8 +265,18 @@ def _print_done(
     for reason, n in sorted(summary.failures.items(), key=lambda kv: -kv[1])[:5]:
         echo(f"  failed x{n}: {reason}")
     versions = probe_table.groupby("probe").size().to_dict()
+    # judgments given up on after their retries, or left to another run: the versions are
+    # not judged yet (a server that was down read "versions judged: authority 8, …")
+    pending = summary.gave_up + summary.left
+    judged, then = "judged", "next"
+    if pending:
+        judged = "to judge"
+        then = (
+            f"{pending:,} of their {summary.total:,} judgments not stored yet (above); next, "
+            "once they are"
+        )
     echo(
-        f"{probe_table['base_item'].nunique()} base pairs; versions judged: "
+        f"{probe_table['base_item'].nunique()} base pairs; versions {judged}: "
         + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
-        + f"; next: recuse judge export {out} --out probes.csv && recuse audit probes.csv"
+        + f"; {then}: recuse judge export {out} --out probes.csv && recuse audit probes.csv"
     )

@@ -214,6 +214,24 @@ def test_order_consistency_is_the_confidence_of_a_picking_judge() -> None:
     assert s.threshold == 1.0 and s.n_kept == 60  # the consistent items only
 
 
+def test_a_flip_counts_as_not_agreeing_as_the_agreement_says_where_the_audit_scores_half() -> None:
+    """certify's agreement (74.5% for gpt-4 on llmbar-mtbench) and the audit's (0.81) read
+    one judge's verdicts differently with nothing said: the audit scores a verdict that
+    flips with the order ½. 60 consistent right picks and 20 flips, all kept at 0.5: 60
+    of 80 agree here (the audit's rule would read 70 of 80), as the words now say."""
+    from recuse.cli.certify import definitions
+    from recuse.mitigation.selective import AGREEING, FIELDS
+
+    t = table(80)
+    t["p_a_first"] = 1.0
+    t["p_a_second"] = np.r_[np.ones(60), np.zeros(20)]
+    t["p_a"] = (t["p_a_first"] + t["p_a_second"]) / 2
+    (s,) = certify_judges(t, None, Options(target=0.6)).judges[0].strata
+    assert (s.n_kept, s.n_agree) == (80, 60) and s.agreement == 0.75
+    assert "counts as not agreeing, where the audit's agreement scores it ½" in AGREEING
+    assert AGREEING in FIELDS["agreement"] and AGREEING in definitions("human")
+
+
 def test_order_consistency_says_what_a_tie_in_one_order_reads() -> None:
     """A pick in one order and a tie in the other averages to 0.75, a confidence the
     definition did not name ("1 when both orders pick the same answer, 0.5 when they

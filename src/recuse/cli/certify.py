@@ -89,7 +89,7 @@ app.add_typer(certify_app, name="certify")
 
 def definitions(kind: ReferenceKind) -> str:
     """What each column means, the labels named as ``kind`` (:mod:`recuse.reference`)."""
-    from recuse.mitigation.selective import UNCERTIFIED_BOUND
+    from recuse.mitigation.selective import AGREEING, UNCERTIFIED_BOUND
 
     return (
         f"labelled: items with a {LABEL_NAMES[kind]} (tied ones left out or counted, as chosen); "
@@ -98,7 +98,8 @@ def definitions(kind: ReferenceKind) -> str:
         "is at least this; coverage: share of the stratum's labelled items kept (of all "
         "the judge's labelled items: its line under the table, as recuse gate --certified "
         "and the audit read it); "
-        f"agreement: share of kept verdicts equal to the {LABEL_NAMES[kind]}; bound: "
+        f"agreement: share of kept verdicts equal to the {LABEL_NAMES[kind]} ({AGREEING}); "
+        "bound: "
         "one-sided Clopper–Pearson lower bound of that agreement at 1 - delta' — "
         f"{UNCERTIFIED_BOUND} (the line under the table gives how many agree); at delta': "
         "this stratum's share of delta (delta over the strata tested; '—' beside a stratum "

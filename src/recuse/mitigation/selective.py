@@ -43,6 +43,9 @@ walk stops at the first failure, no multiplicity correction is needed, and::
 assuming the calibration items and the future items are exchangeable (drawn from the
 same distribution; a shift in prompts, models or judge voids it). The agreement is
 the population rate among kept items; a finite batch of future items scatters around it.
+The binomial test counts each item as independent: items of one prompt that are right or
+wrong together count as fewer than they are, and the guarantee fails more often than δ
+(0.19 at δ = 0.1 with 10 items a prompt and a strong prompt effect; docs/certify.md).
 
 **Strata.** Items where one answer is the judge's own (or its family's, the other's
 not; :func:`recuse.metrics.self_preference.favored_side`, ``selves=`` from
@@ -164,6 +167,15 @@ UNCERTIFIED_BOUND = (
     "target⌉ at the stratum's share of δ) the fewest more that reach it"
 )
 
+#: what a kept verdict agreeing is, beside each agreement certify writes: the audit's
+#: agreement scores a verdict that flips with the order ½ (gpt-4 on llmbar-mtbench: 0.81
+#: there, 74.5% here, with nothing said of why)
+AGREEING = (
+    "a verdict is the side of p_a averaged over the orders, so one at ½ (a flip between "
+    "the orders, a tie) equals no label of a or b and counts as not agreeing, where the "
+    "audit's agreement scores it ½"
+)
+
 #: what each number of a certification's JSON (:meth:`Certification.to_dict`) means, with
 #: its unit; ``recuse certify`` prints the same words under its tables
 FIELDS: dict[str, str] = {
@@ -176,7 +188,7 @@ FIELDS: dict[str, str] = {
     "n_agree": "kept items whose verdict equals the label",
     "coverage": "n_kept / n_labelled: share of the labelled items kept (0 to 1)",
     "agreement": "n_agree / n_kept: share of kept verdicts equal to the label, observed on "
-    "the calibration items (null: none kept)",
+    f"the calibration items (null: none kept); {AGREEING}",
     "lower_bound": "one-sided Clopper–Pearson lower bound of that agreement at 1 - delta "
     "(delta: this stratum's share); the guarantee holds where it is at least target; "
     f"{UNCERTIFIED_BOUND} (agreement null; the reason gives how many agree), as p_value "

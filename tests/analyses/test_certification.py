@@ -353,8 +353,8 @@ def test_the_page_writes_the_agreements_in_the_findings_unit(
     """The finding read "held out: 21.0% kept, 90.5% agree" above a table whose
     heldout_agreement (and agreement) read 0.905 on llmbar-mtbench's gpt-3.5-turbo: one
     number in two units. The page's table now writes both agreements as percentages, as
-    the finding does, the target staying a share (0.800), and its column words say so;
-    the CSV and report.json keep the shares."""
+    the finding does, and the target too (it read 0.800 beside a lower bound of 59.9%),
+    and its column words say so; the CSV and report.json keep the shares."""
     import re
 
     page = write_report(report, tmp_path / "out")["html"].read_text(encoding="utf-8")
@@ -365,8 +365,9 @@ def test_the_page_writes_the_agreements_in_the_findings_unit(
     checked = 0
     for target in (0.80, 0.85, 0.90):
         f = _finding(report, "certified_coverage", target)
+        target_text = f"{100 * target:.1f}%"
         (cells,) = [dict(zip(columns, r, strict=True)) for r in rows
-                    if r[1] == JUDGE and r[5] == "pooled" and r[4] == f"{target:.3f}"]  # fmt: skip
+                    if r[1] == JUDGE and r[5] == "pooled" and r[4] == target_text]  # fmt: skip
         frame = shown.frame
         (row,) = frame[(frame["judge"] == JUDGE) & (frame["stratum"] == "pooled")
                        & np.isclose(frame["target"], target)].to_dict("records")  # fmt: skip
@@ -381,7 +382,7 @@ def test_the_page_writes_the_agreements_in_the_findings_unit(
     words = shown.to_dict()["columns"]
     for c in ("agreement", "heldout_agreement"):
         assert "percentage on the page, as the findings write it" in words[c]
-    assert "a share on the page too" in words["target"]
+    assert "percentage on the page" in words["target"] and "0.85@0.6 for 85%" in words["target"]
     kept = [r["agreement"] for r in shown.to_dict()["rows"] if r["agreement"] is not None]
     assert kept and all(0 <= a <= 1 for a in kept)  # report.json: the shares
 
@@ -392,8 +393,8 @@ def test_the_page_writes_an_agreements_lower_bound_in_the_agreements_unit(
     """On llmbar-mtbench the page's table read an agreement "93.0%" and, in the column
     beside it, that agreement's lower bound "0.599" (gpt-3.5-turbo's own pairs): a
     bound and the number it bounds in two units, with no word on the bound's. The page
-    writes the lower bound as a percentage too, on its own side of its row's target (a
-    share, 0.80), and its column words say so; the CSV and report.json keep the share."""
+    writes the lower bound as a percentage too, on its own side of its row's target (80.0%
+    on the page), and its column words say so; the CSV and report.json keep the share."""
     import re
     from decimal import Decimal
 
@@ -412,7 +413,7 @@ def test_the_page_writes_an_agreements_lower_bound_in_the_agreements_unit(
     assert len(bounded) > 0
     for row in bounded.to_dict("records"):
         (cells,) = [c for c in rows if c["judge"] == row["judge"] and c["stratum"]
-                    == row["stratum"] and c["target"] == f"{row['target']:.3f}"]  # fmt: skip
+                    == row["stratum"] and c["target"] == f"{100 * row['target']:.1f}%"]  # fmt: skip
         text = cells["lower_bound"]
         assert text.endswith("%"), text
         shown_share = float(text.removesuffix("%")) / 100

@@ -102,6 +102,7 @@ CURVE_COLUMNS: dict[str, str] = {
 #: certify``'s, the gate's); the agreements read 0.930 and 0.905 on the page beside them,
 #: and the lower bound of an agreement written 93.0% read 0.599 beside it
 SHOWN_PERCENT: tuple[str, ...] = (
+    "target",
     "coverage",
     "coverage_low",
     "coverage_high",
@@ -120,16 +121,17 @@ def shown_columns(curve: str) -> dict[str, str]:
     """The words of the table on the page: :data:`CURVE_COLUMNS`, its ``stratum`` saying
     the page shows the own and pooled rows only and where the others are (the table
     ``curve``), and each of :data:`SHOWN_PERCENT` that the page writes it as a
-    percentage, the target staying a share (0.85). Its stratum read "own, family or
+    percentage (the target too: "0.800" read beside a lower bound of "59.9%"). Its
+    stratum read "own, family or
     other ... pooled: their sum" above own and pooled rows alone: gpt-3.5-turbo's pooled
     row kept 57 pairs on llmbar-mtbench beside an own row that kept none, the 57 being
     its other stratum's, in no row."""
     return {
         **CURVE_COLUMNS,
         **{c: CURVE_COLUMNS[c] + _AS_PERCENT for c in SHOWN_PERCENT},
-        "target": CURVE_COLUMNS["target"] + "; a share on the page too (0.85 = 85%), as "
-        "--certified 0.85@0.6 takes it (the findings write it as a percentage: 'target "
-        "agreement ≥ 85%')",
+        "target": CURVE_COLUMNS["target"] + _AS_PERCENT + ", as the agreements and the "
+        "lower bound it is read against (--certified takes it as a share: 0.85@0.6 for "
+        "85%)",
         "stratum": "own or pooled: the pairs holding the judge's own answer, certified "
         "apart, or all its labelled pairs (the sum of its own, family and other strata, "
         f"each certified apart); the family and other rows are in the table {curve} "

@@ -234,8 +234,10 @@ _TRICKY = [
 #: ``served_models`` table, empty here; the text differs from d0bd2695... by its header
 #: line alone (diffed). Since runs record who wrote the prompt text a server's model read,
 #: the runs table has a ``rendering`` column, empty (NULL) in each of these runs (no
-#: server); the text differs from b2257a7b... in the runs rows' last field alone (diffed)
-ROWS_SHA256 = "5a4087205fa62d07ec6a301de432fd2e043c0c4e4c629606c85e52bce1ab2f24"
+#: server); the text differs from b2257a7b... in the runs rows' last field alone (diffed).
+#: Since a served judge id records the model name it asks (``judge_asked``), the text
+#: has that table's header line, empty here; it differs from 5a408720... by it alone (diffed)
+ROWS_SHA256 = "c66459d57c7016cdf0b0edb48324f3e30fa18f432d04e82ef7fb18861bbed0e6"
 
 #: what changes run to run (a run's clocks; its random id)
 _CLOCKS = {"created_at", "seconds", "started", "heartbeat", "run"}

@@ -813,7 +813,7 @@ class Runner:
         claim = {"model_id": self.backend.model_id, "revision": self.backend.revision}
         fresh = self.store.claim_judge(self.judge, **claim, keys=(t.key for t in tasks))
         with _given_back(fresh, lambda: self.store.release_judge(self.judge, **claim)):
-            asked = self.backend.asked
+            asked = self.backend.model_asked
             if asked is None:
                 return self._judge_claimed(tasks, work, keep_items)
             named = self.store.claim_asked(self.judge, model=asked)

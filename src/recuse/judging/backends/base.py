@@ -130,7 +130,7 @@ class Backend(abc.ABC):
     #: the name a server's backend asks the server for (the model its verdicts are
     #: answers of, held to one per judge id in a store: :meth:`Store.claim_asked`);
     #: None for a local model, whose weights :attr:`model_id` and :attr:`revision` name
-    asked: str | None = None
+    model_asked: str | None = None
 
     @property
     def key_params(self) -> dict[str, str]:

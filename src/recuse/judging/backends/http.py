@@ -237,7 +237,7 @@ class HTTPBackend(Backend):
             "'vllm' (vLLM prompt_logprobs); chat-only endpoints cannot give them"
         )
         self.model = model
-        self.asked = model
+        self.model_asked = model
         self.model_id = model_id or model
         self.revision = revision
         self.endpoint = endpoint

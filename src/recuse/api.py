@@ -686,4 +686,5 @@ def certify(
     # consistent pairs)
     how = {"swapped_frame": reading.swapped_frame, "confidence": reading.confidence,
            "confidence_of": reading.confidence_of}  # fmt: skip
-    return replace(done, notes=inp.source.notes, settings={**done.settings, "reading": how})
+    notes = (*inp.source.notes, *done.notes)
+    return replace(done, notes=notes, settings={**done.settings, "reading": how})

@@ -484,3 +484,21 @@ def test_each_targets_verdict_names_its_target(report: AuditReport) -> None:
         "85%",
         "90%",
     ]
+
+
+def test_a_finding_whose_kept_pairs_err_together_by_prompt_warns() -> None:
+    """The audit's certified coverage at each target counts its kept pairs one by one, as
+    ``recuse certify`` does: where they agree or err together by prompt (10 pairs a
+    prompt, a prompt effect of sd 2 on the logit), the finding warns with the design
+    effect, and the gate shows it beside the line; a target certifying nothing, none."""
+    from mitigation.conftest import prompted
+
+    import recuse
+
+    found = recuse.audit(prompted(40, 10, 2.0, seed=1), only=["certification"], n_boot=200)
+    rows = found.findings
+    said = [w for ws in rows["warnings"] for w in ws if "err together by prompt" in w]
+    assert said and all("design effect" in w and "certify on one item a prompt" in w
+                        for w in said)  # fmt: skip
+    quiet = rows[rows["estimate"] == 0]
+    assert all(not any("by prompt" in w for w in ws) for ws in quiet["warnings"])

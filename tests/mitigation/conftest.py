@@ -67,3 +67,20 @@ def calibrated(n: int, rng: np.random.Generator, start: int = 0) -> pd.DataFrame
         "model_a": "m1", "model_b": "m2", "human": human, "judge": "j",
         "p_a_first": p_a, "p_a_second": p_a, "p_a": p_a,
     })  # fmt: skip
+
+
+def prompted(n_prompts: int, per: int, spread: float, seed: int) -> pd.DataFrame:
+    """A judge whose confidence c tells its agreement (logit c + 0.9) shifted by a prompt
+    effect, normal with sd ``spread`` on the logit, shared by the prompt's ``per`` items."""
+    rng = np.random.default_rng(seed)
+    n = n_prompts * per
+    prompt = np.repeat(np.arange(n_prompts), per)
+    c = rng.uniform(0.5, 0.999, n)
+    shift = rng.normal(0.0, spread, n_prompts)[prompt]
+    right = rng.random(n) < 1 / (1 + np.exp(-(np.log(c / (1 - c)) + 0.9 + shift)))
+    a_better = rng.random(n) < 0.5
+    p_a = np.where(a_better, c, 1 - c)
+    human = np.where(right, a_better, ~a_better).astype(float)
+    return pd.DataFrame({"item_id": [f"i{k}" for k in range(n)],
+                         "prompt_id": [f"p{k}" for k in prompt], "judge": "j",
+                         "p_a_first": p_a, "p_a_second": p_a, "human": human})  # fmt: skip

@@ -43,7 +43,9 @@ from recuse.mitigation.selective import (
     FIELDS,
     POOLED,
     UNCERTIFIED_BOUND,
+    Items,
     Options,
+    clustering_note,
     confidence_kind,
     coverage_curve,
     items_of,
@@ -185,8 +187,11 @@ def needs_confidence(frame: pd.DataFrame, roster: Roster) -> str | None:
     return None
 
 
-def _curve(ctx: Context, inp: Input, frame: pd.DataFrame, judge: str) -> pd.DataFrame | None:
-    """The judge's coverage curve (with its words), or None with a skip saying why."""
+def _curve(
+    ctx: Context, inp: Input, frame: pd.DataFrame, judge: str
+) -> tuple[pd.DataFrame, Items] | None:
+    """The judge's coverage curve (with its words) and its items, or None with a skip
+    saying why."""
     o = ctx.options
     try:
         rows = judge_rows(frame, judge)
@@ -212,10 +217,10 @@ def _curve(ctx: Context, inp: Input, frame: pd.DataFrame, judge: str) -> pd.Data
     curve.insert(0, "dataset", inp.name)
     curve.insert(2, "delta", so.delta)
     curve.insert(3, "confidence", kind)
-    return curve.assign(coverage_low=lo, coverage_high=hi)
+    return curve.assign(coverage_low=lo, coverage_high=hi), items
 
 
-def _findings(ctx: Context, inp: Input, curve: pd.DataFrame) -> None:
+def _findings(ctx: Context, inp: Input, curve: pd.DataFrame, items: Items) -> None:
     o = ctx.options
     judge = str(curve["judge"].iloc[0])
     delta = float(curve["delta"].iloc[0])
@@ -226,6 +231,14 @@ def _findings(ctx: Context, inp: Input, curve: pd.DataFrame) -> None:
             if not len(row) or int(row["n_labelled"].iloc[0]) < 1:
                 continue
             r = row.iloc[0]
+            # the certified thresholds this finding's kept pairs are kept at (its stratum's
+            # alone for the own-answer finding)
+            cuts = {
+                str(s): (float(lam) if lam is not None and math.isfinite(float(lam)) else None)
+                for s, lam in zip(at["stratum"], at["threshold"], strict=True)
+                if s != POOLED and (stratum == POOLED or s == stratum)
+            }
+            clustered = clustering_note(judge, items, cuts)
             ctx.add(ANALYSIS, to_finding(
                 ANALYSIS, bias, judge=judge, dataset=inp.name, estimate=float(r["coverage"]),
                 ci_low=float(r["coverage_low"]), ci_high=float(r["coverage_high"]),
@@ -235,6 +248,7 @@ def _findings(ctx: Context, inp: Input, curve: pd.DataFrame) -> None:
                 f"δ = {delta:g} (split "
                 "over the own/family/other pairs), Clopper–Pearson bounds; interval: "
                 "Clopper–Pearson of the certified share, the threshold taken as fixed",
+                warnings=[clustered.removeprefix(f"{judge}: ")] if clustered else [],
             ))  # fmt: skip
 
 
@@ -290,11 +304,12 @@ def _build(ctx: Context, inp: Input, shared: PairwiseBias | None) -> None:
     frame = judged(inp.frame).reset_index(drop=True)
     curves = []
     for judge in sorted(frame["judge"].astype(str).unique()):
-        curve = _curve(ctx, inp, frame, judge)
-        if curve is None:
+        made = _curve(ctx, inp, frame, judge)
+        if made is None:
             continue
+        curve, items = made
         curves.append(curve)
-        _findings(ctx, inp, curve)
+        _findings(ctx, inp, curve, items)
         _figure(ctx, inp, curve)
     if not curves:
         return

@@ -181,11 +181,19 @@ def test_the_humans_length_baseline_says_its_ties_beside_the_number(
     # 47 of the 186 are expert votes split 1–1, no tie: the sentence and the column
     # name them as the method and the exclusions do (they said "186 human ties")
     noun = "tied or evenly split human votes"
+    # and the 31 pairs of equal length, said on the page's exclusions alone (693 and 186
+    # of 910 rows): 693 + 186 + 31 = 910 and 879 + 31 = 910, counted by hand
+    from recuse.data import load
+
+    frame = load("mt-bench-human", data_dir=shared_data)
+    equal = int(((frame["len_a"] == frame["len_b"]) & frame["human"].notna()).sum())
+    assert equal == 31 and 693 + 186 + equal == len(frame) == 910
+    same = f"; {equal} pairs whose two answers are of equal length (or a length unknown) left out"
     words = {
         "drop": f"693 pairs, no preference = 0.5; 186 {noun} (labels of 0.5) left out: "
-        "--human-ties drop)",
+        f"--human-ties drop{same})",
         "split": f"879 pairs, no preference = 0.5; 186 of them {noun} (labels of 0.5), "
-        "each counted ½ to each side: --human-ties split)",
+        f"each counted ½ to each side: --human-ties split{same})",
     }
     for ties, terminal, page in (("drop", t_drop, p_drop), ("split", t_split, p_split)):
         assert words[ties] in " ".join(terminal.split()), ties

@@ -45,7 +45,7 @@ from recuse.metrics.verbosity import (
     response_lengths,
 )
 from recuse.metrics.verdicts import TIE_TOL, human_ties_noun, orders_as_set
-from recuse.numbers import count, general, percent
+from recuse.numbers import count, counted, general, percent
 from recuse.reference import reword
 from recuse.report import figures as fig
 from recuse.report.model import Baseline, Exclusion, Table
@@ -402,6 +402,11 @@ def baseline_tie_noun(frame: pd.DataFrame) -> str:
     return human_ties_noun(items, tied)
 
 
+#: the reasons :func:`baseline_left_out` gives for pairs without a label, and of equal length
+NO_LABEL = "no human label"
+EQUAL_LENGTH = "the two answers of equal length (or a length unknown): neither is the longer"
+
+
 def baseline_left_out(
     frame: pd.DataFrame, *, human_ties: HumanTies, said: str | None = None
 ) -> tuple[int, list[tuple[str, int]]]:
@@ -423,13 +428,7 @@ def baseline_left_out(
     [1, 1]
     """
     items, labelled, differ, tied = _baseline_items(frame)
-    left = [
-        ("no human label", int((~labelled).sum())),
-        (
-            "the two answers of equal length (or a length unknown): neither is the longer",
-            int((labelled & ~differ).sum()),
-        ),
-    ]
+    left = [(NO_LABEL, int((~labelled).sum())), (EQUAL_LENGTH, int((labelled & ~differ).sum()))]
     if human_ties == "drop":
         noun = human_ties_noun(items, tied)
         said = said or "--human-ties drop"
@@ -471,6 +470,15 @@ def _unjudged(ctx: Context, inp: Input) -> None:
         else:
             r = replace(r, method=reword(r.method, kind))
             noun = baseline_tie_noun(frame)
+            left = dict(baseline_left_out(frame, human_ties=o.ties, said=o.ties_said())[1])
+            unlabelled, equal = left.get(NO_LABEL, 0), left.get(EQUAL_LENGTH, 0)
+            others = [
+                f"{counted(unlabelled, 'pair')} without a human label"
+                if unlabelled else "",
+                f"{counted(equal, 'pair')} whose two answers are of equal length (or a "
+                "length unknown)" if equal else "",
+            ]  # fmt: skip
+            said = " and ".join(w for w in others if w)
             base = Baseline(
                 inp.name, reword(HUMAN_LONGER_TITLE, kind), reword(HUMAN_LONGER_UNIT, kind), r,
                 ties=reword(
@@ -479,6 +487,7 @@ def _unjudged(ctx: Context, inp: Input) -> None:
                     ),
                     kind,
                 ),
+                left_out=f"{said} left out" if said else "",
             )  # fmt: skip
             part.baselines.append(base)
             _baseline_exclusions(ctx, inp)

@@ -589,6 +589,9 @@ class Baseline:
     #: how the labels of 0.5 were used, in words beside the number ("186 tied or evenly
     #: split human votes (labels of 0.5) left out: --human-ties drop"); "" where none
     ties: str = ""
+    #: the table's other pairs the number leaves out, in words ("31 pairs whose two
+    #: answers are of equal length (or a length unknown) left out"); "" where none
+    left_out: str = ""
 
     @property
     def text(self) -> str:
@@ -605,9 +608,10 @@ class Baseline:
         2,267 pairs, no preference = 0.5)``: the number with its words, for the terminal
         and the page, and :attr:`ties` where there were any (mt-bench-human's 0.69 from
         693 pairs left 186 tied votes out, unsaid beside it, and read 0.65 from 879 with
-        them counted ½)."""
+        them counted ½), and :attr:`left_out` (its 31 pairs of equal length, said on the
+        page's exclusions alone: 693 and 186 of 910)."""
         r = self.result
-        ties = f"; {self.ties}" if self.ties else ""
+        ties = "".join(f"; {w}" for w in (self.ties, self.left_out) if w)
         return (
             f"{self.title}: {self.text} ({numbers.percent(r.level)} interval, "
             f"{numbers.count(r.n)} pairs, no preference = {numbers.general(r.null)}{ties})"

@@ -228,3 +228,31 @@ def test_a_target_past_the_curve_is_named_as_given() -> None:
     ), text
     on_grid = _text(_row(target=0.9), rule=Certified(0.95, 0.6))
     assert on_grid.endswith("the report's curve stops at agreement 90% (< 95%)"), on_grid
+
+
+def test_a_held_out_agreement_under_its_target_says_how_often_chance_reads_that_low() -> None:
+    """`gate --certified 0.8@0.2` read "PASS … held-out check (not gated): 7.0% kept,
+    71.4% of them agree" (10 of 14) with nothing to tell a check that small falling under
+    80% by chance (0.30 of the time) from a guarantee that fails. The line now gives the
+    count and how often a judge agreeing at the target reads that low on as many pairs
+    (scipy's binomial, here), and says "beyond chance" where that is under δ."""
+    from scipy.stats import binom
+
+    from recuse.report.certified_gate import binomial_cdf
+
+    small = _text(_row(heldout_kept=10.0))  # 7 of 10 at 85%
+    p_small = binom.cdf(7, 10, 0.85)
+    assert (
+        "70.0% of them agree (7 of 10: a judge agreeing at 85% reads this low or lower on "
+        f"10 pairs {p_small:.2g} of the time)"
+    ) in small
+    assert "beyond chance" not in small
+    many = _text(_row(heldout_kept=100.0, heldout_coverage=0.5))  # 70 of 100 at 85%
+    p_many = binom.cdf(70, 100, 0.85)
+    assert f"on 100 pairs {p_many:.2g} of the time; below the target beyond chance)" in many
+    # at the target or over it, or an older report without the count: nothing added
+    assert "of the time" not in _text(_row(heldout_kept=10.0, heldout_agreement=0.9))
+    assert "of the time" not in _text(_row())
+    for n, p in ((14, 0.8), (300, 0.9), (5000, 0.85)):
+        for k in range(0, n + 1, max(1, n // 50)):
+            assert binomial_cdf(k, n, p) == pytest.approx(binom.cdf(k, n, p), abs=1e-10)

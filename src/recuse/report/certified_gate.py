@@ -147,11 +147,57 @@ def _held_out(row: Mapping[str, Any], target: float) -> str:
     if not _number(held):
         return ""
     agreed = (
-        f", {share_percent_beside(float(agree), target)} of them agree" if _number(agree) else ""
+        f", {share_percent_beside(float(agree), target)} of them agree{_chance(row, target)}"
+        if _number(agree)
+        else ""
     )
     return (
         f"; held-out check (not gated: each prompt fold decided by thresholds certified "
         f"on the other folds): {share_percent(held)} kept{agreed}"
+    )
+
+
+def binomial_cdf(k: int, n: int, p: float) -> float:
+    """``P(Binomial(n, p) ≤ k)``, summed in logs (the gate imports no statistics library)::
+
+        Σ_{i ≤ k} C(n, i) p^i (1 − p)^(n − i)
+
+    >>> round(binomial_cdf(7, 10, 0.85), 4)
+    0.1798
+    """
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    head = math.lgamma(n + 1)
+    terms = (
+        head - math.lgamma(i + 1) - math.lgamma(n - i + 1)
+        + i * math.log(p) + (n - i) * math.log1p(-p)
+        for i in range(k + 1)
+    )  # fmt: skip
+    return min(1.0, math.fsum(math.exp(t) for t in terms))
+
+
+def _chance(row: Mapping[str, Any], target: float) -> str:
+    """Where the held-out agreement reads under ``target``, how often a judge agreeing at
+    the target would read that low on as many pairs (" (7 of 10; … 0.18 of the time)"):
+    a PASS beside "71.4% of them agree" at 80% read as a broken guarantee, with nothing to
+    tell 10 of 14 (0.30 of the time) from a shortfall beyond chance. "" where it reads at
+    the target or more, or the report gives no count (an older one)."""
+    kept: Any = row.get("heldout_kept")
+    agree: Any = row.get("heldout_agreement")
+    if not (_number(kept) and _number(agree)) or not kept >= 1 or agree >= target:
+        return ""
+    n = round(float(kept))
+    k = round(float(agree) * n)
+    p = binomial_cdf(k, n, target)
+    delta: Any = row.get("delta")
+    beyond = _number(delta) and p < float(delta)
+    return (
+        f" ({k:,} of {n:,}: a judge agreeing at {exact(target, percent=True)} reads this low "
+        f"or lower on {n:,} pairs {p:.2g} of the time"
+        + ("; below the target beyond chance" if beyond else "")
+        + ")"
     )
 
 

@@ -80,13 +80,13 @@ def test_materiality_marks_material_and_negligible_and_the_option_overrides(
     # planted 0.15 from 0.5: flagged and beyond the default 0.05
     assert f["gpt-4"]["significant"] and f["gpt-4"]["materiality"] == "material"
     assert f["gpt-4"]["material"] == 0.05
-    assert f["gpt-4"]["verdict"].endswith("— material (≥ 0.05 from no bias)")
+    assert f["gpt-4"]["verdict"].endswith("— material (estimate ≥ 0.05 from no bias)")
     # a threshold between the estimate's and the interval's far end: flagged but small
     est, hi = f["gpt-4"]["estimate"] - 0.5, f["gpt-4"]["ci_high"] - 0.5
     m = (est + hi) / 2
     g = _by_judge(recuse.audit(planted, only=["position"], n_boot=300, material={"position": m}))
     assert g["gpt-4"]["materiality"] == "small" and g["gpt-4"]["significant"]
-    assert f"— small (< {m:g} from no bias)" in g["gpt-4"]["verdict"]
+    assert f"— small (estimate < {m:g} from no bias)" in g["gpt-4"]["verdict"]
     # no bias planted: the whole interval within ±m of 0.5 reads negligible
     lo, up = g["claude-v1"]["ci_low"], g["claude-v1"]["ci_high"]
     assert 0.5 - m < lo and up < 0.5 + m and g["claude-v1"]["materiality"] == "negligible"

@@ -167,7 +167,7 @@ def test_a_number_beside_the_headline_is_never_flagged_and_says_so() -> None:
     )
     headline = eq6
     assert headline.flagged and headline.materiality == "material"
-    assert verdict(headline).endswith("n=340 — material (≥ 0.05 from no bias)")
+    assert verdict(headline).endswith("n=340 — material (estimate ≥ 0.05 from no bias)")
     # beside the headline, an interval within ±0.05 still reads negligible (neutral)
     near = dataclasses.replace(beside, estimate=0.01, ci_low=-0.02, ci_high=0.04)
     assert near.materiality == "negligible" and not near.flagged
@@ -183,13 +183,13 @@ def test_a_materiality_threshold_is_never_read_off_a_rounded_number() -> None:
     base = dataclasses.replace(_f(0.0496, 0.02, 0.08), clusters=60, std_error=0.01, material=0.05)
     assert base.materiality == "small"
     assert verdict(base).endswith(
-        "+0.050 [0.020, 0.080], n=340 — small (< 0.05 from no bias; estimate +0.0496)"
+        "+0.050 [0.020, 0.080], n=340 — small (estimate < 0.05 from no bias; estimate +0.0496)"
     )
     two = dataclasses.replace(base, estimate=0.046, ci_low=0.01, ci_high=0.15)  # 2 decimals
-    assert verdict(two).endswith("+0.05 [0.01, 0.15], n=340 — small (< 0.05 from no bias; "
+    assert verdict(two).endswith("+0.05 [0.01, 0.15], n=340 — small (estimate < 0.05 from no bias; "
                                  "estimate +0.046)")  # fmt: skip
     clear = dataclasses.replace(base, estimate=0.0404)
-    assert verdict(clear).endswith("— small (< 0.05 from no bias)")
+    assert verdict(clear).endswith("— small (estimate < 0.05 from no bias)")
     near = dataclasses.replace(base, estimate=0.02, ci_low=-0.04996, ci_high=0.03)
     assert near.materiality == "negligible"
     assert verdict(near).endswith(
@@ -201,8 +201,26 @@ def test_a_materiality_threshold_is_never_read_off_a_rounded_number() -> None:
         _f(0.546, 0.51, 0.58, bias="position"), clusters=60, std_error=0.01, material=0.05
     )
     assert pos.null == 0.5 and pos.materiality == "small"
-    assert verdict(pos).endswith("0.55 [0.51, 0.58], n=340 — small (< 0.05 from no bias; "
+    assert verdict(pos).endswith("0.55 [0.51, 0.58], n=340 — small (estimate < 0.05 from no bias; "
                                  "estimate 0.546)")  # fmt: skip
+
+
+def test_a_material_estimate_whose_interval_reaches_nearer_says_how_near() -> None:
+    """o1-mini's position on judgebench, 0.5557 [0.5353, 0.5812], read "material (≥ 0.05
+    from no bias)" while `recuse gate --max position=0.05` called it INCONCLUSIVE (the
+    interval straddles 0.55): two answers with nothing said of why. The words say the
+    estimate is that far and how near the interval reaches; one clear of the band, not."""
+    pos = dataclasses.replace(
+        _f(0.5557, 0.5353, 0.5812, bias="position"), clusters=60, std_error=0.01, material=0.05
+    )
+    assert pos.materiality == "material"
+    assert verdict(pos).endswith(
+        "— material (estimate ≥ 0.05 from no bias; its interval reaches 0.035 from it)"
+    )
+    below = dataclasses.replace(pos, estimate=0.4443, ci_low=0.4188, ci_high=0.4647)
+    assert verdict(below).endswith("its interval reaches 0.035 from it)")
+    clear = dataclasses.replace(pos, ci_low=0.552)
+    assert verdict(clear).endswith("— material (estimate ≥ 0.05 from no bias)")
 
 
 def test_a_flagged_interval_never_reads_as_touching_no_bias() -> None:

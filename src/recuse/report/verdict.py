@@ -68,19 +68,32 @@ def verdict(finding: Finding) -> str:
 
 
 def materiality_text(finding: Finding) -> str:
-    """`` — material (≥ 0.05 from no bias)``, `` — small (< 0.05 from no bias)`` or
-    `` — negligible (interval within ±0.05 of no bias)``; empty when neither applies.
+    """`` — material (estimate ≥ 0.05 from no bias)``, `` — small (estimate < 0.05 from
+    no bias)`` or `` — negligible (interval within ±0.05 of no bias)``; empty when neither
+    applies.
     Where the sentence's rounded numbers read on the threshold or past it, those numbers
     follow with the decimals that put them on their side (:func:`_on_its_side`)."""
     kind, m = finding.materiality, finding.material
     if not kind or m is None:
         return ""
     what = {  # m: the smallest effect worth acting on (Bias.material or --material)
-        "material": f"≥ {m:g} from no bias",
-        "small": f"< {m:g} from no bias",
+        "material": f"estimate ≥ {m:g} from no bias",
+        "small": f"estimate < {m:g} from no bias",
         "negligible": f"interval within ±{m:g} of no bias",
     }[kind]
-    return f" — {kind} ({what}{_on_its_side(finding, m)})"
+    return f" — {kind} ({what}{_on_its_side(finding, m)}{_reaches(finding, m)})"
+
+
+def _reaches(finding: Finding, m: float) -> str:
+    """``; its interval reaches 0.035 from it`` for a "material" finding whose interval's
+    near end lies within ``m`` of no bias: the estimate is that far, the interval not
+    (o1-mini's position 0.56 [0.53, 0.58] on judgebench read "material (≥ 0.05 from no
+    bias)" where `recuse gate --max position=0.05` says INCONCLUSIVE); "" otherwise."""
+    if finding.materiality != "material" or finding.bias.percent:
+        return ""
+    above = finding.estimate > finding.null
+    near = finding.ci_low - finding.null if above else finding.null - finding.ci_high
+    return f"; its interval reaches {near:.2g} from it" if near < m * (1 - 1e-9) else ""
 
 
 def _on_its_side(finding: Finding, m: float) -> str:

@@ -126,6 +126,39 @@ def test_a_damaged_thresholds_file_is_refused_and_nothing_written(
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda j: j.update(target=0.99),
+        lambda j: j.update(delta=0.0001),
+        lambda j: j["judges"][0]["thresholds"].update(other=0.5),
+        lambda j: j.update(sha256="0" * 64),
+    ],
+)
+def test_a_thresholds_file_edited_in_range_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any
+) -> None:
+    """A target of 0.99 (0.8 certified), a δ of 0.0001 or a threshold lowered to 0.5 is
+    in range, so the file was read: exit 0, decisions written and "agreement ≥ 99%" printed
+    beside 87% observed, a guarantee the certification never gave. The file records the
+    sha256 of its values: an edit is refused (exit 2, nothing written), and the file as
+    written, with its keys in another order and other spacing, still applies."""
+    src, spec = _thresholds(tmp_path, capsys)
+    out = tmp_path / "decisions.csv"
+    same = tmp_path / "same.json"
+    same.write_text(json.dumps(dict(reversed(spec.items())), indent=1), "utf-8")
+    code, text = _run(["certify", "apply", str(same), str(src), "--out", str(out)], capsys)
+    assert code == 0 and out.exists(), text
+    out.unlink()
+    edit(spec)
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(spec), "utf-8")
+    code, text = _run(["certify", "apply", str(edited), str(src), "--out", str(out)], capsys)
+    assert code == 2, text
+    assert "its values were changed after `recuse certify` wrote them" in text
+    assert not out.exists()
+
+
 def test_applying_to_a_table_of_another_judge_is_an_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

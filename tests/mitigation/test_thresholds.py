@@ -188,6 +188,7 @@ def test_a_roster_that_draws_the_strata_otherwise_is_refused_at_apply() -> None:
     # the file without 'models' (an earlier recuse's), another roster: the planted
     # family items are 'other' and kept at the other stratum's threshold
     old = {**spec, "judges": [{k: v for k, v in judge.items() if k != "models"}]}
+    old.pop("sha256")  # (nor the sha256 of its values)
     wrong = apply_thresholds(new, old, _family_apart(), file="t.json")
     moved = wrong[family & (wrong["decision"] != PERSON)]
     assert len(moved) > 100 and set(moved["stratum"]) == {"other"}
@@ -257,6 +258,7 @@ def test_a_roster_that_makes_a_certified_id_another_models_alias_is_refused() ->
         new[side] = new[side].replace({"acme-7b": "acme"})
     family = sim.stratum == "family"
     old = {**spec, "judges": [{k: v for k, v in judge.items() if k != "models"}]}
+    old.pop("sha256")  # an earlier recuse's file: no sha256 of its values either
     wrong = apply_thresholds(new, old, here, file="t.json")  # unchecked: what was kept
     moved = wrong[family & (wrong["decision"] != PERSON)]
     assert len(moved) > 100 and set(moved["stratum"]) == {"other"}
@@ -268,6 +270,7 @@ def test_a_roster_that_makes_a_certified_id_another_models_alias_is_refused() ->
     # hand-edited into another case, the id is the same model to the roster: refused too
     models = {("ACME-7B " if m == "acme-7b" else m): v for m, v in judge["models"].items()}
     edited = {**spec, "judges": [{**judge, "models": models}]}
+    edited.pop("sha256")  # (its checksum refuses any edit: the roster check is tested here)
     with pytest.raises(ConfigError, match=r"ACME-7B  \(read as acme here\): its family's"):
         apply_thresholds(new, edited, here, file="t.json")
     # with the roster it was certified with, the family items go to a person
@@ -302,6 +305,7 @@ def test_a_roster_that_makes_a_certified_alias_a_model_of_its_own_is_refused() -
     family = sim.stratum == "family"
     ids_only = {m: v for m, v in judge["models"].items() if m != "acme-7b"}
     old = {**spec, "judges": [{**judge, "models": ids_only}]}
+    old.pop("sha256")  # an earlier recuse's file: no sha256 of its values either
     with pytest.warns(UserWarning, match=r"saw no answers of acme-7b \(other\)"):
         wrong = apply_thresholds(new, old, here, file="t.json")
     moved = wrong[family & (wrong["decision"] != PERSON)]

@@ -1371,6 +1371,18 @@ def _labelled_items(pairs: pd.DataFrame, o: Options) -> list[str]:
 # --- the whole result ---
 
 
+def thresholds_checksum(spec: Mapping[str, Any]) -> str:
+    """The SHA-256 of a thresholds file's values (every key but ``sha256``), as JSON with
+    sorted keys and no spaces: the same for the file as written and as read back (JSON
+    writes each float so that it reads back the same)."""
+    import hashlib
+    import json
+
+    values = {k: v for k, v in spec.items() if k != "sha256"}
+    text = json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 @dataclass(frozen=True)
 class Certification:
     """What :func:`recuse.certify` returns: each judge's certificate (each at the full
@@ -1414,7 +1426,14 @@ class Certification:
         }
 
     def thresholds(self) -> dict[str, Any]:
-        """The certified thresholds as ``recuse certify apply`` reads them."""
+        """The certified thresholds as ``recuse certify apply`` reads them, with the
+        ``sha256`` of their values (:func:`thresholds_checksum`): a value edited by hand
+        (a target of 0.99 where 0.85 was certified) is refused, never printed as a
+        guarantee the certification did not give."""
+        spec = self._thresholds()
+        return {**spec, "sha256": thresholds_checksum(spec)}
+
+    def _thresholds(self) -> dict[str, Any]:
         stages = (
             [(s.certificate, s.share) for s in self.cascade.stages]
             if self.cascade is not None

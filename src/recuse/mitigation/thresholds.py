@@ -43,6 +43,7 @@ from recuse.mitigation.selective import (
     models_of,
     one_order,
     side_labels,
+    thresholds_checksum,
 )
 from recuse.numbers import complement, exact, general
 from recuse.reference import AGREEING_WITH, REFERENCE_NAMES, ReferenceKind
@@ -99,7 +100,7 @@ READING: dict[str, tuple[str | None, ...]] = {
 #: value would be left unread (``"readng": {"swapped_frame": "presented"}`` read the
 #: verdicts in the original frame, a default in its place)
 FILE_KEYS = ("recuse_thresholds", "target", "delta", "cascade", "strata", "self_scope",
-             "reference", "human_ties", "reading", "judges")  # fmt: skip
+             "reference", "human_ties", "reading", "judges", "sha256")  # fmt: skip
 JUDGE_KEYS = ("judge", "confidence", "thresholds", "recalibration", "models", "orders",
               "coverage", "share")  # fmt: skip
 #: the orders a probability certificate's verdicts were judged in (selective.orders_of)
@@ -234,6 +235,14 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
                 f"judges[{k}].models must map each generator id to own, family or other "
                 f"(whose answers it gives the judge: what drew its strata), not {shown(models)}"
             )
+    # last: a file damaged in its form says where; one whose values were edited in range
+    # (a target of 0.99, a threshold of 0.5) was read, its guarantee printed as certified
+    if "sha256" in data and data["sha256"] != thresholds_checksum(data):
+        raise bad(
+            "its values were changed after `recuse certify` wrote them (the sha256 of them "
+            "it records no longer matches): an edited target, δ or threshold would be "
+            "printed as a guarantee the certification never gave"
+        )
     return judges
 
 

@@ -900,3 +900,35 @@ def test_cluster_intervals_hold_their_level_on_six_prompts() -> None:
         total += len(c)
     assert total == 700
     assert 0.86 <= hits / total <= 0.95, hits / total
+
+
+def test_ratings_fitted_exactly_give_no_interval_not_a_zero_width_significant_one() -> None:
+    """12 ratings that follow their references without noise (two judges, two models,
+    three prompts): every residual is 0, so the standard errors read 0 and each γ an
+    interval of zero width, 'significant' at z = inf (gpt-4o's +0.167 [0.167, 0.167]).
+    Nothing measured the noise: no coefficient has an interval, and the notes say why."""
+    import io
+
+    text = """prompt_id,model,judge,rating,reference
+p1,gpt-4o,gpt-4o,4,3
+p1,gpt-4o,llama-3-70b,3,3
+p1,llama-3-70b,gpt-4o,3,3
+p1,llama-3-70b,llama-3-70b,4,3
+p2,gpt-4o,gpt-4o,5,4
+p2,gpt-4o,llama-3-70b,4,4
+p2,llama-3-70b,gpt-4o,5,5
+p2,llama-3-70b,llama-3-70b,6,5
+p3,gpt-4o,gpt-4o,3,2
+p3,gpt-4o,llama-3-70b,2,2
+p3,llama-3-70b,gpt-4o,2,2
+p3,llama-3-70b,llama-3-70b,3,2
+"""
+    ratings = pd.read_csv(io.StringIO(text))
+    ratings["dimension"] = "quality"
+    res = fit_favoritism(ratings, {"gpt-4o": "gpt", "llama-3-70b": "llama"}, normalize="none")
+    assert res.rsquared == pytest.approx(1.0)
+    sb = res.self_bias()
+    assert sb["se"].isna().all() and not sb["significant"].any()
+    assert any(n.startswith("every rating is fitted exactly (R² = 1)") for n in res.notes)
+    assert any("every rating fitted exactly, no residual to estimate it from" in n
+               for n in res.notes)  # fmt: skip

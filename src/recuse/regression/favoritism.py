@@ -1347,6 +1347,16 @@ def fit_prepared(
         column = np.asarray(abs(X).max(axis=0).todense(), float).ravel()
         size = float(np.abs(y).max()) / np.where(column > 0, column, 1.0)
         bse = np.where(bse <= EXACT * np.maximum(size, np.abs(res.params)), np.nan, bse)
+    else:
+        # every rating fitted exactly (12 ratings that follow their references without
+        # noise): the standard errors read 0, each γ an interval of zero width,
+        # "significant" at z = inf — nothing measured the noise
+        bse = np.full(len(bse), np.nan)
+        notes.append(
+            "every rating is fitted exactly (R² = 1): no residual is left to estimate a "
+            "standard error from, so no coefficient has an interval — add ratings (real "
+            "ratings vary beyond what the references explain)"
+        )
     out = make_result(
         terms,
         res.params,
@@ -1371,7 +1381,8 @@ def fit_prepared(
     coef["significant"] = (coef["lower"] > 0) | (coef["upper"] < 0)
     few = (w for t in out.term_prompts for w in out.few_prompts(t))
     return replace(out, warnings=(*out.warnings, *_few_clusters(groups, by)),
-                   notes=(*out.notes, *_no_interval(coef), *few))  # fmt: skip
+                   notes=(*out.notes, *_no_interval(coef, exact=res.rsquared >= 1),
+                          *few))  # fmt: skip
 
 
 def _few_clusters(groups: np.ndarray | None, by: str) -> tuple[str, ...]:
@@ -1402,13 +1413,18 @@ def corrects_anything(coef: pd.DataFrame) -> bool:
     return bool(np.isfinite(terms["se"].to_numpy(float)).any())
 
 
-def _no_interval(coef: pd.DataFrame) -> tuple[str, ...]:
+def _no_interval(coef: pd.DataFrame, *, exact: bool = False) -> tuple[str, ...]:
     """A note per self or family term without a finite standard error: its estimate
     has no interval, and the audit reports it not estimated ("no finite estimate"); the
-    command's table shows it as "—" for the same reason (it read +0.2000 nan +nan +nan)."""
+    command's table shows it as "—" for the same reason (it read +0.2000 nan +nan +nan).
+    ``exact``: every rating was fitted exactly, the reason for all of them."""
+    why = (
+        "every rating fitted exactly, no residual to estimate it from"
+        if exact
+        else "the data cannot separate it from the fit's other terms"
+    )
     return tuple(
-        f"{term}: no finite standard error (the data cannot separate it from the fit's "
-        "other terms), so no interval: not estimated"
+        f"{term}: no finite standard error ({why}), so no interval: not estimated"
         for term in without_se(coef)
     )
 

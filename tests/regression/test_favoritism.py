@@ -932,3 +932,17 @@ p3,llama-3-70b,llama-3-70b,3,2
     assert any(n.startswith("every rating is fitted exactly (R² = 1)") for n in res.notes)
     assert any("every rating fitted exactly, no residual to estimate it from" in n
                for n in res.notes)  # fmt: skip
+
+
+def test_a_dimension_whose_ratings_never_vary_is_said() -> None:
+    """A dimension of 3s (every rating and reference 3) beside one that varies enters the
+    fit as ratings that show no bias: every γ and its error roughly halved, with nothing
+    said (a whole file of one value is refused). The fit's notes say it, and the γ is
+    what it is: the average over the judge's ratings of both dimensions."""
+    sim = simulate_ratings(n_prompts=40, dimensions=("a",), seed=2)
+    flat = sim.ratings.assign(dimension="flat", rating=3.0, reference=3.0)
+    both = fit_favoritism(pd.concat([sim.ratings, flat]), sim.families, normalize="none")
+    alone = fit_favoritism(sim.ratings, sim.families, normalize="none")
+    (note,) = [n for n in both.notes if n.startswith("dimension 'flat'")]
+    assert f"all {len(flat):,} ratings are 3 — nothing in it varies" in note
+    assert not any(n.startswith("dimension") for n in alone.notes)

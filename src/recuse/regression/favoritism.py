@@ -1149,6 +1149,24 @@ def _term_rows(frame: pd.DataFrame, terms: Sequence[Term]) -> Iterator[tuple[str
         yield t.name, mask
 
 
+def flat_dimensions(frame: pd.DataFrame) -> tuple[str, ...]:
+    """A note per dimension of a :func:`prepare`-d ``frame`` whose ratings are all one
+    value: nothing in it varies, yet its ratings enter the fit as ratings that show no
+    self- or family-bias (a dimension of 3s beside one that varies halved every γ and its
+    error, with nothing said; a whole file of one value is refused)."""
+    if frame["dimension"].nunique() < 2:
+        return ()
+    spread = frame.groupby("dimension", observed=True)["rating"].agg(["min", "max", "size"])
+    return tuple(
+        f"dimension {shown(str(d))}: all {int(r['size']):,} ratings are "
+        f"{r['min']:g} — nothing in it varies, yet it enters the fit, each γ and λ an "
+        "average over it too (as no bias there); check the column it was read from, or "
+        "leave the dimension out"
+        for d, r in spread.iterrows()
+        if r["min"] == r["max"] and r["size"] > 1
+    )
+
+
 def term_ratings(frame: pd.DataFrame, terms: Sequence[Term]) -> dict[str, int]:
     """The ratings each self and family term of ``terms`` rests on, by term name: the
     rows of ``frame`` (a :func:`prepare`-d fit's) whose value of the term's indicator is
@@ -1277,7 +1295,7 @@ def fit_prepared(
         raise ConfigError(f"unknown intercept {intercept!r} — use 'judge' or 'global'")
     frame = prepared.frame
     extra: dict[str, np.ndarray] = {}
-    notes: list[str] = []
+    notes: list[str] = list(flat_dimensions(frame))
     if length_control:
         feat = length_feature(frame)
         ok = feat.notna().to_numpy()

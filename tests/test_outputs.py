@@ -593,6 +593,37 @@ def test_staged_failure_that_cannot_put_a_file_back_says_where_it_is(
     assert [p.name for p in staging.iterdir()] == [".before"]
 
 
+@pytest.mark.parametrize(
+    ("argv", "where"),
+    [
+        (["audit", "llmbar-mtbench", "--only", "position"], "tables"),
+        (["metrics", "pairs", "llmbar-mtbench", "-m", "flip_rate"], "for-spreadsheets"),
+        (["favoritism", "play-favorites"], "for-spreadsheets"),
+    ],
+)
+def test_a_file_where_a_folder_goes_is_named_before_the_work(
+    tmp_path: Path,
+    shared_data: Path,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    where: str,
+) -> None:
+    """A file named ``tables`` (or ``for-spreadsheets``) where the command writes its
+    folder: after the whole run, "cannot write …/tables: File exists" with no fix (the
+    metrics command named …/for-spreadsheets/m.csv). Now refused before the work."""
+    from recuse.cli import main
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / where).write_text("x")
+    target = str(out / "m.csv") if argv[0] == "metrics" else str(out)
+    code = main([*argv, "--data-dir", str(shared_data), "--out", target])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert f"--out {out}: {where} there is a file, where recuse writes a folder — move or " in err
+    assert sorted(p.name for p in out.iterdir()) == [where]
+
+
 def test_a_folder_where_a_file_goes_is_named_before_the_work_and_by_the_write(
     tmp_path: Path,
 ) -> None:

@@ -165,11 +165,13 @@ class Report:
         """``report.html``, ``report.json`` and ``tables/*.csv`` under ``folder``, as the
         CLI writes them."""
         from recuse import outputs
-        from recuse.report.export import write_report
+        from recuse.report.export import REPORT_FOLDERS, write_report
 
         # the folders above it are created, as they always were (the CLI's --out needs
         # its parent: a typo there is a folder no one asked for)
-        target = outputs.check_output_folder(folder, option="Report.write", parents=True)
+        target = outputs.check_output_folder(
+            folder, option="Report.write", folders=REPORT_FOLDERS, parents=True
+        )
         return write_report(self.result, target)
 
     def __repr__(self) -> str:

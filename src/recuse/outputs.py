@@ -198,6 +198,8 @@ def check_output(
         except WriteFailed as exc:
             raise _earlier_said(exc, p, earlier) from None
         _not_an_input(p, option, inputs, fix="give another file name")
+        if p.suffix.lower() == ".csv":  # its spreadsheet copy goes in a folder beside it
+            _not_a_file(p.parent, SPREADSHEET_FOLDER, option)
     return p
 
 
@@ -271,14 +273,16 @@ def check_output_folder(
     option: str = "--out",
     inputs: Iterable[str | Path] = (),
     files: Iterable[str] = (),
+    folders: Iterable[str] = (),
     parents: bool = False,
 ) -> Path:
     """The folder ``path`` exists or can be created (its parent exists; with
     ``parents``, the nearest folder above it that exists, the writer creating those
     between, as :meth:`recuse.api.Report.write` always has), is not a file, and is
-    writable, and none of ``files`` (the names the command writes in it) is a file the
-    command reads (``inputs``, as :func:`check_output` says). Creates nothing; returns
-    the path."""
+    writable, none of ``files`` (the names the command writes in it) is a file the
+    command reads (``inputs``, as :func:`check_output` says) or a folder, and neither the
+    folders they lie in nor ``folders`` (those it writes in, its files not known yet) is a
+    file. Creates nothing; returns the path."""
     p = Path(path)
     _not_stdout(path, option, "folder")
     _check_name(p, option)
@@ -290,7 +294,21 @@ def check_output_folder(
                 p / name, option, inputs, fix=f"give {option} another folder, or move the input"
             )
             _not_a_folder(p, name, option)
+        within = {d.as_posix() for name in files for d in Path(name).parents if d.parts}
+        for name in sorted({*within, *folders}):
+            _not_a_file(p, name, option)
     return p
+
+
+def _not_a_file(folder: Path, name: str, option: str) -> None:
+    """``folder / name``, a folder the command writes in (``tables``, ``for-spreadsheets``),
+    is no file: the write failed after the whole run with "cannot write …: File exists"."""
+    path = folder / name
+    if path.exists() and not path.is_dir():
+        raise OutputError(
+            f"{option} {folder}: {name} there is a file, where recuse writes a folder — "
+            f"move or remove it, or give another {option}"
+        )
 
 
 def _not_a_folder(folder: Path, name: str, option: str) -> None:

@@ -627,3 +627,20 @@ def test_a_term_on_few_prompts_shows_its_df_in_the_table(
     assert main([*head, str(tmp_path / "all.csv"), "--out", str(tmp_path / "o2")]) == 0
     stdout = capsys.readouterr().out
     assert "│ df" not in stdout and "df: the degrees" not in " ".join(stdout.split())
+
+
+def test_ratings_that_cannot_be_fitted_name_the_file_and_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every rating 3: "recuse: error: every rating is the same (3): the judge scores
+    carry no information to estimate from" named no file and no fix."""
+    roster = _roster(tmp_path)
+    path = tmp_path / "ratings.csv"
+    pd.read_csv(path).assign(rating=3).to_csv(path, index=False)
+    out = tmp_path / "out"
+    code = main(["--roster", str(roster), "favoritism", str(path), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert err.startswith(f"recuse: error: {path}: every rating is the same (3): ")
+    assert "check the column read as the rating (--map FILE_COLUMN=rating)" in err
+    assert not out.exists()

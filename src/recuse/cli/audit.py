@@ -100,7 +100,7 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     from recuse.data.inputs import read_paths
     from recuse.outputs import check_output_folder, files_there, keeping_earlier
     from recuse.report import write_report
-    from recuse.report.export import report_files
+    from recuse.report.export import REPORT_FOLDERS, report_files
 
     settings, roster = cli_context(ctx)
     _check_gate(settings.fail_on, settings.skip_unmeasured)
@@ -109,7 +109,8 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     inputs += settings_files(ctx)
     pages = ("report.json", "report.html")
     with keeping_earlier(settings.out, pages):
-        check_output_folder(settings.out, inputs=inputs, files=report_files(settings.out))
+        check_output_folder(settings.out, inputs=inputs, files=report_files(settings.out),
+                            folders=REPORT_FOLDERS)  # fmt: skip
     there = files_there(settings.out, pages)  # named as files: they may be another tool's
     start = time.perf_counter()
     report = run(data, settings, roster=roster, progress=_progress(start))

@@ -26,6 +26,7 @@ from recuse.cli.app import (
 )
 from recuse.cli.console import TerminalTable, cell, shown
 from recuse.cli.console import console as make_console
+from recuse.errors import EstimationError
 from recuse.interrupt import complete_over
 from recuse.lazy import lazy_module
 from recuse.numbers import percent, share_percent
@@ -263,11 +264,15 @@ def favoritism(
         references=settings.references(),
     )
     ratings, selves = loaded.frame, roster.self_map(self_scope)
-    bat = regression_robustness.battery(  # self read as the audit reads it (--self-scope)
-        ratings if selves is None
-        else regression_favoritism.prepare(ratings, roster, normalize=normalize, selves=selves),
-        roster, checks=checks, se=se, level=level, normalize=normalize,
-    )  # fmt: skip
+    try:
+        bat = regression_robustness.battery(  # self read as the audit reads it (--self-scope)
+            ratings if selves is None
+            else regression_favoritism.prepare(ratings, roster, normalize=normalize,
+                                               selves=selves),
+            roster, checks=checks, se=se, level=level, normalize=normalize,
+        )  # fmt: skip
+    except EstimationError as exc:  # it named no file ("every rating is the same (3)")
+        raise EstimationError(f"{source}: {exc}") from None
     console = make_console()
     _print_fit(console, source, loaded, bat, (roster, self_scope))
     effect = debiasing.debias_effect(ratings, bat.main, roster, selves=selves)

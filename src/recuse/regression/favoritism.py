@@ -433,7 +433,10 @@ def prepare(
     frame["rating"] = rating[keep].to_numpy(float)
     frame["reference"] = ref[keep].to_numpy(float)
     if len(frame) == 0:
-        raise EstimationError("no usable rows: every rating or reference is missing")
+        raise EstimationError(
+            "no usable rows: every rating or reference is missing — check the columns read "
+            "as rating and reference (--map FILE_COLUMN=rating)"
+        )
     for c in ("prompt_id", "model", "dimension", "judge"):
         frame[c] = frame[c].astype(str)
     scales = scales_for(frame, normalize=normalize)
@@ -1317,7 +1320,8 @@ def fit_prepared(
         if np.ptp(y) == 0:  # before the design, whose columns may then be empty too
             raise EstimationError(
                 f"every rating is the same ({frame['rating'].iloc[0]:g}): the judge scores "
-                "carry no information to estimate from"
+                "carry no information to estimate from — check the column read as the rating "
+                "(--map FILE_COLUMN=rating)"
             )
         if np.ptp(y) <= EXACT * float(np.abs(y).max()):
             # fit_ols would read every residual as the rounding of an exact fit: standard

@@ -111,6 +111,10 @@ def _earlier_tables(folder: Path) -> set[str]:
     return {n for n in names if (folder / "tables" / n).is_file()}
 
 
+#: the folders under a report's folder that :func:`write_report` writes in
+REPORT_FOLDERS = ("tables", f"tables/{outputs.SPREADSHEET_FOLDER}")
+
+
 def report_files(folder: str | Path, report: AuditReport | None = None) -> list[str]:
     """The paths under ``folder`` (relative, ``/``-separated) that :func:`write_report`
     replaces or removes: ``report.json``, ``report.html``, the tables of the report

@@ -681,8 +681,14 @@ def certify(
     # the guarantees name the labels as the input declares them (recuse.reference)
     o = replace(o, reference=inp.source.reference)
     prices = _costs(costs, roster, present)
-    done = certify_judges(inp.frame, roster, o, judges=chosen or None, cascade=stages,
-                          costs=prices)  # fmt: skip
+    try:
+        done = certify_judges(inp.frame, roster, o, judges=chosen or None, cascade=stages,
+                              costs=prices)  # fmt: skip
+    except InputError as exc:  # of the table as a whole ("the table has no human labels")
+        if exc.file is not None or isinstance(data, pd.DataFrame):
+            raise
+        raise InputError(exc.reason, file=inp.source.shown_location, row=exc.row,
+                         column=exc.column, fix=exc.fix, line=exc.line) from None  # fmt: skip
     # how the verdicts were read: the thresholds file keeps it, so `certify apply` reads
     # new verdicts alike (a second order read in the other frame turns flips into
     # consistent pairs)

@@ -305,3 +305,15 @@ def test_a_thresholds_path_that_is_a_folder_is_said_to_be_one(
                       capsys)  # fmt: skip
     assert code == 2 and "t.json: file not found — write one with `recuse certify" in said
     assert not out.exists()
+
+
+def test_a_table_without_labels_is_named_by_its_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pairs file without a human column: "column 'human': the table has no human
+    labels …", no file named; the file is named now."""
+    path = _pairs(tmp_path)
+    pd.read_csv(path).drop(columns="human").to_csv(path, index=False)
+    code, text = _run(["certify", str(path)], capsys)
+    assert code == 2 and "Traceback" not in text
+    assert f"recuse: error: {path}, column 'human': the table has no human labels" in text

@@ -280,7 +280,12 @@ def no_file(path: str | Path, *, fix: str) -> InputError:
         return InputError("a folder, not a file", file=path, fix="give a file in it")
     try:
         Path(path).stat()
-    except OSError:  # nothing there, or a link to nothing (is_file said the rest)
+    except OSError as exc:  # nothing there, or a link to nothing (is_file said the rest)
+        if exc.errno == errno.ELOOP:  # "file not found" of a link the user can list
+            return InputError(
+                "a link in a loop of links (it leads to no file)", file=path,
+                fix="point the link at the file, or give the file's own path",
+            )  # fmt: skip
         return InputError("file not found", file=path, fix=fix)
     return InputError(
         "not a regular file (a pipe, socket or device)",

@@ -1195,3 +1195,16 @@ def test_the_gate_reads_report_json_of_versions_1_and_2(
         )
         code, out = _run(["gate", str(path), "--max", f"{part}=0.1"], capsys)
         assert code == 0 and out.startswith(f"PASS: {part}"), (version, out)
+
+
+def test_a_report_path_in_a_loop_of_links_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`recuse gate` on a link in a loop said "file not found" of a link the user can
+    list (`recuse audit` said "a loop of links")."""
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.symlink_to(b)
+    b.symlink_to(a)
+    code, out = _run(["gate", str(a), "--max", "position=0.1"], capsys)
+    assert code == 2 and "a link in a loop of links (it leads to no file)" in out, out
+    assert "file not found" not in out

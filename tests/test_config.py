@@ -456,3 +456,18 @@ def test_a_table_of_dotted_keys_is_named_by_its_table_not_its_every_key(
     assert settings.said("mapping") == f"map in {cfg} line 2"
     assert settings.said("values") == f"values.w, values.x in {cfg} line 4"
     assert settings.said("level") == f"audit.level = 0.8 in {cfg} line 1"
+
+
+def test_a_bad_fail_on_in_the_config_is_named_where_it_is_written(
+    files: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`fail-on = ["position"]` (no bound) in recuse.toml read "--fail-on: cannot read
+    'position'", a flag the user never typed; the file and line are named now."""
+    path, _ = files
+    cfg = tmp_path / "gate.toml"
+    cfg.write_text('[audit]\nonly = ["position"]\nfail-on = ["position"]\n')
+    out = tmp_path / "o"
+    assert main(["audit", str(path), "--config", str(cfg), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f'[audit] fail-on = ["position"] in {cfg} line 3: --fail-on: cannot read' in err
+    assert not out.exists()

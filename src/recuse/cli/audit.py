@@ -74,18 +74,25 @@ def _print_report(report: AuditReport, *, verbose: bool = False) -> None:
         typer.echo(f"{not_made_words(len(report.skipped))} in all (reasons in the report)")
 
 
-def _check_gate(fail_on: tuple[str, ...], skip_unmeasured: bool) -> None:
-    """A bad --fail-on threshold stops before the work."""
+def _check_gate(settings: Settings) -> None:
+    """A bad --fail-on threshold stops before the work; one set in recuse.toml is named
+    where it is written (it read "--fail-on: cannot read 'position'", a flag never typed)."""
+    fail_on = settings.fail_on
     if not fail_on:
-        if skip_unmeasured:
+        if settings.skip_unmeasured:
             raise ConfigError("--skip-unmeasured goes with --fail-on (it changes the gate)")
         return
     from recuse.cli.gate import registry_scopes
     from recuse.report.gate import check_thresholds, parse_thresholds
 
     aliases, scopes = registry_scopes()
-    given = parse_thresholds(fail_on, option="--fail-on")
-    check_thresholds(given, aliases=aliases, scopes=scopes, option="--fail-on")
+    try:
+        given = parse_thresholds(fail_on, option="--fail-on")
+        check_thresholds(given, aliases=aliases, scopes=scopes, option="--fail-on")
+    except ConfigError as exc:
+        if not settings.sources.get("fail_on", "").startswith("config"):
+            raise
+        raise ConfigError(f"{settings.said('fail_on')}: {exc}") from None
 
 
 def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
@@ -103,7 +110,7 @@ def audit_command(ctx: typer.Context, data: list[str], **given: Any) -> None:
     from recuse.report.export import REPORT_FOLDERS, report_files
 
     settings, roster = cli_context(ctx)
-    _check_gate(settings.fail_on, settings.skip_unmeasured)
+    _check_gate(settings)
     # an input named like a file the report writes or removes there would be replaced
     inputs = [path for spec in data for path in read_paths(spec, settings.data_dir)]
     inputs += settings_files(ctx)

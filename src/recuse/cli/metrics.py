@@ -448,9 +448,7 @@ def _print_results(console: Console, result: PairwiseBias, *, title: str) -> Non
         console.print(cell(f"*{i} note: {w}"))
     # each metric's definition, once: the first clause of its method (the rest says how
     # verdicts were read and the interval made, as the JSON and CSV give it in full)
-    # with what a metric beside another's headline is, whether or not that headline is
-    # shown (GPT-4's EO of +0.48 asked for alone read as the answer, its calibrated −0.04
-    # unsaid)
+    # beside another's headline: said whether or not the headline is shown (beside_words)
     defined = {r.metric: r.definition for r in result.results}
     for metric, definition in defined.items():
         console.print(cell(f"{metric}: {definition}{metric_results.beside_words(metric)}"))

@@ -671,7 +671,8 @@ def test_a_thresholds_file_of_an_earlier_recuse_applies_and_says_what_it_lacks(
     old = tmp_path / "old" / "thr.json"
     old.parent.mkdir()
     kept_since = ("reference", "reading", "human_ties", "sha256")
-    old.write_text(json.dumps({k: v for k, v in spec.items() if k not in kept_since}), "utf-8")
+    earlier = {k: v for k, v in spec.items() if k not in kept_since} | {"recuse_thresholds": 2}
+    old.write_text(json.dumps(earlier), "utf-8")
     new_d, old_d = tmp_path / "new.csv", tmp_path / "old.csv"
     code, new_text = _run(["certify", "apply", str(thr), str(src), "--out", str(new_d)], capsys)
     assert code == 0, new_text
@@ -683,8 +684,8 @@ def test_a_thresholds_file_of_an_earlier_recuse_applies_and_says_what_it_lacks(
     assert "agreement with the labels it was certified on ≥ 80%" in text
     assert "earlier recuse" not in new_text and "agreement with humans ≥ 80%" in new_text
     # a file that keeps human_ties: the note does not say ties were left out
-    old.write_text(json.dumps({k: v for k, v in spec.items() if k not in ("reading", "sha256")}),
-                   "utf-8")  # fmt: skip
+    earlier = {k: v for k, v in spec.items() if k not in ("reading", "sha256")}
+    old.write_text(json.dumps(earlier | {"recuse_thresholds": 2}), "utf-8")
     code, text = _run(["certify", "apply", str(old), str(src), "--out", str(old_d)], capsys)
     assert code == 0 and "does not say how its verdicts were read" in text, text
     assert "tied labels left out" not in text and "agreement with humans ≥ 80%" in text
@@ -769,8 +770,8 @@ def test_apply_refuses_a_roster_that_draws_the_strata_otherwise(
     assert (pd.read_csv(out)["decision"][family] == PERSON).all()
     # the previous version's file (no 'models'): applies as before, saying it is unchecked
     spec["judges"][0].pop("models")
-    spec.pop("sha256")  # (nor the sha256 of its values)
-    thr.write_text(json.dumps(spec), "utf-8")
+    spec.pop("sha256")  # (nor the sha256 of its values: format 2)
+    thr.write_text(json.dumps(spec | {"recuse_thresholds": 2}), "utf-8")
     code, text = _run(["--roster", str(apart), "certify", "apply", str(thr), str(src),
                        "--out", str(out)], capsys)  # fmt: skip
     assert code == 0, text

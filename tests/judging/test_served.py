@@ -231,6 +231,29 @@ def test_another_model_asked_under_a_judge_id_is_refused_not_served_its_verdicts
     assert run(second, "--judge-id", "other") == (0, 6)
 
 
+def test_a_judge_id_whose_runs_stored_no_verdict_takes_another_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run whose every request failed stored failed rows only: the next model under the
+    judge id was refused as if the id "holds the verdicts of model 'alpha'". With no
+    verdict stored, the id takes the model now asked; once it holds verdicts, it keeps
+    it."""
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(3)).to_json(src, orient="records", lines=True)
+    store = tmp_path / "s.db"
+    args = ["judge", "--data", str(src), "--out", str(store), "--no-progress", "--judge-id", "J",
+            "--max-attempts", "1"]  # fmt: skip
+    with StandIn(faults={"500": 1.0}) as server:
+        assert main([*args, "--model", "alpha", "--base-url", server.base_url]) == 1
+    with StandIn() as server:
+        assert main([*args, "--model", "beta", "--base-url", server.base_url]) == 0
+        assert server.requests == 6
+    capsys.readouterr()
+    with StandIn() as server:
+        assert main([*args, "--model", "alpha", "--base-url", server.base_url]) == 2
+    assert "holds the verdicts of model 'beta' asked of the server" in capsys.readouterr().err
+
+
 def test_a_resumed_store_served_by_another_model_exits_2_on_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

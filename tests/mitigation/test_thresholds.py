@@ -188,7 +188,8 @@ def test_a_roster_that_draws_the_strata_otherwise_is_refused_at_apply() -> None:
     # the file without 'models' (an earlier recuse's), another roster: the planted
     # family items are 'other' and kept at the other stratum's threshold
     old = {**spec, "judges": [{k: v for k, v in judge.items() if k != "models"}]}
-    old.pop("sha256")  # (nor the sha256 of its values)
+    old.pop("sha256")  # (nor the sha256 of its values: format 2)
+    old["recuse_thresholds"] = 2
     wrong = apply_thresholds(new, old, _family_apart(), file="t.json")
     moved = wrong[family & (wrong["decision"] != PERSON)]
     assert len(moved) > 100 and set(moved["stratum"]) == {"other"}
@@ -259,6 +260,7 @@ def test_a_roster_that_makes_a_certified_id_another_models_alias_is_refused() ->
     family = sim.stratum == "family"
     old = {**spec, "judges": [{k: v for k, v in judge.items() if k != "models"}]}
     old.pop("sha256")  # an earlier recuse's file: no sha256 of its values either
+    old["recuse_thresholds"] = 2
     wrong = apply_thresholds(new, old, here, file="t.json")  # unchecked: what was kept
     moved = wrong[family & (wrong["decision"] != PERSON)]
     assert len(moved) > 100 and set(moved["stratum"]) == {"other"}
@@ -271,6 +273,7 @@ def test_a_roster_that_makes_a_certified_id_another_models_alias_is_refused() ->
     models = {("ACME-7B " if m == "acme-7b" else m): v for m, v in judge["models"].items()}
     edited = {**spec, "judges": [{**judge, "models": models}]}
     edited.pop("sha256")  # (its checksum refuses any edit: the roster check is tested here)
+    edited["recuse_thresholds"] = 2
     with pytest.raises(ConfigError, match=r"ACME-7B  \(read as acme here\): its family's"):
         apply_thresholds(new, edited, here, file="t.json")
     # with the roster it was certified with, the family items go to a person
@@ -306,6 +309,7 @@ def test_a_roster_that_makes_a_certified_alias_a_model_of_its_own_is_refused() -
     ids_only = {m: v for m, v in judge["models"].items() if m != "acme-7b"}
     old = {**spec, "judges": [{**judge, "models": ids_only}]}
     old.pop("sha256")  # an earlier recuse's file: no sha256 of its values either
+    old["recuse_thresholds"] = 2
     with pytest.warns(UserWarning, match=r"saw no answers of acme-7b \(other\)"):
         wrong = apply_thresholds(new, old, here, file="t.json")
     moved = wrong[family & (wrong["decision"] != PERSON)]

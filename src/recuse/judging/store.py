@@ -572,8 +572,9 @@ class Store:
         A served judge's content keys hash its judge id's model id (``recuse judge``'s
         is the judge id), not the name asked: ``--model beta`` under a judge id whose
         verdicts ``--model alpha`` gave found every one stored and asked nothing, its
-        summary saying the judge was judged. A store written before this records the
-        first name asked of it."""
+        summary saying the judge was judged. A record whose runs stored no verdict (every
+        request failed) is taken over. A store written before this records the first name
+        asked of it: which model gave its earlier verdicts, nothing in it says."""
 
         def recorded() -> str | None:
             rows = self._rows("SELECT model FROM judge_asked WHERE judge = ?", (judge,))
@@ -589,6 +590,20 @@ class Store:
                 )
 
         before = recorded()
+        if before is not None and before != model:
+            # a record whose runs stored no verdict (every request failed) says nothing of
+            # which model the verdicts are: the failed rows are retried by any model
+            (n,) = self._rows(
+                "SELECT COUNT(*) FROM judgments WHERE judge = ? AND status != 'failed'", (judge,)
+            )[0]
+            if not n:
+                self._write(
+                    "UPDATE judge_asked SET model = ?, created_at = ? WHERE judge = ? AND "
+                    "model = ?",
+                    [(model, time.time(), judge, before)],
+                )
+                check(recorded() or model)
+                return True
         if before is not None:
             check(before)
             return False

@@ -126,7 +126,7 @@ MIN_LABELS = 30
 GRID = 20
 #: the thresholds file's format: 2 added judges' ``orders``, ``coverage`` and ``share``,
 #: which a recuse reading format 1 refused as keys it does not read; it reads 2 as newer
-THRESHOLDS_VERSION = 2
+THRESHOLDS_VERSION = 3
 CONFIDENCE_WORDS = {
     "probability": "max(p_a, 1 - p_a) of the order-averaged probability (Eq. 3)",
     "recalibrated probability": "max(p, 1 - p) of the isotonic-recalibrated p_a "

@@ -144,7 +144,8 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
             if version > THRESHOLDS_VERSION
             else ""
         )
-        readable = " or ".join(map(str, range(1, THRESHOLDS_VERSION + 1)))
+        *earlier, last = map(str, range(1, THRESHOLDS_VERSION + 1))
+        readable = f"{', '.join(earlier)} or {last}" if earlier else last
         raise bad(f"format {shown(version)}, this recuse reads {readable}{newer}")
     _known_keys(data, FILE_KEYS, "the file", bad)
     for key in ("cascade", "strata"):
@@ -237,6 +238,11 @@ def read_thresholds(data: Any, *, file: str) -> list[dict[str, Any]]:
             )
     # last: a file damaged in its form says where; one whose values were edited in range
     # (a target of 0.99, a threshold of 0.5) was read, its guarantee printed as certified
+    if version >= 3 and "sha256" not in data:  # format 3 is written with it
+        raise bad(
+            f"format {version} records the sha256 of its values, and this file has none: its "
+            "values were edited, or it was not written by `recuse certify`"
+        )
     if "sha256" in data and data["sha256"] != thresholds_checksum(data):
         raise bad(
             "its values were changed after `recuse certify` wrote them (the sha256 of them "

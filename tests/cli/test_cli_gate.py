@@ -914,6 +914,14 @@ def test_an_older_reports_family_preference_key_is_read_as_the_eo_difference(
     assert "of k (d): no pairs holding a family member's answer" in out, out
     code, out = _run(["gate", str(path), "--max", "family_preference=0.1"], capsys)
     assert out.startswith("PASS: family_preference_calibrated of j (d): +0.01"), out
+    # an older report without the calibrated headline: the line says why, and the key
+    # that gates the number it holds (it read "the report holds no finding and no reason")
+    (tmp_path / "alone").mkdir()
+    alone = _report(tmp_path / "alone", [eo], provenance=_sources(d=["j"]))
+    code, out = _run(["gate", str(alone), "--max", "family_preference=0.1"], capsys)
+    said = "NOT MEASURED: family_preference_calibrated of j (d): this report is from an older"
+    assert code == 3 and said in out, out
+    assert "gate the EO difference with --max family_preference_eo=X" in out
 
 
 def test_a_value_fixed_by_construction_is_gated_as_no_measurement(

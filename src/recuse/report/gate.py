@@ -451,6 +451,27 @@ _RENAME_NOTES = {
 }
 
 
+#: per old key of :data:`RENAMED`, the headline it now gates under its old name and what a
+#: gate line of that headline says of an older report that did not estimate it (it read
+#: "the report holds no finding and no reason", the rename unsaid)
+OLDER_HEADLINE: dict[str, tuple[str, str]] = {
+    "verbosity": (
+        "verbosity_longer_gap",
+        "this report is from an older recuse, which did not estimate the prefer-longer "
+        "gap (its `verbosity` was Eq. 6's recall difference, gated now as "
+        "verbosity_recall_gap) — audit again to gate the headline, or gate Eq. 6 with "
+        "--max verbosity_recall_gap=X",
+    ),
+    "family_preference": (
+        "family_preference_calibrated",
+        "this report is from an older recuse, which did not estimate the calibrated family "
+        "preference (its `family_preference` was the unadjusted equal-opportunity "
+        "difference, gated now as family_preference_eo) — audit again to gate the "
+        "headline, or gate the EO difference with --max family_preference_eo=X",
+    ),
+}
+
+
 def _renamed(f: dict[str, Any]) -> dict[str, Any]:
     """A finding of an older report under its bias's current key, with a note saying so."""
     old = str(f["bias"])
@@ -1359,14 +1380,10 @@ def _reason(
         head = [s.reason for s in report.skipped if s.bias == whose and about(s)]
         reasons = [f"{whose} not estimated: {_unnamed(r)}"
                    for r in dict.fromkeys(head)]  # fmt: skip
-    older = [old for old in report.renamed if key == "verbosity_longer_gap" and old == "verbosity"]
+    older = [OLDER_HEADLINE[old][1] for old in report.renamed
+             if old in OLDER_HEADLINE and OLDER_HEADLINE[old][0] == key]  # fmt: skip
     if older and not reasons:
-        return (
-            "this report is from an older recuse, which did not estimate the prefer-longer "
-            "gap (its `verbosity` was Eq. 6's recall difference, gated now as "
-            "verbosity_recall_gap) — audit again to gate the headline, or gate Eq. 6 with "
-            "--max verbosity_recall_gap=X"
-        )
+        return older[0]
     if not reasons:
         return "the report holds no finding and no reason"
     more = f" (and {len(reasons) - 2} more reasons in the report)" if len(reasons) > 2 else ""

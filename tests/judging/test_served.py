@@ -254,6 +254,35 @@ def test_a_judge_id_whose_runs_stored_no_verdict_takes_another_model(
     assert "holds the verdicts of model 'beta' asked of the server" in capsys.readouterr().err
 
 
+def test_a_store_written_before_the_model_asked_was_recorded_says_whose_it_takes_them_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store from before judge_asked cannot say which model gave a judge id's verdicts:
+    the first run to resume it records the model it asks for, and now says so, with the
+    fix, instead of nothing (another model's run took them as its own, silently)."""
+    src = tmp_path / "pairs.jsonl"
+    pd.DataFrame(fake_pairs(3)).to_json(src, orient="records", lines=True)
+    store = tmp_path / "s.db"
+    args = ["judge", "--data", str(src), "--out", str(store), "--no-progress", "--judge-id", "J"]
+    with StandIn() as server:
+        assert main([*args, "--model", "alpha", "--base-url", server.base_url]) == 0
+    with sqlite3.connect(store) as conn:
+        conn.execute("DROP TABLE judge_asked")  # as an older recuse wrote it
+    capsys.readouterr()
+    with StandIn() as server:
+        assert main([*args, "--model", "alpha", "--base-url", server.base_url]) == 0
+        assert server.requests == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert (
+        "judge id 'J' holds 6 verdicts written before recuse recorded the model a served "
+        "judge asks for: they are taken as the verdicts of 'alpha' from now on" in err
+    )
+    with StandIn() as server:  # recorded now: said once, and another model is refused
+        assert main([*args, "--model", "alpha", "--base-url", server.base_url]) == 0
+        assert main([*args, "--model", "beta", "--base-url", server.base_url]) == 2
+    assert "written before recuse recorded" not in capsys.readouterr().err
+
+
 def test_a_resumed_store_served_by_another_model_exits_2_on_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -35,6 +35,7 @@ import os
 import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +46,7 @@ import pandas as pd
 
 import recuse.judging.leases as leasing
 from recuse.choices import JudgmentKind as JudgmentKind
-from recuse.errors import ConfigError, InputError, OutputError, RecuseError
+from recuse.errors import ConfigError, InputError, OutputError, ReaderNote, RecuseError
 from recuse.files import is_file
 from recuse.judging.leases import Holder, Leased, LeaseId
 from recuse.judging.protocols import (
@@ -607,6 +608,19 @@ class Store:
         if before is not None:
             check(before)
             return False
+        (held,) = self._rows(
+            "SELECT COUNT(*) FROM judgments WHERE judge = ? AND status != 'failed'", (judge,)
+        )[0]
+        if held:  # written before the record: which model gave them, nothing says
+            warnings.warn(
+                ReaderNote(
+                    f"{self.path}: judge id {judge!r} holds {held:,} verdicts written before "
+                    "recuse recorded the model a served judge asks for: they are taken as the "
+                    f"verdicts of {model!r} from now on — if another model gave them, judge "
+                    "into a new store (--out) or under another --judge-id"
+                ),
+                stacklevel=2,
+            )
         self._write(
             "INSERT OR IGNORE INTO judge_asked (judge, model, created_at) VALUES (?, ?, ?)",
             [(judge, model, time.time())],

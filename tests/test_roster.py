@@ -492,3 +492,14 @@ def test_a_column_of_names_is_keyed_once_per_distinct_name(
     # a cell that is no string is read as its text, never an unhashable key
     ids, unknown = r.lookup(pd.Series([["gpt-4"], "gpt-4", "nan", None], dtype=object))
     assert ids.tolist()[1] == "gpt-4" and unknown.tolist() == [True, False, True, False]
+
+
+def test_chatgpt_4o_latest_is_a_model_of_its_own_in_gpt_4os_line() -> None:
+    """The API serves ChatGPT's GPT-4o as chatgpt-4o-latest, another model than gpt-4o: as
+    an alias of gpt-4o its verdicts and rewrites were keyed as gpt-4o's (a probe's
+    rewrites by one read as the other's). Its own id now, in the gpt-4o line."""
+    roster = Roster.builtin()
+    assert roster.canonical("chatgpt-4o-latest") == "chatgpt-4o-latest"
+    assert roster.canonical("openai/gpt-4o") == roster.canonical("gpt-4o-latest") == "gpt-4o"
+    assert roster.family("chatgpt-4o-latest") == roster.family("gpt-4o") == "gpt"
+    assert roster.line("chatgpt-4o-latest") == roster.line("gpt-4o-2024-08-06") == "gpt-4o"

@@ -193,7 +193,7 @@ def test_revision_option_keys_a_server_judge(
     ("first", "second", "judge_id"),
     [
         ("alpha", "beta", ["--judge-id", "J"]),  # one judge id given to two models
-        ("chatgpt-4o-latest", "gpt-4o", []),  # a roster alias: both judge id gpt-4o
+        ("openai/gpt-4o", "gpt-4o", []),  # a roster alias: both judge id gpt-4o
     ],
 )
 def test_another_model_asked_under_a_judge_id_is_refused_not_served_its_verdicts(

@@ -717,6 +717,12 @@ class Items:
 CLUSTERED = 1.5
 
 
+def _grouped(groups: NDArray[np.object_]) -> tuple[NDArray[np.int_], FloatArray]:
+    """Each item's group as a code 0, 1, … and each group's size."""
+    codes = pd.factorize(pd.Series(groups, dtype=object))[0]
+    return codes, np.bincount(codes).astype(float)
+
+
 def design_effect(groups: NDArray[np.object_], y: FloatArray) -> float:
     """Kish's design effect of the mean of ``y`` over items clustered in ``groups``::
 
@@ -735,12 +741,11 @@ def design_effect(groups: NDArray[np.object_], y: FloatArray) -> float:
     >>> design_effect(np.array(["p", "p", "q", "q"]), np.array([1.0, 0.0, 1.0, 0.0]))
     1.0
     """
-    g = pd.factorize(pd.Series(groups, dtype=object))[0]
+    g, n = _grouped(groups)
     y = np.asarray(y, float)
-    n_items, k = len(y), int(g.max()) + 1 if len(g) else 0
+    n_items, k = len(y), len(n)
     if k < 2 or n_items <= k:
         return 1.0
-    n = np.bincount(g, minlength=k).astype(float)
     means = np.bincount(g, weights=y, minlength=k) / n
     msb = float((n * (means - y.mean()) ** 2).sum()) / (k - 1)
     msw = float(((y - means[g]) ** 2).sum()) / (n_items - k)
@@ -775,13 +780,11 @@ def prompt_effect_p(groups: NDArray[np.object_], y: FloatArray, *, seed: int = 0
     >>> prompt_effect_p(g, np.array([1.0, 0.0] * 6))
     1.0
     """
-    codes = pd.factorize(pd.Series(groups, dtype=object))[0]
+    codes, n = _grouped(groups)
     y = np.asarray(y, float)
-    k = int(codes.max()) + 1 if len(codes) else 0
-    if k < 2 or len(y) <= k:
+    if len(n) < 2 or len(y) <= len(n):
         return 1.0
     order = np.argsort(codes, kind="stable")
-    n = np.bincount(codes, minlength=k).astype(float)
     starts = np.r_[0, np.cumsum(n)[:-1]].astype(int)
     rng = np.random.default_rng(seed)
     shuffled = rng.permuted(np.broadcast_to(y, (PERMUTATIONS, len(y))), axis=1)

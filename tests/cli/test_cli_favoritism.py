@@ -246,7 +246,7 @@ def test_an_inspect_log_with_a_reference_scorer(
     code = main(["favoritism", str(log), "--reference-scorer", "includes", "--out", str(out)])
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert code == 2 and not out.exists()
-    assert err.startswith("recuse: error: the model is not identified")
+    assert err.startswith(f"recuse: error: {log}: the model is not identified")
     assert "rates only its own completions" in err
     # without the reference scorer the log's ratings have no reference: said so
     code = main(["favoritism", str(log), "--out", str(out)])

@@ -424,7 +424,7 @@ def _marked(where: str, lc: pd.DataFrame) -> list[str]:
     out = []
     if len(both):
         gap = (both["lc_win_rate"] - both["lc_win_rate_glm"]).abs()
-        far = both.loc[gap.idxmax()]
+        far = both.iloc[int(np.argmax(gap.to_numpy()))]
         out.append(
             f"{where}: the joint fit and AlpacaEval's per-system GLM differ by up to "
             f"{decimal(float(gap.max()), 2)} points ({far['system']}: "

@@ -764,11 +764,12 @@ PROMPT_EFFECT_P = 0.01
 PERMUTATIONS = 999
 
 
-def prompt_effect_p(groups: NDArray[np.object_], y: FloatArray, *, seed: int = 0) -> float:
+def prompt_effect_p(groups: NDArray[np.object_], y: FloatArray) -> float:
     """The permutation p-value of the hypothesis that ``y`` does not depend on its group:
     the share of :data:`PERMUTATIONS` shuffles of ``y`` over the items (the groups kept,
-    seeded) whose between-group sum of squares ``Σ_g n_g (ȳ_g − ȳ)²`` is at least the
-    observed one, counting the observed (``(1 + hits) / (1 + B)``). With the groups fixed
+    the same shuffles each call) whose between-group sum of squares
+    ``Σ_g n_g (ȳ_g − ȳ)²`` is at least the observed one, counting the observed
+    (``(1 + hits) / (1 + B)``). With the groups fixed
     the total sum of squares is too, so the statistic orders the shuffles as the design
     effect and the ANOVA F do; unlike the F test's, its level holds for 0/1 agreement
     and for one large group among single items. 1 where fewer than two groups, or no
@@ -786,7 +787,7 @@ def prompt_effect_p(groups: NDArray[np.object_], y: FloatArray, *, seed: int = 0
         return 1.0
     order = np.argsort(codes, kind="stable")
     starts = np.r_[0, np.cumsum(n)[:-1]].astype(int)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(0)  # the same shuffles each time: one answer per table
     shuffled = rng.permuted(np.broadcast_to(y, (PERMUTATIONS, len(y))), axis=1)
     between = (np.add.reduceat(shuffled[:, order], starts, axis=1) ** 2 / n).sum(axis=1)
     observed = float((np.add.reduceat(y[order], starts) ** 2 / n).sum())

@@ -591,40 +591,32 @@ class Store:
                 )
 
         before = recorded()
-        if before is not None and before != model:
-            # a record whose runs stored no verdict (every request failed) says nothing of
-            # which model the verdicts are: the failed rows are retried by any model
-            (n,) = self._rows(
-                "SELECT COUNT(*) FROM judgments WHERE judge = ? AND status != 'failed'", (judge,)
-            )[0]
-            if not n:
-                self._write(
-                    "UPDATE judge_asked SET model = ?, created_at = ? WHERE judge = ? AND "
-                    "model = ?",
-                    [(model, time.time(), judge, before)],
-                )
-                check(recorded() or model)
-                return True
-        if before is not None:
-            check(before)
-            return False
-        (held,) = self._rows(
+        (held,) = self._rows(  # its verdicts: a failed row is retried by any model
             "SELECT COUNT(*) FROM judgments WHERE judge = ? AND status != 'failed'", (judge,)
         )[0]
-        if held:  # written before the record: which model gave them, nothing says
-            warnings.warn(
-                ReaderNote(
-                    f"{self.path}: judge id {judge!r} holds {held:,} verdicts written before "
-                    "recuse recorded the model a served judge asks for: they are taken as the "
-                    f"verdicts of {model!r} from now on — if another model gave them, judge "
-                    "into a new store (--out) or under another --judge-id"
-                ),
-                stacklevel=2,
+        if before is not None and (before == model or held):
+            check(before)
+            return False
+        if before is not None:  # its runs stored no verdict: the record says nothing
+            self._write(
+                "UPDATE judge_asked SET model = ?, created_at = ? WHERE judge = ? AND model = ?",
+                [(model, time.time(), judge, before)],
             )
-        self._write(
-            "INSERT OR IGNORE INTO judge_asked (judge, model, created_at) VALUES (?, ?, ?)",
-            [(judge, model, time.time())],
-        )
+        else:
+            if held:  # written before the record: which model gave them, nothing says
+                warnings.warn(
+                    ReaderNote(
+                        f"{self.path}: judge id {judge!r} holds {held:,} verdicts written "
+                        "before recuse recorded the model a served judge asks for: they are "
+                        f"taken as the verdicts of {model!r} from now on — if another model "
+                        "gave them, judge into a new store (--out) or under another --judge-id"
+                    ),
+                    stacklevel=2,
+                )
+            self._write(
+                "INSERT OR IGNORE INTO judge_asked (judge, model, created_at) VALUES (?, ?, ?)",
+                [(judge, model, time.time())],
+            )
         check(recorded() or model)  # another run may have claimed it since: the first stands
         return True
 

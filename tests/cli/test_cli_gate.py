@@ -921,7 +921,7 @@ def test_an_older_reports_family_preference_key_is_read_as_the_eo_difference(
     code, out = _run(["gate", str(alone), "--max", "family_preference=0.1"], capsys)
     said = "NOT MEASURED: family_preference_calibrated of j (d): this report is from an older"
     assert code == 3 and said in out, out
-    assert "gate the EO difference with --max family_preference_eo=X" in out
+    assert "gated now as family_preference_eo where the report holds it" in out
 
 
 def test_a_value_fixed_by_construction_is_gated_as_no_measurement(

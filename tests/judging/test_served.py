@@ -231,13 +231,14 @@ def test_another_model_asked_under_a_judge_id_is_refused_not_served_its_verdicts
     assert run(second, "--judge-id", "other") == (0, 6)
 
 
-def test_a_judge_id_whose_runs_stored_no_verdict_takes_another_model(
+def test_a_judge_id_whose_runs_stored_no_verdict_is_refused_saying_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A run whose every request failed stored failed rows only: the next model under the
-    judge id was refused as if the id "holds the verdicts of model 'alpha'". With no
-    verdict stored, the id takes the model now asked; once it holds verdicts, it keeps
-    it."""
+    judge id was refused as if the id "holds the verdicts of model 'alpha'". Taking the id
+    over let a second run mix models while the first was still waiting on its answers
+    (review), so it is still refused, saying no verdict is stored; the same model
+    retries."""
     src = tmp_path / "pairs.jsonl"
     pd.DataFrame(fake_pairs(3)).to_json(src, orient="records", lines=True)
     store = tmp_path / "s.db"
@@ -245,13 +246,16 @@ def test_a_judge_id_whose_runs_stored_no_verdict_takes_another_model(
             "--max-attempts", "1"]  # fmt: skip
     with StandIn(faults={"500": 1.0}) as server:
         assert main([*args, "--model", "alpha", "--base-url", server.base_url]) == 1
-    with StandIn() as server:
-        assert main([*args, "--model", "beta", "--base-url", server.base_url]) == 0
-        assert server.requests == 6
     capsys.readouterr()
     with StandIn() as server:
-        assert main([*args, "--model", "alpha", "--base-url", server.base_url]) == 2
-    assert "holds the verdicts of model 'beta' asked of the server" in capsys.readouterr().err
+        assert main([*args, "--model", "beta", "--base-url", server.base_url]) == 2
+        assert server.requests == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "judge id 'J' was claimed by a run asking for model 'alpha' (its requests failed" in err
+    assert "holds the verdicts" not in err
+    with StandIn() as server:
+        assert main([*args, "--model", "alpha", "--base-url", server.base_url]) == 0
+        assert server.requests == 6
 
 
 def test_a_store_written_before_the_model_asked_was_recorded_says_whose_it_takes_them_for(

@@ -1169,6 +1169,11 @@ def test_the_prompt_effects_test_holds_its_level_where_the_design_effects_estima
     assert np.mean([prompt_effect_p(g, y) < 0.01 for g, y in balanced]) <= 0.03
     planted = [draw([10] * 30, 2.0) for _ in range(50)]
     assert np.mean([prompt_effect_p(g, y) < 0.01 for g, y in planted]) >= 0.95
+    # one table, one answer: its p in six row orders (the shuffles acted on positions, and
+    # one table read 0.004 to 0.018, on both sides of 0.01)
+    g, y = draw([10] * 40, 0.6)
+    orders = [np.random.default_rng(s).permutation(len(y)) for s in range(6)]
+    assert len({prompt_effect_p(g[o], y[o]) for o in orders}) == 1
 
 
 def test_kept_items_that_agree_or_err_together_by_prompt_are_said_beside_the_guarantee() -> None:

@@ -574,50 +574,51 @@ class Store:
         is the judge id), not the name asked: ``--model beta`` under a judge id whose
         verdicts ``--model alpha`` gave found every one stored and asked nothing, its
         summary saying the judge was judged. A record whose runs stored no verdict (every
-        request failed) is taken over. A store written before this records the first name
-        asked of it: which model gave its earlier verdicts, nothing in it says."""
+        request failed, or a run still going) is not taken over by another model (a run
+        in flight would mix two models under one id): the refusal says no verdict is
+        stored. A store written before this records the first name asked of it: which
+        model gave its earlier verdicts, nothing in it says."""
 
         def recorded() -> str | None:
             rows = self._rows("SELECT model FROM judge_asked WHERE judge = ?", (judge,))
             return str(rows[0][0]) if rows else None
 
-        def check(before: str) -> None:
+        def check(before: str, held: int) -> None:
             if before != model:
+                what = (
+                    f"holds the verdicts of model {before!r} asked of the server"
+                    if held
+                    else f"was claimed by a run asking for model {before!r} (its requests "
+                    "failed, or it is still running: no verdict stored yet)"
+                )
                 raise ConfigError(
-                    f"{self.path}: judge id {judge!r} holds the verdicts of model {before!r} "
-                    f"asked of the server; this run asks for {model!r} — give it another "
-                    "judge id (--judge-id NAME, or Runner(judge=...)) so both are kept "
-                    "apart, or judge into a new store (--out)"
+                    f"{self.path}: judge id {judge!r} {what}; this run asks for {model!r} — "
+                    "give it another judge id (--judge-id NAME, or Runner(judge=...)) so both "
+                    "are kept apart, or judge into a new store (--out)"
                 )
 
         before = recorded()
-        (held,) = self._rows(  # its verdicts: a failed row is retried by any model
+        (held,) = self._rows(  # its verdicts (failed rows are none)
             "SELECT COUNT(*) FROM judgments WHERE judge = ? AND status != 'failed'", (judge,)
         )[0]
-        if before is not None and (before == model or held):
-            check(before)
+        if before is not None:
+            check(before, held)
             return False
-        if before is not None:  # its runs stored no verdict: the record says nothing
-            self._write(
-                "UPDATE judge_asked SET model = ?, created_at = ? WHERE judge = ? AND model = ?",
-                [(model, time.time(), judge, before)],
+        if held:  # written before the record: which model gave them, nothing says
+            warnings.warn(
+                ReaderNote(
+                    f"{self.path}: judge id {judge!r} holds {held:,} verdicts written before "
+                    "recuse recorded the model a served judge asks for: they are taken as the "
+                    f"verdicts of {model!r} from now on — if another model gave them, judge "
+                    "into a new store (--out) or under another --judge-id"
+                ),
+                stacklevel=2,
             )
-        else:
-            if held:  # written before the record: which model gave them, nothing says
-                warnings.warn(
-                    ReaderNote(
-                        f"{self.path}: judge id {judge!r} holds {held:,} verdicts written "
-                        "before recuse recorded the model a served judge asks for: they are "
-                        f"taken as the verdicts of {model!r} from now on — if another model "
-                        "gave them, judge into a new store (--out) or under another --judge-id"
-                    ),
-                    stacklevel=2,
-                )
-            self._write(
-                "INSERT OR IGNORE INTO judge_asked (judge, model, created_at) VALUES (?, ?, ?)",
-                [(judge, model, time.time())],
-            )
-        check(recorded() or model)  # another run may have claimed it since: the first stands
+        self._write(
+            "INSERT OR IGNORE INTO judge_asked (judge, model, created_at) VALUES (?, ?, ?)",
+            [(judge, model, time.time())],
+        )
+        check(recorded() or model, held)  # another run may have claimed it since: it stands
         return True
 
     def release_asked(self, judge: str, *, model: str) -> None:

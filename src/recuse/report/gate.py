@@ -466,8 +466,8 @@ OLDER_HEADLINE: dict[str, tuple[str, str]] = {
         "family_preference_calibrated",
         "this report is from an older recuse, which did not estimate the calibrated family "
         "preference (its `family_preference` was the unadjusted equal-opportunity "
-        "difference, gated now as family_preference_eo) — audit again to gate the "
-        "headline, or gate the EO difference with --max family_preference_eo=X",
+        "difference, gated now as family_preference_eo where the report holds it) — audit "
+        "again to gate the headline",
     ),
 }
 

@@ -125,7 +125,8 @@ PERSON = "to a person"
 MIN_LABELS = 30
 GRID = 20
 #: the thresholds file's format: 2 added judges' ``orders``, ``coverage`` and ``share``,
-#: which a recuse reading format 1 refused as keys it does not read; it reads 2 as newer
+#: which a recuse reading format 1 refused as keys it does not read; it reads 2 as newer;
+#: 3 added the ``sha256`` of the file's values (:func:`thresholds_checksum`), required in 3
 THRESHOLDS_VERSION = 3
 CONFIDENCE_WORDS = {
     "probability": "max(p_a, 1 - p_a) of the order-averaged probability (Eq. 3)",
@@ -718,8 +719,9 @@ CLUSTERED = 1.5
 
 
 def _grouped(groups: NDArray[np.object_]) -> tuple[NDArray[np.int_], FloatArray]:
-    """Each item's group as a code 0, 1, … and each group's size."""
-    codes = pd.factorize(pd.Series(groups, dtype=object))[0]
+    """Each item's group as a code 0, 1, … in the groups' sorted order (whatever the
+    items' order), and each group's size."""
+    codes = pd.factorize(pd.Series(groups, dtype=object).astype(str), sort=True)[0]
     return codes, np.bincount(codes).astype(float)
 
 
@@ -785,11 +787,10 @@ def prompt_effect_p(groups: NDArray[np.object_], y: FloatArray) -> float:
     y = np.asarray(y, float)
     if len(n) < 2 or len(y) <= len(n):
         return 1.0
-    # the items in one order whatever the input's (by group label, then value), so the
-    # same table gives the same p in any row order; a shuffle of the groups over them is a
+    # the items in one order whatever the input's (by group, then value), so the same
+    # table gives the same p in any row order; a shuffle of the groups over them is a
     # shuffle of y, one at a time (a 999 × n array held 1.9 GB at 100,000 items)
-    labels = pd.Series(groups, dtype=object).astype(str).to_numpy()
-    order = np.lexsort((y, labels))
+    order = np.lexsort((y, codes))
     codes, y = codes[order], y[order]
     observed = float((np.bincount(codes, weights=y, minlength=len(n)) ** 2 / n).sum())
     rng = np.random.default_rng(0)  # the same shuffles each time: one answer per table
@@ -808,19 +809,14 @@ def clustering_note(judge: str, items: Items, thresholds: Mapping[str, float | N
     are, and the guarantee holds less often than ``1 − δ``. ``thresholds``: the certified
     threshold per stratum (None: not certified); "" where nothing is kept or the effect
     is smaller."""
-    kept = np.zeros(len(items.conf), dtype=bool)
-    for stratum, lam in thresholds.items():
-        if lam is not None:
-            kept |= items.labelled & (items.stratum == stratum) & (items.conf >= lam)
+    kept = kept_mask(items, thresholds) & items.labelled
     if kept.sum() < 2:
         return ""
-    deff = design_effect(items.prompt[kept], items.agree[kept])
-    if (
-        deff < CLUSTERED
-        or prompt_effect_p(items.prompt[kept], items.agree[kept]) >= PROMPT_EFFECT_P
-    ):
+    prompt, agree = items.prompt[kept], items.agree[kept]
+    deff = design_effect(prompt, agree)
+    if deff < CLUSTERED or prompt_effect_p(prompt, agree) >= PROMPT_EFFECT_P:
         return ""
-    n, prompts = int(kept.sum()), len(set(items.prompt[kept]))
+    n, prompts = int(kept.sum()), len(set(prompt))
     return (
         f"{judge}: its {n:,} kept items lie on {prompts:,} prompts and agree or err together "
         f"by prompt (design effect {deff:.1f}: about {n / deff:,.0f} independent items); the "
@@ -1184,10 +1180,11 @@ def _curve_row(
     }
 
 
-def kept_mask(items: Items, cert: JudgeCertificate) -> NDArray[np.bool_]:
-    """Items the certificate keeps: certified stratum and confidence at its threshold."""
+def kept_mask(items: Items, thresholds: Mapping[str, float | None]) -> NDArray[np.bool_]:
+    """Items a certificate's ``thresholds`` (per stratum; None: not certified) keep:
+    certified stratum and confidence at its threshold."""
     keep = np.zeros(len(items.conf), dtype=bool)
-    for s, lam in cert.thresholds.items():
+    for s, lam in thresholds.items():
         if lam is not None:
             keep |= (items.stratum == s) & (items.conf >= lam)
     return keep
@@ -1329,7 +1326,7 @@ def run_cascade(
         cert, items = certify_judge(mine, judge, roster, o, delta=d, kind=kind)
         # its strata as drawn for all its verdicts: apply may pass it any of them
         cert = replace(cert, models=models_of(rows, judge, roster, o))
-        keep = kept_mask(items, cert) & items.labelled
+        keep = kept_mask(items, cert.thresholds) & items.labelled
         agree += int(items.agree[keep].sum())
         decided += int(keep.sum())
         remaining -= set(items.item_id[keep])
@@ -1386,7 +1383,7 @@ def _stage_heldout(
         certs = certify_items(lab.take(~test), o, delta)
         cert = JudgeCertificate(judge, o.target, delta, "", tuple(certs), 0)
         part = lab.take(test)
-        keep = kept_mask(part, cert)
+        keep = kept_mask(part, cert.thresholds)
         taken |= set(part.item_id[keep])
         kept += int(keep.sum())
         agree += int(part.agree[keep].sum())
@@ -1555,10 +1552,7 @@ def certify_judges(
     _require_labelled(pairs, o)
     done = [certify_judge(judge_rows(pairs, j), j, roster, o) for j in chosen]
     certs = tuple(cert for cert, _ in done)
-    notes = [
-        clustering_note(cert.judge, items, {s.stratum: s.threshold for s in cert.strata})
-        for cert, items in done
-    ]
+    notes = [clustering_note(cert.judge, items, cert.thresholds) for cert, items in done]
     run = run_cascade(pairs, cascade, roster, o, costs=costs) if cascade else None
     settings = {k: v for k, v in asdict(o).items()}
     return Certification(o.target, o.delta, certs, run, settings, tuple(n for n in notes if n))

@@ -73,7 +73,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from recuse.bootstrap_rules import Extrapolation
 from recuse.errors import ConfigError, InputError
@@ -420,7 +420,9 @@ def _report_data(data: Any, p: Path) -> GatedReport:
 
     return GatedReport(
         findings=tuple(_renamed(f) for f in findings),
-        skipped=tuple(replace(s, bias=RENAMED.get(s.bias, s.bias)) for s in skipped),
+        skipped=tuple(
+            replace(s, bias=RENAMED[s.bias].key) if s.bias in RENAMED else s for s in skipped
+        ),
         datasets=_datasets(data.get("provenance"), p),
         **_run_options(data.get("provenance")),
         renamed=tuple(sorted(renamed)),
@@ -428,41 +430,43 @@ def _report_data(data: Any, p: Path) -> GatedReport:
     )
 
 
-#: bias keys of older reports -> the key the same number has now, and what the gate says
-#: beside it. ``verbosity`` was Eq. 6's recall difference; it is now
+class Renamed(NamedTuple):
+    """A bias key of older reports: the key the same number has now (``key``), what the
+    gate says beside its line (``note``), the headline the old key gates now
+    (``headline``) and what that headline's line says of an older report that did not
+    estimate it (``unmeasured``: it read "the report holds no finding and no reason")."""
+
+    key: str
+    note: str
+    headline: str
+    unmeasured: str
+
+
+#: bias keys of older reports. ``verbosity`` was Eq. 6's recall difference; it is now
 #: ``verbosity_recall_gap``, and ``verbosity`` (the analysis id) gates the verbosity
 #: headline, the prefer-longer gap. ``family_preference`` was the unadjusted equal-
 #: opportunity family difference, which ``--max family_preference`` gated while
 #: ``--max self_preference`` gated the calibrated headline; it is now
 #: ``family_preference_eo``, as the self-preference one is ``self_preference_eo``, and
 #: ``family_preference`` gates the headline (family_preference_calibrated).
-RENAMED: dict[str, str] = {
-    "verbosity": "verbosity_recall_gap",
-    "family_preference": "family_preference_eo",
-}
-_RENAME_NOTES = {
-    "verbosity": "read from an older report, where `verbosity` named Saito's Eq. 6 recall "
-    "difference: it is gated here as verbosity_recall_gap; `verbosity` now gates the "
-    "verbosity headline, the prefer-longer gap (verbosity_longer_gap)",
-    "family_preference": "read from an older report, where `family_preference` named the "
-    "unadjusted equal-opportunity family difference: it is gated here as "
-    "family_preference_eo; `family_preference` now gates the family-preference headline "
-    "(family_preference_calibrated)",
-}
-
-
-#: per old key of :data:`RENAMED`, the headline it now gates under its old name and what a
-#: gate line of that headline says of an older report that did not estimate it (it read
-#: "the report holds no finding and no reason", the rename unsaid)
-OLDER_HEADLINE: dict[str, tuple[str, str]] = {
-    "verbosity": (
+RENAMED: dict[str, Renamed] = {
+    "verbosity": Renamed(
+        "verbosity_recall_gap",
+        "read from an older report, where `verbosity` named Saito's Eq. 6 recall "
+        "difference: it is gated here as verbosity_recall_gap; `verbosity` now gates the "
+        "verbosity headline, the prefer-longer gap (verbosity_longer_gap)",
         "verbosity_longer_gap",
         "this report is from an older recuse, which did not estimate the prefer-longer "
         "gap (its `verbosity` was Eq. 6's recall difference, gated now as "
         "verbosity_recall_gap) — audit again to gate the headline, or gate Eq. 6 with "
         "--max verbosity_recall_gap=X",
     ),
-    "family_preference": (
+    "family_preference": Renamed(
+        "family_preference_eo",
+        "read from an older report, where `family_preference` named the unadjusted "
+        "equal-opportunity family difference: it is gated here as family_preference_eo; "
+        "`family_preference` now gates the family-preference headline "
+        "(family_preference_calibrated)",
         "family_preference_calibrated",
         "this report is from an older recuse, which did not estimate the calibrated family "
         "preference (its `family_preference` was the unadjusted equal-opportunity "
@@ -474,11 +478,10 @@ OLDER_HEADLINE: dict[str, tuple[str, str]] = {
 
 def _renamed(f: dict[str, Any]) -> dict[str, Any]:
     """A finding of an older report under its bias's current key, with a note saying so."""
-    old = str(f["bias"])
-    new = RENAMED.get(old)
-    if new is None:
+    old = RENAMED.get(str(f["bias"]))
+    if old is None:
         return f
-    return {**f, "bias": new, "warnings": [*f.get("warnings", []), _RENAME_NOTES[old]]}
+    return {**f, "bias": old.key, "warnings": [*f.get("warnings", []), old.note]}
 
 
 def load_findings(path: str | Path) -> list[dict[str, Any]]:
@@ -1380,8 +1383,7 @@ def _reason(
         head = [s.reason for s in report.skipped if s.bias == whose and about(s)]
         reasons = [f"{whose} not estimated: {_unnamed(r)}"
                    for r in dict.fromkeys(head)]  # fmt: skip
-    older = [OLDER_HEADLINE[old][1] for old in report.renamed
-             if old in OLDER_HEADLINE and OLDER_HEADLINE[old][0] == key]  # fmt: skip
+    older = [RENAMED[old].unmeasured for old in report.renamed if RENAMED[old].headline == key]
     if older and not reasons:
         return older[0]
     if not reasons:

@@ -437,12 +437,16 @@ def baseline_left_out(
     return len(items), [(why, k) for why, k in left if k]
 
 
-def _baseline_exclusions(ctx: Context, inp: Input) -> None:
-    """The items the humans' length preference leaves out (:func:`baseline_left_out`),
-    as exclusions of that baseline alone."""
-    o = ctx.options
-    counted = baseline_left_out(inp.frame, human_ties=o.ties, said=o.ties_said())
-    _left_out(ctx, inp, f"verbosity: the {HUMAN_LONGER_TITLE} (a baseline, no judge)", counted)
+def _left_out_words(left: list[tuple[str, int]]) -> str:
+    """The pairs :func:`baseline_left_out` gives besides the ties (said by the baseline's
+    ties words), in words beside its number: ``31 pairs whose two answers are of equal
+    length (or a length unknown) left out``; "" where none."""
+    said = {
+        NO_LABEL: "without a human label",
+        EQUAL_LENGTH: "whose two answers are of equal length (or a length unknown)",
+    }
+    parts = [f"{counted(k, 'pair')} {said[why]}" for why, k in left if why in said]
+    return f"{' and '.join(parts)} left out" if parts else ""
 
 
 def _unjudged(ctx: Context, inp: Input) -> None:
@@ -470,15 +474,7 @@ def _unjudged(ctx: Context, inp: Input) -> None:
         else:
             r = replace(r, method=reword(r.method, kind))
             noun = baseline_tie_noun(frame)
-            left = dict(baseline_left_out(frame, human_ties=o.ties, said=o.ties_said())[1])
-            unlabelled, equal = left.get(NO_LABEL, 0), left.get(EQUAL_LENGTH, 0)
-            others = [
-                f"{counted(unlabelled, 'pair')} without a human label"
-                if unlabelled else "",
-                f"{counted(equal, 'pair')} whose two answers are of equal length (or a "
-                "length unknown)" if equal else "",
-            ]  # fmt: skip
-            said = " and ".join(w for w in others if w)
+            left = baseline_left_out(frame, human_ties=o.ties, said=o.ties_said())
             base = Baseline(
                 inp.name, reword(HUMAN_LONGER_TITLE, kind), reword(HUMAN_LONGER_UNIT, kind), r,
                 ties=reword(
@@ -487,10 +483,11 @@ def _unjudged(ctx: Context, inp: Input) -> None:
                     ),
                     kind,
                 ),
-                left_out=f"{said} left out" if said else "",
+                left_out=_left_out_words(left[1]),
             )  # fmt: skip
             part.baselines.append(base)
-            _baseline_exclusions(ctx, inp)
+            # the same items as exclusions of that baseline alone
+            _left_out(ctx, inp, f"verbosity: the {HUMAN_LONGER_TITLE} (a baseline, no judge)", left)
             row = pd.DataFrame([table_row(r, inp.name, "")])
             # no judge, no parts, all its pairs: those columns would read empty
             row = row.drop(columns=["method", "bias", "judge", "components", "n_of"])
